@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/server"
+)
+
+func serve(args []string, stdout, stderr io.Writer) int {
+	var o server.Options
+	fs := flag.NewFlagSet("parsec serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.DataDir, "data", server.DefaultDataDir, "data directory (created if missing)")
+	fs.BoolVar(&o.InMemory, "in-memory", false, "keep all data in memory; nothing survives a stop")
+	fs.StringVar(&o.Listen, "listen", server.DefaultListen, "address to listen on, HOST:PORT")
+	fs.BoolVar(&o.TLS, "tls", false, "serve HTTPS with a self-signed certificate kept in the data directory")
+	fs.StringVar(&o.CertFile, "cert", "", "TLS certificate file (PEM); implies --tls")
+	fs.StringVar(&o.KeyFile, "cert-key", "", "TLS private key file (PEM)")
+	fs.StringVar(&o.Key, "key", "", "primary master key, base64 (default: the emulator key, loopback only)")
+	fs.StringVar(&o.ReadOnlyKey, "read-only-key", "", "read-only master key, base64")
+	fs.StringVar(&o.Advertise, "advertise", "", "endpoint URL advertised to clients (default: from each request)")
+	fs.IntVar(&o.PartitionMaxRUs, "partition-max-rus", 10000, "throughput of one physical partition, RU/s")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "parsec serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	start := time.Now()
+	s, err := server.Start(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "parsec serve: %v\n", err)
+		return 1
+	}
+	where := "data in " + o.DataDir
+	if o.InMemory {
+		where = "data in memory"
+	}
+	fmt.Fprintf(stdout, "parsec %s: serving the Cosmos DB NoSQL API on %s (%s), ready in %v\n", version, s.URL(), where, time.Since(start).Round(time.Millisecond))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	<-ctx.Done()
+	stop()
+	fmt.Fprintln(stdout, "parsec: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "parsec: shutdown: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "parsec: stopped")
+	return 0
+}

@@ -1,0 +1,58 @@
+package cosmos
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/parsecdb/parsec/internal/auth"
+)
+
+// authenticate checks the request's signature and date, and that a request
+// signed with the read-only key does not write.
+func (s *Server) authenticate(req *request) error {
+	r := req.r
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return errUnauthorized("Required Header authorization is missing. Ensure a valid Authorization token is passed.")
+	}
+	date := r.Header.Get("x-ms-date")
+	if date == "" {
+		date = r.Header.Get("Date")
+	}
+	if date == "" {
+		return errUnauthorized("the request has no x-ms-date header; it is part of the signature")
+	}
+	if err := auth.CheckDate(date, s.cfg.Now(), s.cfg.MaxClockSkew); err != nil {
+		return errUnauthorized("the x-ms-date header is not acceptable: %v", err)
+	}
+	typ, link := auth.Resource(strings.Join(req.segs, "/"))
+	access, err := s.verifier.Verify(r.Method, typ, link, date, h)
+	if err != nil {
+		return errUnauthorized("The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol: %v. Server used the following payload to sign: '%s\n%s\n%s\n%s\n\n'",
+			err, strings.ToLower(r.Method), strings.ToLower(typ), link, strings.ToLower(date))
+	}
+	req.access = access
+	if access == auth.ReadOnly && !isReadRequest(r) {
+		e := errForbidden("the read-only key cannot be used for %s on /%s; use the primary key to write", r.Method, strings.Join(req.segs, "/"))
+		e.(*apiError).sub = subWriteForbidden
+		return e
+	}
+	return nil
+}
+
+// isReadRequest reports whether a request only reads: a GET or HEAD, or a
+// POST that is a query or a query plan.
+func isReadRequest(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodPost:
+		return isQuery(r) || headerBool(r, "x-ms-cosmos-is-query-plan-request")
+	}
+	return false
+}
+
+func isQuery(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/query+json") ||
+		headerBool(r, "x-ms-documentdb-query") || headerBool(r, "x-ms-documentdb-isquery")
+}

@@ -1,0 +1,13 @@
+// Package cosmos serves the Azure Cosmos DB NoSQL REST protocol over the
+// engine, so that the official SDKs work against Parsec unchanged.
+//
+// It is the only place that knows HTTP: it authenticates every request with
+// the master-key HMAC scheme, parses paths and headers, calls the engine, and
+// renders results and errors in the shapes the SDKs expect. Engine errors are
+// turned into a status, a substatus and a JSON {"code","message"} body in one
+// function, writeError.
+//
+// Request dispatch follows what the SDKs send (see the protocol reference):
+// a POST to a documents feed is a query-plan request, a batch, a query, an
+// upsert or a create, decided by headers in that order.
+package cosmos

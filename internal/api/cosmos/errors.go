@@ -1,0 +1,111 @@
+package cosmos
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/parsecdb/parsec/internal/engine"
+)
+
+// apiError is an error decided in this layer (auth, headers, routing).
+type apiError struct {
+	status int
+	sub    int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errBadRequest(format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, code: "BadRequest", msg: fmt.Sprintf(format, args...)}
+}
+
+func errNotFound(format string, args ...any) error {
+	return &apiError{status: http.StatusNotFound, code: "NotFound", msg: fmt.Sprintf(format, args...)}
+}
+
+func errNotImplemented(format string, args ...any) error {
+	return &apiError{status: http.StatusNotImplemented, code: "NotImplemented", msg: fmt.Sprintf(format, args...)}
+}
+
+func errMethod(method, what string) error {
+	return &apiError{status: http.StatusMethodNotAllowed, code: "MethodNotAllowed", msg: fmt.Sprintf("%s is not allowed on %s", method, what)}
+}
+
+func errUnauthorized(format string, args ...any) error {
+	return &apiError{status: http.StatusUnauthorized, code: "Unauthorized", msg: fmt.Sprintf(format, args...)}
+}
+
+func errForbidden(format string, args ...any) error {
+	return &apiError{status: http.StatusForbidden, code: "Forbidden", msg: fmt.Sprintf(format, args...)}
+}
+
+// Cosmos substatus codes.
+const (
+	subPartitionKeyMismatch = 1001
+	subPartitionKeyRangeGone = 1002
+	subWriteForbidden        = 3
+)
+
+// statusOf maps an error to its status, substatus and code. This is the one
+// place where engine errors become HTTP.
+func statusOf(err error) (status, sub int, code string) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return ae.status, ae.sub, ae.code
+	case errors.Is(err, engine.ErrPartitionKeyMismatch):
+		return http.StatusBadRequest, subPartitionKeyMismatch, "BadRequest"
+	case errors.Is(err, engine.ErrBadRequest):
+		return http.StatusBadRequest, 0, "BadRequest"
+	case errors.Is(err, engine.ErrNotFound):
+		return http.StatusNotFound, 0, "NotFound"
+	case errors.Is(err, engine.ErrConflict):
+		return http.StatusConflict, 0, "Conflict"
+	case errors.Is(err, engine.ErrPreconditionFailed):
+		return http.StatusPreconditionFailed, 0, "PreconditionFailed"
+	case errors.Is(err, engine.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, 0, "RequestEntityTooLarge"
+	case errors.Is(err, engine.ErrPartitionGone):
+		return http.StatusGone, subPartitionKeyRangeGone, "Gone"
+	case errors.Is(err, engine.ErrFailedDependency):
+		return http.StatusFailedDependency, 0, "FailedDependency"
+	case errors.Is(err, engine.ErrUnavailable):
+		return http.StatusServiceUnavailable, 0, "ServiceUnavailable"
+	}
+	return http.StatusInternalServerError, 0, "InternalServerError"
+}
+
+// messageOf strips the sentinel prefix ("bad request: ...") from an engine
+// error: the code already says it.
+func messageOf(err error) string {
+	msg := err.Error()
+	for _, s := range []error{engine.ErrBadRequest, engine.ErrPartitionKeyMismatch, engine.ErrNotFound, engine.ErrConflict,
+		engine.ErrPreconditionFailed, engine.ErrTooLarge, engine.ErrPartitionGone, engine.ErrUnavailable, engine.ErrFailedDependency} {
+		p := s.Error() + ": "
+		if len(msg) > len(p) && msg[:len(p)] == p {
+			return msg[len(p):]
+		}
+	}
+	return msg
+}
+
+func (s *Server) writeError(req *request, err error) {
+	status, sub, code := statusOf(err)
+	h := req.w.Header()
+	if sub != 0 {
+		h.Set("x-ms-substatus", fmt.Sprint(sub))
+	}
+	if status == http.StatusNotModified {
+		s.writeJSON(req, status, nil)
+		return
+	}
+	body, _ := json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{code, messageOf(err)})
+	s.writeJSON(req, status, body)
+}

@@ -1,0 +1,405 @@
+package cosmos
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/throughput"
+)
+
+const (
+	hdrPartitionKey = "x-ms-documentdb-partitionkey"
+	hdrRangeID      = "x-ms-documentdb-partitionkeyrangeid"
+)
+
+// openContainer resolves the container of a request and sets the headers
+// that name it.
+func (s *Server) openContainer(req *request, dbID, collID string) (*engine.Container, error) {
+	c, err := s.engine.Container(dbID, collID)
+	if err != nil {
+		return nil, err
+	}
+	h := req.w.Header()
+	h.Set("x-ms-content-path", c.Info().Rid)
+	h.Set("x-ms-alt-content-path", "dbs/"+dbID+"/colls/"+collID)
+	return c, nil
+}
+
+// partitionKeyHeader parses the partition-key header; ok is false if absent.
+func partitionKeyHeader(r *http.Request) (epk.Key, bool, error) {
+	v, present := r.Header[http.CanonicalHeaderKey(hdrPartitionKey)]
+	if !present || len(v) == 0 {
+		return nil, false, nil
+	}
+	k, err := epk.ParseHeader(v[0])
+	if err != nil {
+		return nil, true, errBadRequest("the %s header %q is not a valid partition key: %v", hdrPartitionKey, v[0], err)
+	}
+	return k, true, nil
+}
+
+func (s *Server) documents(req *request, dbID, collID string) {
+	c, err := s.openContainer(req, dbID, collID)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	r := req.r
+	switch r.Method {
+	case http.MethodGet:
+		if r.Header.Get("A-IM") != "" {
+			s.writeError(req, errNotImplemented("the change feed is not supported by this server version"))
+			return
+		}
+		s.readFeed(req, c)
+	case http.MethodPost:
+		switch {
+		case headerBool(r, "x-ms-cosmos-is-query-plan-request"):
+			s.writeError(req, errNotImplemented("query plans are not supported by this server version"))
+		case headerBool(r, "x-ms-cosmos-is-batch-request"):
+			s.batch(req, c)
+		case isQuery(r):
+			s.writeError(req, errNotImplemented("queries are not supported by this server version"))
+		case headerBool(r, "x-ms-documentdb-is-upsert"):
+			s.write(req, c, engine.OpUpsert, "")
+		default:
+			s.write(req, c, engine.OpCreate, "")
+		}
+	default:
+		s.writeError(req, errMethod(r.Method, "the items feed"))
+	}
+}
+
+func (s *Server) document(req *request, dbID, collID, id string) {
+	c, err := s.openContainer(req, dbID, collID)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	switch req.r.Method {
+	case http.MethodGet:
+		s.readItem(req, c, id)
+	case http.MethodPut:
+		s.write(req, c, engine.OpReplace, id)
+	case http.MethodDelete:
+		s.keyed(req, c, engine.OpDelete, id, nil)
+	case http.MethodPatch:
+		body, err := readBody(req)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		cond, ops, err := jsondoc.ParsePatch(body)
+		if err != nil {
+			s.writeError(req, errBadRequest("the patch request is invalid: %v", err))
+			return
+		}
+		if cond != "" {
+			s.writeError(req, errBadRequest("conditional patch (\"condition\") is not supported by this server version"))
+			return
+		}
+		s.keyed(req, c, engine.OpPatch, id, ops)
+	default:
+		s.writeError(req, errMethod(req.r.Method, "an item"))
+	}
+}
+
+// write handles create, upsert and replace.
+func (s *Server) write(req *request, c *engine.Container, kind engine.OpKind, urlID string) {
+	body, err := readBody(req)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	key, has, err := partitionKeyHeader(req.r)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	op, err := c.PrepareWrite(kind, body, key, has)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	if kind == engine.OpReplace && op.ID != urlID {
+		s.writeError(req, errBadRequest("the item's id, %q, does not match the id in the request path, %q", op.ID, urlID))
+		return
+	}
+	op.IfMatch = req.r.Header.Get("If-Match")
+	s.executeOne(req, c, op)
+}
+
+// keyed handles delete and patch, which address an item by key and id.
+func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp) {
+	key, has, err := partitionKeyHeader(req.r)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	op, err := c.PrepareKeyed(kind, id, key, has)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	op.Patch = patch
+	op.IfMatch = req.r.Header.Get("If-Match")
+	s.executeOne(req, c, op)
+}
+
+func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) {
+	res, session, err := c.Execute(&engine.Command{Ops: []engine.Op{op}}, req.r.Header.Get(hdrRangeID))
+	req.session = string(session)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	r := res[0]
+	req.charge = opCharge(op.Kind, r)
+	if r.Err != nil {
+		s.writeError(req, r.Err)
+		return
+	}
+	if r.Status != http.StatusNoContent {
+		req.w.Header().Set("etag", r.Etag)
+	}
+	if r.Status == http.StatusNoContent || preferMinimal(req.r) {
+		s.writeJSON(req, r.Status, nil)
+		return
+	}
+	s.writeJSON(req, r.Status, r.Doc)
+}
+
+// opCharge is the request charge of one executed operation.
+func opCharge(kind engine.OpKind, r engine.OpResult) float64 {
+	if r.Err != nil {
+		return throughput.FailedCharge
+	}
+	switch kind {
+	case engine.OpRead:
+		return throughput.ReadCharge(len(r.Doc))
+	case engine.OpDelete:
+		return throughput.DeleteCharge(len(r.Doc))
+	}
+	return throughput.WriteCharge(len(r.Doc))
+}
+
+func preferMinimal(r *http.Request) bool {
+	return strings.Contains(strings.ToLower(r.Header.Get("Prefer")), "return=minimal")
+}
+
+func (s *Server) readItem(req *request, c *engine.Container, id string) {
+	key, has, err := partitionKeyHeader(req.r)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	op, err := c.PrepareKeyed(engine.OpRead, id, key, has)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	doc, etag, session, err := c.ReadItem(op)
+	req.session = string(session)
+	if err != nil {
+		req.charge = throughput.FailedCharge
+		s.writeError(req, err)
+		return
+	}
+	req.charge = throughput.ReadCharge(len(doc))
+	req.w.Header().Set("etag", etag)
+	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
+		s.writeJSON(req, http.StatusNotModified, nil)
+		return
+	}
+	s.writeJSON(req, http.StatusOK, doc)
+}
+
+func (s *Server) readFeed(req *request, c *engine.Container) {
+	max := engine.DefaultPageSize
+	if v := req.r.Header.Get("x-ms-max-item-count"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 || n < -1 {
+			s.writeError(req, errBadRequest("x-ms-max-item-count must be a positive integer or -1, not %q", v))
+			return
+		}
+		max = n
+	}
+	f, err := c.ReadFeed(req.r.Header.Get(hdrRangeID), req.r.Header.Get("x-ms-continuation"), max)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	size := 0
+	var b bytes.Buffer
+	b.WriteString(`{"_rid":"`)
+	b.WriteString(c.Info().Rid)
+	b.WriteString(`","Documents":[`)
+	for i, d := range f.Docs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(d)
+		size += len(d)
+	}
+	b.WriteString(`],"_count":`)
+	b.WriteString(strconv.Itoa(len(f.Docs)))
+	b.WriteByte('}')
+	req.charge = throughput.FeedCharge(len(f.Docs), size)
+	req.session = strings.Join(f.Sessions, ",")
+	h := req.w.Header()
+	h.Set("x-ms-item-count", strconv.Itoa(len(f.Docs)))
+	if f.Continuation != "" {
+		h.Set("x-ms-continuation", f.Continuation)
+	}
+	if rid := req.r.Header.Get(hdrRangeID); rid != "" {
+		h.Set(hdrRangeID, rid)
+	}
+	s.writeJSON(req, http.StatusOK, b.Bytes())
+}
+
+// batchOp is one operation of a batch request body.
+type batchOp struct {
+	OperationType string          `json:"operationType"`
+	ID            *string         `json:"id"`
+	PartitionKey  *string         `json:"partitionKey"`
+	IfMatch       string          `json:"ifMatch"`
+	ResourceBody  json.RawMessage `json:"resourceBody"`
+}
+
+// batchResult is one operation's outcome in a batch response.
+type batchResult struct {
+	StatusCode    int             `json:"statusCode"`
+	SubStatusCode int             `json:"subStatusCode,omitempty"`
+	RequestCharge float64         `json:"requestCharge"`
+	ETag          string          `json:"eTag,omitempty"`
+	ResourceBody  json.RawMessage `json:"resourceBody,omitempty"`
+	Message       string          `json:"message,omitempty"`
+}
+
+// batch runs a transactional batch (atomic, one partition key, from the
+// header) or a bulk request (non-atomic, each operation with its own key,
+// scoped to one range).
+func (s *Server) batch(req *request, c *engine.Container) {
+	r := req.r
+	atomic := !strings.EqualFold(r.Header.Get("x-ms-cosmos-batch-atomic"), "false")
+	body, err := readBody(req)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	var in []batchOp
+	if err := decodeStrict(body, &in); err != nil {
+		s.writeError(req, errBadRequest("the batch body must be a JSON array of operations: %v", err))
+		return
+	}
+	if len(in) == 0 {
+		s.writeError(req, errBadRequest("the batch has no operations"))
+		return
+	}
+	if len(in) > engine.MaxBatchOps {
+		s.writeError(req, errBadRequest("Batch request has more operations than what is supported: %d operations, the limit is %d", len(in), engine.MaxBatchOps))
+		return
+	}
+	hdrKey, hasHdr, err := partitionKeyHeader(r)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	if atomic && !hasHdr {
+		s.writeError(req, errBadRequest("a transactional batch needs the %s header", hdrPartitionKey))
+		return
+	}
+	cmd := &engine.Command{Atomic: atomic, Ops: make([]engine.Op, len(in))}
+	for i, bo := range in {
+		op, err := prepareBatchOp(c, bo, hdrKey, hasHdr)
+		if err != nil {
+			s.writeError(req, errBadRequest("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err)))
+			return
+		}
+		cmd.Ops[i] = op
+	}
+	res, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
+	req.session = string(session)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	out := make([]batchResult, len(res))
+	status := http.StatusOK
+	minimal := preferMinimal(r)
+	for i, x := range res {
+		ch := opCharge(cmd.Ops[i].Kind, x)
+		req.charge += ch
+		br := batchResult{StatusCode: x.Status, RequestCharge: ch, ETag: x.Etag}
+		if x.Err != nil {
+			status = http.StatusMultiStatus
+			_, br.SubStatusCode, _ = statusOf(x.Err)
+			br.Message = messageOf(x.Err)
+		} else if x.Status != http.StatusNoContent && (cmd.Ops[i].Kind == engine.OpRead || !minimal) {
+			br.ResourceBody = x.Doc
+		}
+		out[i] = br
+	}
+	b, _ := json.Marshal(out)
+	s.writeJSON(req, status, b)
+}
+
+func prepareBatchOp(c *engine.Container, bo batchOp, hdrKey epk.Key, hasHdr bool) (engine.Op, error) {
+	key, has := hdrKey, hasHdr
+	if bo.PartitionKey != nil {
+		k, err := epk.ParseHeader(*bo.PartitionKey)
+		if err != nil {
+			return engine.Op{}, errBadRequest("partitionKey %q is not valid: %v", *bo.PartitionKey, err)
+		}
+		key, has = k, true
+	}
+	var kind engine.OpKind
+	switch strings.ToLower(bo.OperationType) {
+	case "create":
+		kind = engine.OpCreate
+	case "upsert":
+		kind = engine.OpUpsert
+	case "replace":
+		kind = engine.OpReplace
+	case "delete":
+		kind = engine.OpDelete
+	case "read":
+		kind = engine.OpRead
+	case "patch":
+		kind = engine.OpPatch
+	default:
+		return engine.Op{}, errBadRequest("unknown operationType %q", bo.OperationType)
+	}
+	var op engine.Op
+	var err error
+	switch kind {
+	case engine.OpCreate, engine.OpUpsert, engine.OpReplace:
+		if len(bo.ResourceBody) == 0 {
+			return op, errBadRequest("resourceBody is required")
+		}
+		op, err = c.PrepareWrite(kind, bo.ResourceBody, key, has)
+		if err == nil && kind == engine.OpReplace && bo.ID != nil && *bo.ID != op.ID {
+			err = errBadRequest("the id %q does not match the resourceBody's id %q", *bo.ID, op.ID)
+		}
+	default:
+		if bo.ID == nil {
+			return op, errBadRequest("id is required")
+		}
+		op, err = c.PrepareKeyed(kind, *bo.ID, key, has)
+		if err == nil && kind == engine.OpPatch {
+			var cond string
+			cond, op.Patch, err = jsondoc.ParsePatch(bo.ResourceBody)
+			if err == nil && cond != "" {
+				err = errBadRequest("conditional patch (\"condition\") is not supported by this server version")
+			}
+		}
+	}
+	op.IfMatch = bo.IfMatch
+	return op, err
+}

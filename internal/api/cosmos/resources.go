@@ -1,0 +1,349 @@
+package cosmos
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/throughput"
+)
+
+// readBody reads a request body of at most engine.MaxItemBytes.
+func readBody(req *request) ([]byte, error) {
+	if req.r.ContentLength > engine.MaxItemBytes {
+		return nil, fmt.Errorf("%w: the request body is %d bytes; the limit is %d bytes", engine.ErrTooLarge, req.r.ContentLength, engine.MaxItemBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(req.r.Body, engine.MaxItemBytes+1))
+	if err != nil {
+		return nil, errBadRequest("cannot read the request body: %v", err)
+	}
+	if len(b) > engine.MaxItemBytes {
+		return nil, fmt.Errorf("%w: the request body exceeds the limit of %d bytes", engine.ErrTooLarge, engine.MaxItemBytes)
+	}
+	return b, nil
+}
+
+// decodeStrict decodes a metadata body into v with a clear error.
+func decodeStrict(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errBadRequest("the request body is empty; a JSON object is required")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return errBadRequest("the request body is not a valid JSON object: %v", err)
+	}
+	return nil
+}
+
+// offeredThroughput reads x-ms-offer-throughput and the autoscale header.
+func offeredThroughput(r *http.Request) (engine.Throughput, error) {
+	var t engine.Throughput
+	if v := r.Header.Get("x-ms-offer-throughput"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return t, errBadRequest("x-ms-offer-throughput must be an integer number of RU/s, not %q", v)
+		}
+		t.RUs = n
+	}
+	if v := r.Header.Get("x-ms-cosmos-offer-autopilot-settings"); v != "" {
+		var a struct {
+			MaxThroughput int `json:"maxThroughput"`
+		}
+		if err := json.Unmarshal([]byte(v), &a); err != nil || a.MaxThroughput <= 0 {
+			return t, errBadRequest("x-ms-cosmos-offer-autopilot-settings must be JSON such as {\"maxThroughput\":4000}, not %q", v)
+		}
+		t.AutoscaleMax = a.MaxThroughput
+	}
+	return t, nil
+}
+
+func renderDatabase(d engine.DatabaseInfo) map[string]any {
+	return map[string]any{
+		"id": d.ID, "_rid": d.Rid, "_self": "dbs/" + d.Rid + "/", "_etag": d.Etag(),
+		"_colls": "colls/", "_users": "users/", "_ts": d.Ts,
+	}
+}
+
+func (s *Server) databases(req *request) {
+	switch req.r.Method {
+	case http.MethodGet:
+		dbs := s.engine.Databases()
+		list := make([]any, len(dbs))
+		for i, d := range dbs {
+			list[i] = renderDatabase(d)
+		}
+		s.writeFeed(req, "", "Databases", list)
+	case http.MethodPost:
+		if isQuery(req.r) {
+			s.writeError(req, errNotImplemented("queries over databases are not supported by this server version"))
+			return
+		}
+		body, err := readBody(req)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		var in struct {
+			ID *string `json:"id"`
+		}
+		if err := decodeStrict(body, &in); err != nil {
+			s.writeError(req, err)
+			return
+		}
+		if in.ID == nil {
+			s.writeError(req, errBadRequest("the database has no \"id\" property"))
+			return
+		}
+		t, err := offeredThroughput(req.r)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		d, err := s.engine.CreateDatabase(*in.ID, t)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		req.charge = throughput.MetadataCharge
+		s.writeResource(req, http.StatusCreated, d.Etag(), renderDatabase(d))
+	default:
+		s.writeError(req, errMethod(req.r.Method, "the databases feed"))
+	}
+}
+
+func (s *Server) database(req *request, id string) {
+	req.charge = throughput.MetadataCharge
+	switch req.r.Method {
+	case http.MethodGet:
+		d, err := s.engine.Database(id)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeResource(req, http.StatusOK, d.Etag(), renderDatabase(d))
+	case http.MethodDelete:
+		if err := s.engine.DeleteDatabase(id); err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeJSON(req, http.StatusNoContent, nil)
+	default:
+		s.writeError(req, errMethod(req.r.Method, "a database"))
+	}
+}
+
+// containerBody is the JSON of a container as clients send it.
+type containerBody struct {
+	ID           *string `json:"id"`
+	PartitionKey *struct {
+		Paths     []string `json:"paths"`
+		Kind      string   `json:"kind"`
+		Version   int      `json:"version"`
+		SystemKey *bool    `json:"systemKey,omitempty"`
+	} `json:"partitionKey"`
+	IndexingPolicy json.RawMessage `json:"indexingPolicy"`
+	DefaultTTL     *json.Number    `json:"defaultTtl"`
+}
+
+// systemContainerFields are the properties of a container body that the
+// server owns or models itself; the rest are echoed verbatim.
+var systemContainerFields = map[string]bool{
+	"id": true, "partitionKey": true, "indexingPolicy": true, "defaultTtl": true,
+	"_rid": true, "_self": true, "_etag": true, "_ts": true, "_docs": true, "_sprocs": true,
+	"_triggers": true, "_udfs": true, "_conflicts": true,
+}
+
+func parseContainer(body []byte) (engine.ContainerSpec, error) {
+	var spec engine.ContainerSpec
+	var in containerBody
+	if err := decodeStrict(body, &in); err != nil {
+		return spec, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(body, &all); err != nil {
+		return spec, errBadRequest("the request body is not a valid JSON object: %v", err)
+	}
+	if in.ID == nil {
+		return spec, errBadRequest("the container has no \"id\" property")
+	}
+	spec.ID = *in.ID
+	if in.PartitionKey == nil || len(in.PartitionKey.Paths) == 0 {
+		return spec, errBadRequest("the container has no partition key: give partitionKey.paths, for example {\"paths\":[\"/pk\"],\"kind\":\"Hash\",\"version\":2}")
+	}
+	pk := epk.Definition{Kind: in.PartitionKey.Kind, Version: in.PartitionKey.Version, Paths: in.PartitionKey.Paths}
+	if pk.Kind == "" {
+		pk.Kind = "Hash"
+		if len(pk.Paths) > 1 {
+			pk.Kind = "MultiHash"
+		}
+	}
+	if pk.Version == 0 {
+		pk.Version = 2
+	}
+	spec.PartitionKey = pk
+	spec.IndexingPolicy = in.IndexingPolicy
+	if in.DefaultTTL != nil {
+		n, err := in.DefaultTTL.Int64()
+		if err != nil {
+			return spec, errBadRequest("defaultTtl must be an integer number of seconds, not %s", *in.DefaultTTL)
+		}
+		spec.DefaultTTL = &n
+	}
+	for k, v := range all {
+		if !systemContainerFields[k] {
+			if spec.Extra == nil {
+				spec.Extra = map[string]json.RawMessage{}
+			}
+			spec.Extra[k] = v
+		}
+	}
+	return spec, nil
+}
+
+func renderContainer(db engine.DatabaseInfo, c engine.ContainerInfo) map[string]any {
+	out := map[string]any{
+		"conflictResolutionPolicy": map[string]any{"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": ""},
+		"geospatialConfig":         map[string]any{"type": "Geography"},
+	}
+	for k, v := range c.Extra {
+		out[k] = v
+	}
+	pk := map[string]any{"paths": c.PartitionKey.Paths, "kind": c.PartitionKey.Kind, "version": c.PartitionKey.Version}
+	out["id"] = c.ID
+	out["indexingPolicy"] = c.IndexingPolicy
+	out["partitionKey"] = pk
+	if c.DefaultTTL != nil {
+		out["defaultTtl"] = *c.DefaultTTL
+	}
+	out["_rid"] = c.Rid
+	out["_ts"] = c.Ts
+	out["_self"] = "dbs/" + db.Rid + "/colls/" + c.Rid + "/"
+	out["_etag"] = c.Etag()
+	out["_docs"] = "docs/"
+	out["_sprocs"] = "sprocs/"
+	out["_triggers"] = "triggers/"
+	out["_udfs"] = "udfs/"
+	out["_conflicts"] = "conflicts/"
+	return out
+}
+
+func (s *Server) containers(req *request, dbID string) {
+	req.charge = throughput.MetadataCharge
+	db, err := s.engine.Database(dbID)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	switch req.r.Method {
+	case http.MethodGet:
+		cs, err := s.engine.Containers(dbID)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		list := make([]any, len(cs))
+		for i, c := range cs {
+			list[i] = renderContainer(db, c)
+		}
+		s.writeFeed(req, db.Rid, "DocumentCollections", list)
+	case http.MethodPost:
+		if isQuery(req.r) {
+			s.writeError(req, errNotImplemented("queries over containers are not supported by this server version"))
+			return
+		}
+		body, err := readBody(req)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		spec, err := parseContainer(body)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		t, err := offeredThroughput(req.r)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		c, err := s.engine.CreateContainer(dbID, spec, t)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeResource(req, http.StatusCreated, c.Etag(), renderContainer(db, c))
+	default:
+		s.writeError(req, errMethod(req.r.Method, "the containers feed"))
+	}
+}
+
+func (s *Server) container(req *request, dbID, id string) {
+	req.charge = throughput.MetadataCharge
+	db, err := s.engine.Database(dbID)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	switch req.r.Method {
+	case http.MethodGet:
+		c, err := s.engine.Container(dbID, id)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeResource(req, http.StatusOK, c.Info().Etag(), renderContainer(db, c.Info()))
+	case http.MethodPut:
+		body, err := readBody(req)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		spec, err := parseContainer(body)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		if spec.ID != id {
+			s.writeError(req, errBadRequest("the id in the body, %q, does not match the container addressed, %q", spec.ID, id))
+			return
+		}
+		c, err := s.engine.ReplaceContainer(dbID, spec, req.r.Header.Get("If-Match"))
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeResource(req, http.StatusOK, c.Etag(), renderContainer(db, c))
+	case http.MethodDelete:
+		if err := s.engine.DeleteContainer(dbID, id); err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeJSON(req, http.StatusNoContent, nil)
+	default:
+		s.writeError(req, errMethod(req.r.Method, "a container"))
+	}
+}
+
+// writeResource sends one metadata resource with its etag.
+func (s *Server) writeResource(req *request, status int, etag string, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("BUG: cannot encode resource: %v", err))
+	}
+	req.w.Header().Set("etag", etag)
+	s.writeJSON(req, status, body)
+}
+
+// writeFeed sends a feed envelope {"_rid", key: [...], "_count"}.
+func (s *Server) writeFeed(req *request, rid, key string, list []any) {
+	body, err := json.Marshal(map[string]any{"_rid": rid, key: list, "_count": len(list)})
+	if err != nil {
+		panic(fmt.Sprintf("BUG: cannot encode feed: %v", err))
+	}
+	req.w.Header().Set("x-ms-item-count", strconv.Itoa(len(list)))
+	s.writeJSON(req, http.StatusOK, body)
+}

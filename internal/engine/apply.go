@@ -1,0 +1,356 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// OpKind is the kind of one item operation.
+type OpKind uint8
+
+// The item operations a Command carries.
+const (
+	OpCreate OpKind = iota + 1
+	OpUpsert
+	OpReplace
+	OpDelete
+	OpPatch
+	OpRead
+)
+
+var opNames = [...]string{"", "Create", "Upsert", "Replace", "Delete", "Patch", "Read"}
+
+func (k OpKind) String() string { return opNames[k] }
+
+// Op is one prepared item operation: validated, with its EPK computed.
+type Op struct {
+	Kind OpKind
+	ID   string
+	Key  epk.Key
+	EPK  string
+	// Body is the new document without system properties (create, upsert, replace).
+	Body []byte
+	// Patch is the list of patch operations (patch).
+	Patch []jsondoc.PatchOp
+	// IfMatch, when set, is the etag the current version must have.
+	IfMatch string
+}
+
+// Command is the unit the apply loop executes: one operation, or a batch.
+// Everything non-deterministic is decided before the command is queued.
+type Command struct {
+	Ops []Op
+	// Atomic makes the operations all-or-nothing (a transactional batch).
+	Atomic bool
+	// Ts is the timestamp (epoch seconds) written into changed items.
+	Ts int64
+	// Seq is the first of len(Ops) fresh sequence numbers; operation i uses
+	// Seq+i for the resource id of an item it creates and for its new etag.
+	Seq uint64
+}
+
+// OpResult is the outcome of one operation.
+type OpResult struct {
+	// Status is the HTTP status of the operation (201, 200, 204, 404, 409, 412, 400, 424).
+	Status int
+	// Err explains a failure; nil on success.
+	Err error
+	// Doc is the stored document with system properties after the operation
+	// (before it, for a delete; nil when the operation failed).
+	Doc []byte
+	// Etag is the quoted etag of Doc.
+	Etag string
+}
+
+// partState is a physical partition's durable state, written atomically with
+// every batch the partition commits.
+type partState struct {
+	LSN   uint64
+	Items int64
+	Bytes int64
+}
+
+func (s partState) encode() []byte {
+	b := binary.AppendUvarint(nil, s.LSN)
+	b = binary.AppendVarint(b, s.Items)
+	return binary.AppendVarint(b, s.Bytes)
+}
+
+func decodePartState(v []byte) (partState, error) {
+	var s partState
+	var n int
+	if s.LSN, n = binary.Uvarint(v); n <= 0 {
+		return s, fmt.Errorf("BUG: corrupt partition state")
+	}
+	v = v[n:]
+	if s.Items, n = binary.Varint(v); n <= 0 {
+		return s, fmt.Errorf("BUG: corrupt partition state")
+	}
+	v = v[n:]
+	if s.Bytes, n = binary.Varint(v); n <= 0 {
+		return s, fmt.Errorf("BUG: corrupt partition state")
+	}
+	return s, nil
+}
+
+// Stored item values:
+//
+//	+------+-----------+--------------+------+----------------------------+
+//	| 0x01 | LSN       | etag length  | etag | document with system props |
+//	|      | (uvarint) | (uvarint)    |      | (JSON, streamed on reads)  |
+//	+------+-----------+--------------+------+----------------------------+
+const itemFormat = 1
+
+func encodeItem(dst []byte, lsn uint64, etag string, doc []byte) []byte {
+	dst = append(dst, itemFormat)
+	dst = binary.AppendUvarint(dst, lsn)
+	dst = binary.AppendUvarint(dst, uint64(len(etag)))
+	dst = append(dst, etag...)
+	return append(dst, doc...)
+}
+
+// decodeItem splits a stored item value. The returned slices alias v.
+func decodeItem(v []byte) (lsn uint64, etag, doc []byte, err error) {
+	if len(v) == 0 || v[0] != itemFormat {
+		return 0, nil, nil, fmt.Errorf("BUG: unknown item format")
+	}
+	v = v[1:]
+	lsn, n := binary.Uvarint(v)
+	if n <= 0 {
+		return 0, nil, nil, fmt.Errorf("BUG: corrupt item")
+	}
+	v = v[n:]
+	l, n := binary.Uvarint(v)
+	if n <= 0 || uint64(len(v)-n) < l {
+		return 0, nil, nil, fmt.Errorf("BUG: corrupt item")
+	}
+	return lsn, v[n : n+int(l)], v[n+int(l):], nil
+}
+
+// applyCtx is what apply needs to know of the container.
+type applyCtx struct {
+	rid   [storage.RidLen]byte
+	self  string // "dbs/<dbRid>/colls/<collRid>/docs/"
+	paths [][]string
+}
+
+// txn is one command's view of the partition: its writes sit in an overlay
+// until the command succeeds, so a failed batch leaves no trace.
+type txn struct {
+	b     *storage.Batch
+	keys  []string
+	vals  map[string][]byte // nil value: deleted
+	items int64
+	bytes int64
+}
+
+func (t *txn) get(key []byte) ([]byte, bool, error) {
+	if v, ok := t.vals[string(key)]; ok {
+		return v, v != nil, nil
+	}
+	v, err := t.b.Get(nil, key)
+	if err == storage.ErrNotFound {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
+	}
+	return v, true, nil
+}
+
+func (t *txn) put(key, v []byte) {
+	if t.vals == nil {
+		t.vals = map[string][]byte{}
+	}
+	if _, ok := t.vals[string(key)]; !ok {
+		t.keys = append(t.keys, string(key))
+	}
+	t.vals[string(key)] = v
+}
+
+func (t *txn) flush() error {
+	for _, k := range t.keys {
+		v := t.vals[k]
+		var err error
+		if v == nil {
+			err = t.b.Delete([]byte(k))
+		} else {
+			err = t.b.Set([]byte(k), v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply executes cmd at lsn against the batch b and the partition state st.
+// It is deterministic: its effects depend only on cmd, lsn and what it reads.
+// A command that fails (an atomic batch with any failed operation, or a single
+// failed operation) writes nothing.
+func apply(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partState) ([]OpResult, error) {
+	t := &txn{b: b}
+	res := make([]OpResult, len(cmd.Ops))
+	failed := -1
+	for i := range cmd.Ops {
+		r, err := applyOp(ac, t, &cmd.Ops[i], cmd.Ts, cmd.Seq+uint64(i), lsn)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = r
+		if r.Err != nil && failed < 0 {
+			failed = i
+			if cmd.Atomic {
+				break
+			}
+		}
+	}
+	if cmd.Atomic && failed >= 0 {
+		for i := range res {
+			if i != failed {
+				res[i] = OpResult{Status: http.StatusFailedDependency, Err: fmt.Errorf("%w: operation %d of the batch failed", ErrFailedDependency, failed)}
+			}
+		}
+		return res, nil
+	}
+	// A non-atomic batch keeps each operation's own outcome: the overlay holds
+	// only the writes of the operations that succeeded (see applyOp).
+	if err := t.flush(); err != nil {
+		return nil, fmt.Errorf("%w: cannot write batch: %v", ErrUnavailable, err)
+	}
+	st.Items += t.items
+	st.Bytes += t.bytes
+	return res, nil
+}
+
+// applyOp executes one operation into the overlay. A failure it reports in
+// OpResult.Err leaves the overlay unchanged; a returned error is a storage
+// failure that aborts the whole group.
+func applyOp(ac *applyCtx, t *txn, op *Op, ts int64, seq, lsn uint64) (OpResult, error) {
+	key := storage.ItemKey(nil, ac.rid, op.EPK, op.ID)
+	cur, exists, err := t.get(key)
+	if err != nil {
+		return OpResult{}, err
+	}
+	var curEtag, curDoc []byte
+	if exists {
+		if _, curEtag, curDoc, err = decodeItem(cur); err != nil {
+			return OpResult{}, err
+		}
+	}
+	fail := func(status int, err error) (OpResult, error) { return OpResult{Status: status, Err: err}, nil }
+	switch op.Kind {
+	case OpCreate:
+		if exists {
+			return fail(http.StatusConflict, conflict("an item with id %q already exists in partition %s", op.ID, op.Key))
+		}
+	case OpReplace, OpDelete, OpPatch, OpRead:
+		if !exists {
+			return fail(http.StatusNotFound, notFound("no item with id %q in partition %s", op.ID, op.Key))
+		}
+	}
+	if op.IfMatch != "" && op.IfMatch != "*" && exists && op.IfMatch != string(curEtag) {
+		return fail(http.StatusPreconditionFailed, fmt.Errorf("%w: the item's etag is %s, not %s", ErrPreconditionFailed, curEtag, op.IfMatch))
+	}
+	if op.IfMatch != "" && op.IfMatch != "*" && !exists && op.Kind == OpUpsert {
+		return fail(http.StatusPreconditionFailed, fmt.Errorf("%w: if-match %s given, but no item with id %q exists", ErrPreconditionFailed, op.IfMatch, op.ID))
+	}
+
+	switch op.Kind {
+	case OpRead:
+		return OpResult{Status: http.StatusOK, Doc: curDoc, Etag: string(curEtag)}, nil
+	case OpDelete:
+		t.put(key, nil)
+		t.items--
+		t.bytes -= int64(len(key) + len(cur))
+		return OpResult{Status: http.StatusNoContent, Doc: curDoc, Etag: string(curEtag)}, nil
+	}
+
+	body := op.Body
+	if op.Kind == OpPatch {
+		base := jsondoc.StripSystem(nil, curDoc)
+		patched, err := jsondoc.ApplyPatch(base, op.Patch)
+		if err != nil {
+			return fail(http.StatusBadRequest, badRequest("%v", err))
+		}
+		if err := checkPatchedIdentity(ac, patched, op); err != nil {
+			return fail(http.StatusBadRequest, err)
+		}
+		body = patched
+	}
+
+	rid := ridOf(curDoc)
+	if !exists {
+		rid = encodeRid(binary.BigEndian.AppendUint64(append([]byte(nil), ac.rid[:]...), seq))
+	}
+	etag := etagOf(seq)
+	doc := jsondoc.WithSystem(nil, body, jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: ts})
+	val := encodeItem(nil, lsn, etag, doc)
+	t.put(key, val)
+	t.bytes += int64(len(key) + len(val))
+	status := http.StatusOK
+	if exists {
+		t.bytes -= int64(len(key) + len(cur))
+	} else {
+		t.items++
+		status = http.StatusCreated
+	}
+	return OpResult{Status: status, Doc: doc, Etag: etag}, nil
+}
+
+// ridOf extracts the "_rid" of a stored document, or "" if it has none.
+func ridOf(doc []byte) string {
+	if doc == nil {
+		return ""
+	}
+	sc, err := jsondoc.Scan(doc, [][]string{{"_rid"}})
+	if err != nil || sc.Values[0] == nil {
+		return ""
+	}
+	s, _ := jsondoc.UnquoteString(sc.Values[0])
+	return s
+}
+
+// checkPatchedIdentity verifies that a patch changed neither the id nor the
+// partition key of the item.
+func checkPatchedIdentity(ac *applyCtx, doc []byte, op *Op) error {
+	sc, err := jsondoc.Scan(doc, ac.paths)
+	if err != nil {
+		return badRequest("the patched document is not valid: %v", err)
+	}
+	if id, ok := jsondoc.UnquoteString(sc.ID); !ok || id != op.ID {
+		return badRequest("a patch cannot change or remove the id of an item")
+	}
+	key, err := keyOf(sc.Values)
+	if err != nil {
+		return badRequest("the patched document has an invalid partition key: %v", err)
+	}
+	if !key.Equal(op.Key) {
+		return badRequest("a patch cannot change the partition key of an item (it would change from %s to %s)", op.Key, key)
+	}
+	return nil
+}
+
+// keyOf turns the raw values at the partition-key paths into a key; a missing
+// value is the undefined component.
+func keyOf(values [][]byte) (epk.Key, error) {
+	key := make(epk.Key, len(values))
+	for i, v := range values {
+		if v == nil {
+			key[i] = epk.Component{Kind: epk.KindUndefined}
+			continue
+		}
+		c, err := epk.ComponentFromJSON(bytes.TrimSpace(v))
+		if err != nil {
+			return nil, err
+		}
+		key[i] = c
+	}
+	return key, nil
+}

@@ -1,0 +1,490 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// PartitionMaxRUs is the throughput one physical partition serves (t):
+	// a container provisioned with T RU/s gets ceil(T/t) partitions.
+	PartitionMaxRUs int
+	// Now is the clock used for resource timestamps. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// DefaultPartitionMaxRUs is Cosmos's throughput limit of one physical partition.
+const DefaultPartitionMaxRUs = 10000
+
+// DefaultThroughput is the throughput of a container created without one.
+const DefaultThroughput = 400
+
+// Engine is the root of the data model. It is safe for concurrent use.
+type Engine struct {
+	store *storage.DB
+	opts  Options
+	seq   *allocator
+
+	mu  sync.RWMutex
+	dbs map[string]*database
+}
+
+type database struct {
+	info  DatabaseInfo
+	colls map[string]*Container
+}
+
+// DatabaseInfo is a database's stored record.
+type DatabaseInfo struct {
+	ID           string `json:"id"`
+	Rid          string `json:"rid"`
+	Ts           int64  `json:"ts"`
+	Seq          uint64 `json:"seq"`
+	Throughput   int    `json:"throughput,omitempty"`
+	AutoscaleMax int    `json:"autoscaleMax,omitempty"`
+}
+
+// Etag is the database's quoted etag.
+func (d DatabaseInfo) Etag() string { return etagOf(d.Seq) }
+
+// Throughput is the provisioned throughput given at creation: a fixed RU/s,
+// or an autoscale maximum.
+type Throughput struct {
+	RUs          int
+	AutoscaleMax int
+}
+
+// Open loads the catalog from store and starts every partition's apply loop.
+func Open(store *storage.DB, opts Options) (*Engine, error) {
+	if opts.PartitionMaxRUs <= 0 {
+		opts.PartitionMaxRUs = DefaultPartitionMaxRUs
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	seq, err := newAllocator(store, storage.SeqKey())
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}}
+	lo := storage.DatabasePrefix()
+	err = store.Iterate(lo, storage.PrefixEnd(lo), func(_, v []byte) (bool, error) {
+		var info DatabaseInfo
+		if err := json.Unmarshal(v, &info); err != nil {
+			return false, fmt.Errorf("cannot decode database record: %w", err)
+		}
+		e.dbs[info.ID] = &database{info: info, colls: map[string]*Container{}}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, db := range e.dbs {
+		lo := storage.ContainerPrefix(db.info.ID)
+		err := store.Iterate(lo, storage.PrefixEnd(lo), func(_, v []byte) (bool, error) {
+			var info ContainerInfo
+			if err := json.Unmarshal(v, &info); err != nil {
+				return false, fmt.Errorf("cannot decode container record: %w", err)
+			}
+			c, err := e.openContainer(info)
+			if err != nil {
+				return false, err
+			}
+			db.colls[info.ID] = c
+			return true, nil
+		})
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Close stops every partition's apply loop. It does not close the store.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, db := range e.dbs {
+		for _, c := range db.colls {
+			c.stop()
+		}
+	}
+}
+
+func (e *Engine) now() int64 { return e.opts.Now().Unix() }
+
+// partitionCount returns N = ceil(T / t) for a provisioned throughput.
+func (e *Engine) partitionCount(t Throughput) int {
+	rus := t.RUs
+	if t.AutoscaleMax > 0 {
+		rus = t.AutoscaleMax
+	}
+	if rus <= 0 {
+		rus = DefaultThroughput
+	}
+	return (rus + e.opts.PartitionMaxRUs - 1) / e.opts.PartitionMaxRUs
+}
+
+// CreateDatabase creates a database. It fails with ErrConflict if id exists.
+func (e *Engine) CreateDatabase(id string, t Throughput) (DatabaseInfo, error) {
+	if err := validateResourceID("database", id); err != nil {
+		return DatabaseInfo{}, err
+	}
+	if err := validateThroughput(t); err != nil {
+		return DatabaseInfo{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.dbs[id]; ok {
+		return DatabaseInfo{}, conflict("database %q already exists", id)
+	}
+	s, err := e.seq.take(1)
+	if err != nil {
+		return DatabaseInfo{}, err
+	}
+	info := DatabaseInfo{
+		ID: id, Rid: encodeRid(binary.BigEndian.AppendUint32(nil, uint32(s))), Ts: e.now(), Seq: s,
+		Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
+	}
+	v, _ := json.Marshal(info)
+	if err := e.store.Set(storage.DatabaseKey(id), v); err != nil {
+		return DatabaseInfo{}, fmt.Errorf("%w: cannot store database: %v", ErrUnavailable, err)
+	}
+	e.dbs[id] = &database{info: info, colls: map[string]*Container{}}
+	return info, nil
+}
+
+// Database returns a database's record.
+func (e *Engine) Database(id string) (DatabaseInfo, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	db, ok := e.dbs[id]
+	if !ok {
+		return DatabaseInfo{}, notFound("database %q does not exist", id)
+	}
+	return db.info, nil
+}
+
+// Databases lists every database, ordered by id.
+func (e *Engine) Databases() []DatabaseInfo {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]DatabaseInfo, 0, len(e.dbs))
+	for _, db := range e.dbs {
+		out = append(out, db.info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// DeleteDatabase deletes a database with all its containers and items.
+func (e *Engine) DeleteDatabase(id string) error {
+	e.mu.Lock()
+	db, ok := e.dbs[id]
+	if !ok {
+		e.mu.Unlock()
+		return notFound("database %q does not exist", id)
+	}
+	delete(e.dbs, id)
+	e.mu.Unlock()
+	b := e.store.NewBatch()
+	for _, c := range db.colls {
+		c.stop()
+		c.deleteInto(b)
+	}
+	_ = b.Delete(storage.DatabaseKey(id))
+	lo := storage.ContainerPrefix(id)
+	_ = b.DeleteRange(lo, storage.PrefixEnd(lo))
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("%w: cannot delete database: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// ContainerSpec is what a client gives to create or replace a container.
+type ContainerSpec struct {
+	ID             string
+	PartitionKey   epk.Definition
+	IndexingPolicy json.RawMessage
+	DefaultTTL     *int64
+	// Extra holds the other properties of the container body, echoed verbatim
+	// (uniqueKeyPolicy, conflictResolutionPolicy, computedProperties, ...).
+	Extra map[string]json.RawMessage
+}
+
+// ContainerInfo is a container's stored record.
+type ContainerInfo struct {
+	ID             string                     `json:"id"`
+	DB             string                     `json:"db"`
+	Rid            string                     `json:"rid"`
+	Ts             int64                      `json:"ts"`
+	Seq            uint64                     `json:"seq"`
+	PartitionKey   epk.Definition             `json:"partitionKey"`
+	IndexingPolicy json.RawMessage            `json:"indexingPolicy,omitempty"`
+	DefaultTTL     *int64                     `json:"defaultTtl,omitempty"`
+	Extra          map[string]json.RawMessage `json:"extra,omitempty"`
+	Throughput     int                        `json:"throughput,omitempty"`
+	AutoscaleMax   int                        `json:"autoscaleMax,omitempty"`
+	// Ranges is the partition map: contiguous EPK ranges covering ""..."FF".
+	Ranges []RangeInfo `json:"ranges"`
+	// RangesSeq changes whenever Ranges does; it is the pkranges feed's etag.
+	RangesSeq   uint64 `json:"rangesSeq"`
+	NextRangeID int    `json:"nextRangeId"`
+}
+
+// Etag is the container's quoted etag.
+func (c ContainerInfo) Etag() string { return etagOf(c.Seq) }
+
+// RangeInfo is one physical partition's range in the partition map.
+type RangeInfo struct {
+	ID      string   `json:"id"`
+	Min     string   `json:"min"`
+	Max     string   `json:"max"`
+	Parents []string `json:"parents,omitempty"`
+}
+
+// DefaultIndexingPolicy is the policy of a container created without one.
+var DefaultIndexingPolicy = json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
+
+// CreateContainer creates a container with ceil(T/t) partitions of equal EPK width.
+func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) (ContainerInfo, error) {
+	if err := validateResourceID("container", spec.ID); err != nil {
+		return ContainerInfo{}, err
+	}
+	if err := validateThroughput(t); err != nil {
+		return ContainerInfo{}, err
+	}
+	if err := spec.PartitionKey.Validate(); err != nil {
+		return ContainerInfo{}, badRequest("invalid partition key definition: %v", err)
+	}
+	if err := validateSpec(spec); err != nil {
+		return ContainerInfo{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	db, ok := e.dbs[dbID]
+	if !ok {
+		return ContainerInfo{}, notFound("database %q does not exist", dbID)
+	}
+	if _, ok := db.colls[spec.ID]; ok {
+		return ContainerInfo{}, conflict("container %q already exists in database %q", spec.ID, dbID)
+	}
+	s, err := e.seq.take(1)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	dbRid, _ := decodeRid(db.info.Rid)
+	info := ContainerInfo{
+		ID: spec.ID, DB: dbID, Rid: encodeRid(binary.BigEndian.AppendUint32(dbRid, uint32(s))),
+		Ts: e.now(), Seq: s, PartitionKey: spec.PartitionKey, IndexingPolicy: spec.IndexingPolicy,
+		DefaultTTL: spec.DefaultTTL, Extra: spec.Extra, Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
+		RangesSeq: s,
+	}
+	if len(info.IndexingPolicy) == 0 {
+		info.IndexingPolicy = DefaultIndexingPolicy
+	}
+	if info.Throughput == 0 && info.AutoscaleMax == 0 && db.info.Throughput == 0 && db.info.AutoscaleMax == 0 {
+		info.Throughput = DefaultThroughput
+	}
+	n := e.partitionCount(t)
+	for i, r := range spec.PartitionKey.EvenRanges(n) {
+		info.Ranges = append(info.Ranges, RangeInfo{ID: strconv.Itoa(i), Min: r.Min, Max: r.Max})
+	}
+	info.NextRangeID = n
+	c, err := e.openContainer(info)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	if err := e.storeContainer(info); err != nil {
+		c.stop()
+		return ContainerInfo{}, err
+	}
+	db.colls[spec.ID] = c
+	return info, nil
+}
+
+func (e *Engine) storeContainer(info ContainerInfo) error {
+	v, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("BUG: cannot encode container record: %v", err)
+	}
+	if err := e.store.Set(storage.ContainerKey(info.DB, info.ID), v); err != nil {
+		return fmt.Errorf("%w: cannot store container: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Container returns an open container.
+func (e *Engine) Container(dbID, id string) (*Container, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	db, ok := e.dbs[dbID]
+	if !ok {
+		return nil, notFound("database %q does not exist", dbID)
+	}
+	c, ok := db.colls[id]
+	if !ok {
+		return nil, notFound("container %q does not exist in database %q", id, dbID)
+	}
+	return c, nil
+}
+
+// Containers lists a database's containers, ordered by id.
+func (e *Engine) Containers(dbID string) ([]ContainerInfo, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	db, ok := e.dbs[dbID]
+	if !ok {
+		return nil, notFound("database %q does not exist", dbID)
+	}
+	out := make([]ContainerInfo, 0, len(db.colls))
+	for _, c := range db.colls {
+		out = append(out, c.Info())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// ReplaceContainer replaces a container's mutable properties (indexing policy,
+// default TTL and the echoed extras). The partition key cannot change.
+func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch string) (ContainerInfo, error) {
+	if err := validateSpec(spec); err != nil {
+		return ContainerInfo{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	db, ok := e.dbs[dbID]
+	if !ok {
+		return ContainerInfo{}, notFound("database %q does not exist", dbID)
+	}
+	c, ok := db.colls[spec.ID]
+	if !ok {
+		return ContainerInfo{}, notFound("container %q does not exist in database %q", spec.ID, dbID)
+	}
+	info := c.Info()
+	if ifMatch != "" && ifMatch != "*" && ifMatch != info.Etag() {
+		return ContainerInfo{}, fmt.Errorf("%w: the container's etag is %s, not %s", ErrPreconditionFailed, info.Etag(), ifMatch)
+	}
+	if !sameDefinition(spec.PartitionKey, info.PartitionKey) {
+		return ContainerInfo{}, badRequest("the partition key of a container cannot be changed (it is %v %s)", info.PartitionKey.Paths, info.PartitionKey.Kind)
+	}
+	s, err := e.seq.take(1)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	info.Seq, info.Ts = s, e.now()
+	if len(spec.IndexingPolicy) > 0 {
+		info.IndexingPolicy = spec.IndexingPolicy
+	}
+	info.DefaultTTL = spec.DefaultTTL
+	info.Extra = spec.Extra
+	if err := e.storeContainer(info); err != nil {
+		return ContainerInfo{}, err
+	}
+	c.setInfo(info)
+	return info, nil
+}
+
+// DeleteContainer deletes a container and all its items.
+func (e *Engine) DeleteContainer(dbID, id string) error {
+	e.mu.Lock()
+	db, ok := e.dbs[dbID]
+	if !ok {
+		e.mu.Unlock()
+		return notFound("database %q does not exist", dbID)
+	}
+	c, ok := db.colls[id]
+	if !ok {
+		e.mu.Unlock()
+		return notFound("container %q does not exist in database %q", id, dbID)
+	}
+	delete(db.colls, id)
+	e.mu.Unlock()
+	c.stop()
+	b := e.store.NewBatch()
+	c.deleteInto(b)
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("%w: cannot delete container: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+func sameDefinition(a, b epk.Definition) bool {
+	if a.Kind != b.Kind || a.Version != b.Version || len(a.Paths) != len(b.Paths) {
+		return false
+	}
+	for i := range a.Paths {
+		if a.Paths[i] != b.Paths[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func validateThroughput(t Throughput) error {
+	if t.RUs < 0 || t.AutoscaleMax < 0 {
+		return badRequest("throughput cannot be negative")
+	}
+	if t.RUs > 0 && t.AutoscaleMax > 0 {
+		return badRequest("give either a fixed throughput or an autoscale maximum, not both")
+	}
+	if t.RUs > 0 && t.RUs < 400 {
+		return badRequest("throughput %d RU/s is below the minimum of 400 RU/s", t.RUs)
+	}
+	if t.AutoscaleMax > 0 && t.AutoscaleMax < 1000 {
+		return badRequest("autoscale maximum throughput %d RU/s is below the minimum of 1000 RU/s", t.AutoscaleMax)
+	}
+	if t.RUs > 1_000_000_000 || t.AutoscaleMax > 1_000_000_000 {
+		return badRequest("throughput above 1,000,000,000 RU/s is not supported")
+	}
+	return nil
+}
+
+func validateSpec(spec ContainerSpec) error {
+	if spec.DefaultTTL != nil && (*spec.DefaultTTL == 0 || *spec.DefaultTTL < -1) {
+		return badRequest("defaultTtl must be -1 (no default expiry) or a positive number of seconds, not %d", *spec.DefaultTTL)
+	}
+	if len(spec.IndexingPolicy) > 0 {
+		var p struct {
+			IndexingMode *string `json:"indexingMode"`
+		}
+		if err := json.Unmarshal(spec.IndexingPolicy, &p); err != nil {
+			return badRequest("indexingPolicy is not a valid policy object: %v", err)
+		}
+		if p.IndexingMode != nil {
+			switch *p.IndexingMode {
+			case "consistent", "Consistent", "none", "None", "lazy", "Lazy":
+			default:
+				return badRequest("indexingPolicy.indexingMode must be \"consistent\" or \"none\", not %q", *p.IndexingMode)
+			}
+		}
+	}
+	return nil
+}
+
+// validateResourceID checks the id of a database, container or item.
+func validateResourceID(what, id string) error {
+	if id == "" {
+		return badRequest("the %s id is missing or empty", what)
+	}
+	if len(id) > 255 {
+		return badRequest("the %s id is %d characters long; the limit is 255", what, len(id))
+	}
+	for _, r := range id {
+		switch r {
+		case '/', '\\', '?', '#':
+			return badRequest("the %s id %q contains %q; ids cannot contain '/', '\\', '?' or '#'", what, id, r)
+		}
+	}
+	return nil
+}

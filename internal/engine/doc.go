@@ -1,0 +1,34 @@
+// Package engine holds Parsec's data model: databases, containers, their
+// partition maps, and the items in them.
+//
+// The model in one sentence: an Engine holds Databases; a Database holds
+// Containers; a Container hash-partitions its items by effective partition key
+// (EPK) over Partitions, each owning one contiguous EPK range; every mutation of
+// a Partition goes through that partition's single apply loop.
+//
+// # The write path
+//
+//  1. The caller prepares a Command outside any lock: it validates the body,
+//     computes the EPK, and fixes everything non-deterministic (the timestamp and
+//     a fresh sequence number from which new resource ids and etags derive).
+//  2. The command is routed to the Partition whose range holds its EPK and queued
+//     on that partition's apply loop.
+//  3. The loop drains every queued command, assigns each the next LSN, and runs
+//     apply for each into one storage batch. apply is deterministic: the result
+//     depends only on the command, the LSN and the state it reads, never on the
+//     clock, randomness or map order. This is the seam where replication will
+//     later put a consensus log: the same commands, applied in the same order,
+//     give the same state on every replica.
+//  4. The partition's state record (LSN, item count, bytes) is written into the
+//     same batch, and the batch is committed with a WAL sync. Only then are the
+//     callers answered: an acknowledged write is durable, and all commands of a
+//     group share one sync (group commit).
+//
+// Reads go straight to the committed state in storage and never wait for the
+// apply loop.
+//
+// # Errors
+//
+// Every failure the client can cause wraps one of the sentinels in errors.go;
+// the API layer maps them to status codes in one place.
+package engine

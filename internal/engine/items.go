@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// MaxItemBytes is the largest item body accepted (Cosmos's 2 MB limit).
+const MaxItemBytes = 2 << 20
+
+// MaxBatchOps is the most operations one transactional batch may hold.
+const MaxBatchOps = 100
+
+// ResolveKey checks a partition key given by a client (the header) against the
+// container's definition. An empty key stands for an item without a value at
+// the partition-key path: every component undefined.
+func (c *Container) ResolveKey(k epk.Key) (epk.Key, error) {
+	n := len(c.paths)
+	if len(k) == 0 {
+		k = make(epk.Key, n)
+		for i := range k {
+			k[i] = epk.Component{Kind: epk.KindUndefined}
+		}
+		return k, nil
+	}
+	if len(k) != n {
+		return nil, fmt.Errorf("%w: the partition key %s has %d value(s), but the container's partition key %s has %d path(s)",
+			ErrPartitionKeyMismatch, k, len(k), strings.Join(c.def.Paths, ", "), n)
+	}
+	return k, nil
+}
+
+// PrepareWrite validates a document for a create, upsert or replace and
+// returns the prepared operation. header is the partition key the client
+// sent; it must match the document's.
+func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHeader bool) (Op, error) {
+	if len(body) > MaxItemBytes {
+		return Op{}, fmt.Errorf("%w: the item is %d bytes; the limit is %d bytes", ErrTooLarge, len(body), MaxItemBytes)
+	}
+	sc, err := jsondoc.Scan(body, c.paths)
+	if err != nil {
+		if errors.Is(err, jsondoc.ErrNotObject) {
+			return Op{}, badRequest("the item must be a JSON object")
+		}
+		return Op{}, badRequest("the item is not valid JSON: %v", err)
+	}
+	if sc.ID == nil {
+		return Op{}, badRequest("the item has no \"id\" property")
+	}
+	id, ok := jsondoc.UnquoteString(sc.ID)
+	if !ok {
+		return Op{}, badRequest("the item's \"id\" must be a string, not %s", abbreviate(sc.ID))
+	}
+	if err := validateResourceID("item", id); err != nil {
+		return Op{}, err
+	}
+	key, err := keyOf(sc.Values)
+	if err != nil {
+		return Op{}, badRequest("the item's partition key (%s) is invalid: %v", strings.Join(c.def.Paths, ", "), err)
+	}
+	if !hasHeader {
+		return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
+	}
+	hk, err := c.ResolveKey(header)
+	if err != nil {
+		return Op{}, err
+	}
+	if !hk.Equal(key) {
+		return Op{}, fmt.Errorf("%w: the partition key in the request, %s, does not match the item's partition key %s = %s",
+			ErrPartitionKeyMismatch, hk, strings.Join(c.def.Paths, ", "), key)
+	}
+	e, err := c.def.EPK(key)
+	if err != nil {
+		return Op{}, badRequest("cannot hash the partition key: %v", err)
+	}
+	return Op{Kind: kind, ID: id, Key: key, EPK: e, Body: jsondoc.StripSystem(nil, body)}, nil
+}
+
+// PrepareKeyed returns an operation on an existing item addressed by partition
+// key and id (read, delete, patch).
+func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHeader bool) (Op, error) {
+	if err := validateResourceID("item", id); err != nil {
+		return Op{}, err
+	}
+	if !hasHeader {
+		return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
+	}
+	key, err := c.ResolveKey(header)
+	if err != nil {
+		return Op{}, err
+	}
+	e, err := c.def.EPK(key)
+	if err != nil {
+		return Op{}, badRequest("cannot hash the partition key: %v", err)
+	}
+	return Op{Kind: kind, ID: id, Key: key, EPK: e}, nil
+}
+
+func abbreviate(raw []byte) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "..."
+	}
+	return string(raw)
+}
+
+// Session is the session token of the partition that served a request.
+type Session string
+
+// Execute runs a command on the partition that owns its operations and waits
+// until it is durable. All operations must belong to one partition. If
+// rangeID is not empty, the client addressed that range: it must be current
+// and own every operation's EPK, so that a client that hashes differently
+// fails instead of misplacing data.
+func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, error) {
+	if len(cmd.Ops) == 0 {
+		return nil, "", badRequest("the batch has no operations")
+	}
+	var p *Partition
+	if rangeID != "" {
+		var err error
+		if p, err = c.PartitionByID(rangeID); err != nil {
+			return nil, "", err
+		}
+	} else {
+		p = c.PartitionFor(cmd.Ops[0].EPK)
+	}
+	r := p.Range()
+	for i := range cmd.Ops {
+		if e := cmd.Ops[i].EPK; e < r.Min || (e >= r.Max && r.Max != "FF") {
+			if rangeID != "" {
+				return nil, "", fmt.Errorf("%w: partition key %s (effective key %s) does not belong to partition key range %q [%s, %s)",
+					ErrPartitionKeyMismatch, cmd.Ops[i].Key, e, rangeID, r.Min, r.Max)
+			}
+			return nil, "", badRequest("all operations of a batch must have the same partition key")
+		}
+	}
+	seq, err := c.e.seq.take(uint64(len(cmd.Ops)))
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.Seq = seq
+	cmd.Ts = c.e.now()
+	res, err := p.submit(cmd)
+	return res, Session(p.SessionToken()), err
+}
+
+// ReadItem returns the stored document (with system properties) and its etag.
+func (c *Container) ReadItem(op Op) (doc []byte, etag string, s Session, err error) {
+	p := c.PartitionFor(op.EPK)
+	s = Session(p.SessionToken())
+	v, err := c.e.store.Get(nil, storage.ItemKey(nil, c.rid, op.EPK, op.ID))
+	if err == storage.ErrNotFound {
+		return nil, "", s, notFound("no item with id %q in partition %s", op.ID, op.Key)
+	}
+	if err != nil {
+		return nil, "", s, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
+	}
+	_, et, d, err := decodeItem(v)
+	return d, string(et), s, err
+}
+
+// Feed is one page of a read feed.
+type Feed struct {
+	Docs [][]byte
+	// Continuation resumes the feed after this page; empty on the last page.
+	Continuation string
+	Sessions     []string
+}
+
+// DefaultPageSize is the page size of a feed when the client sets none.
+const DefaultPageSize = 100
+
+const maxPageBytes = 4 << 20
+
+// feedToken is the content of a read-feed continuation token.
+type feedToken struct {
+	Rid   string `json:"rid"`
+	Range string `json:"range,omitempty"`
+	After string `json:"after"` // hex of the last returned item key, after the container prefix
+}
+
+// ReadFeed returns a page of items in EPK order: of the whole container, or
+// of one range when rangeID is set. maxItems <= 0 means the server's choice.
+func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, error) {
+	info := c.Info()
+	var f Feed
+	lo, hi := storage.ContainerItemsSpan(c.rid)
+	if rangeID != "" {
+		p, err := c.PartitionByID(rangeID)
+		if err != nil {
+			return f, err
+		}
+		r := p.Range()
+		max := r.Max
+		if max == "FF" {
+			max = ""
+		}
+		lo, hi = storage.ItemSpan(c.rid, r.Min, max)
+		f.Sessions = []string{p.SessionToken()}
+	} else {
+		for _, p := range c.Partitions() {
+			f.Sessions = append(f.Sessions, p.SessionToken())
+		}
+	}
+	if continuation != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(continuation)
+		var t feedToken
+		if err == nil {
+			err = json.Unmarshal(raw, &t)
+		}
+		var after []byte
+		if err == nil {
+			after, err = hex.DecodeString(t.After)
+		}
+		if err != nil {
+			return f, badRequest("the continuation token is malformed")
+		}
+		if t.Rid != info.Rid || t.Range != rangeID {
+			return f, badRequest("the continuation token belongs to another container or partition key range")
+		}
+		start := append(append([]byte{}, lo[:1+storage.RidLen]...), after...)
+		start = append(start, 0) // the first key after `after`
+		if bytes.Compare(start, lo) > 0 {
+			lo = start
+		}
+	}
+	if maxItems <= 0 {
+		maxItems = 1 << 30
+	}
+	size := 0
+	var last []byte
+	more := false
+	err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
+		if len(f.Docs) >= maxItems || size >= maxPageBytes {
+			more = true
+			return false, nil
+		}
+		_, _, doc, err := decodeItem(v)
+		if err != nil {
+			return false, err
+		}
+		f.Docs = append(f.Docs, append([]byte(nil), doc...))
+		size += len(doc)
+		last = append(last[:0], k...)
+		return true, nil
+	})
+	if err != nil {
+		return f, fmt.Errorf("%w: cannot read items: %v", ErrUnavailable, err)
+	}
+	if more {
+		t, _ := json.Marshal(feedToken{Rid: info.Rid, Range: rangeID, After: hex.EncodeToString(last[1+storage.RidLen:])})
+		f.Continuation = base64.RawURLEncoding.EncodeToString(t)
+	}
+	return f, nil
+}
+
+// RangeState is one current partition as the pkranges feed shows it.
+type RangeState struct {
+	RangeInfo
+	LSN uint64
+}
+
+// Ranges returns the current partition map and its version.
+func (c *Container) Ranges() ([]RangeState, uint64) {
+	info := c.Info()
+	parts := c.Partitions()
+	out := make([]RangeState, len(parts))
+	for i, p := range parts {
+		out[i] = RangeState{RangeInfo: p.Range(), LSN: p.LSN()}
+	}
+	return out, info.RangesSeq
+}

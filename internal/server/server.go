@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/api/cosmos"
+	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// Options configure a server. The zero value of each field is its default.
+type Options struct {
+	// DataDir is where data lives. Default "./parsec-data".
+	DataDir string
+	// InMemory keeps all data in memory; nothing survives a stop.
+	InMemory bool
+	// Listen is the address to listen on. Default "127.0.0.1:8081".
+	Listen string
+	// TLS serves HTTPS. Without CertFile/KeyFile a self-signed certificate is
+	// generated once and kept in DataDir.
+	TLS      bool
+	CertFile string
+	KeyFile  string
+	// Key is the primary master key (base64). Default: the emulator key, which
+	// is only allowed on a loopback address.
+	Key string
+	// ReadOnlyKey is an optional read-only master key (base64).
+	ReadOnlyKey string
+	// Advertise is the endpoint URL advertised to clients. Default: derived
+	// from each request.
+	Advertise string
+	// PartitionMaxRUs is the throughput of one physical partition. Default 10,000.
+	PartitionMaxRUs int
+}
+
+// DefaultListen is the default listen address.
+const DefaultListen = "127.0.0.1:8081"
+
+// DefaultDataDir is the default data directory.
+const DefaultDataDir = "./parsec-data"
+
+func (o *Options) setDefaults() {
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
+	if o.Listen == "" {
+		o.Listen = DefaultListen
+	}
+	if o.PartitionMaxRUs == 0 {
+		o.PartitionMaxRUs = engine.DefaultPartitionMaxRUs
+	}
+}
+
+// Validate checks the options and returns a message a user can act on.
+func (o *Options) Validate() error {
+	o.setDefaults()
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q is not HOST:PORT: %v", o.Listen, err)
+	}
+	if o.Key == "" && !isLoopback(host) {
+		return fmt.Errorf("refusing to listen on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key (base64, e.g. from `openssl rand -base64 64`), or listen on a loopback address such as 127.0.0.1", o.Listen)
+	}
+	if o.Key != "" {
+		if _, err := auth.DecodeKey(o.Key); err != nil {
+			return fmt.Errorf("--key is not a valid base64 key: %v", err)
+		}
+	}
+	if o.ReadOnlyKey != "" {
+		if _, err := auth.DecodeKey(o.ReadOnlyKey); err != nil {
+			return fmt.Errorf("--read-only-key is not a valid base64 key: %v", err)
+		}
+		if o.ReadOnlyKey == o.Key || (o.Key == "" && o.ReadOnlyKey == auth.EmulatorKey) {
+			return errors.New("--read-only-key must differ from the primary key")
+		}
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return errors.New("--cert and --cert-key must be given together")
+	}
+	if o.CertFile != "" {
+		o.TLS = true
+	}
+	if o.PartitionMaxRUs < 400 {
+		return fmt.Errorf("--partition-max-rus must be at least 400, not %d", o.PartitionMaxRUs)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Server is a running Parsec server.
+type Server struct {
+	opts   Options
+	store  *storage.DB
+	engine *engine.Engine
+	http   *http.Server
+	ln     net.Listener
+	done   chan error
+}
+
+// Start opens the store, starts the engine and begins serving. It returns once
+// the listener is bound, so the server is ready when Start returns.
+func Start(o Options) (*Server, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if !o.InMemory {
+		if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create data directory: %w", err)
+		}
+	}
+	store, err := storage.Open(storage.Options{Dir: o.DataDir, InMemory: o.InMemory})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.Open(store, engine.Options{PartitionMaxRUs: o.PartitionMaxRUs})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	key := o.Key
+	if key == "" {
+		key = auth.EmulatorKey
+	}
+	primary, _ := auth.DecodeKey(key)
+	var readOnly []byte
+	if o.ReadOnlyKey != "" {
+		readOnly, _ = auth.DecodeKey(o.ReadOnlyKey)
+	}
+	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise})
+	s := &Server{opts: o, store: store, engine: eng, done: make(chan error, 1)}
+	s.http = &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		s.closeStore()
+		return nil, fmt.Errorf("cannot listen on %s: %w", o.Listen, err)
+	}
+	if o.TLS {
+		cert, err := loadOrCreateCert(o)
+		if err != nil {
+			ln.Close()
+			s.closeStore()
+			return nil, err
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	}
+	s.ln = ln
+	go func() { s.done <- s.http.Serve(ln) }()
+	return s, nil
+}
+
+// URL is the base URL the server answers on.
+func (s *Server) URL() string {
+	scheme := "http"
+	if s.opts.TLS {
+		scheme = "https"
+	}
+	return scheme + "://" + s.ln.Addr().String()
+}
+
+// Engine exposes the engine, for tests and tools in the same process.
+func (s *Server) Engine() *engine.Engine { return s.engine }
+
+// Shutdown stops accepting requests, waits for those in flight (up to ctx),
+// then stops the engine and closes the store.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if cerr := s.closeStore(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Server) closeStore() error {
+	if s.engine != nil {
+		s.engine.Close()
+	}
+	return s.store.Close()
+}

@@ -1,0 +1,23 @@
+// Package storage is Parsec's only door to the storage engine, Pebble.
+//
+// Everything Parsec keeps lives in one Pebble database, under four key families
+// (the layout is stable: changing it needs a migration):
+//
+//	M 0x00 "db"   0x00 <database id>                      database record (JSON)
+//	M 0x00 "coll" 0x00 <database id> 0x00 <container id>  container record (JSON)
+//	M 0x00 "seq"                                           resource-id allocator high-water mark
+//	D <container rid, 8 bytes> <EPK, uppercase hex> 0x00 <item id>   one item
+//	P <container rid, 8 bytes> <range id>                  one physical partition's state (LSN, stats)
+//
+// Items are keyed by their container, then their effective partition key (EPK),
+// then their id. A physical partition owns a contiguous EPK range, so it is one
+// contiguous span of keys, and splitting it later is a metadata change: no item
+// moves. The EPK is stored as its hex text, which sorts exactly as the EPK
+// strings Cosmos compares, and never contains the 0x00 separator that precedes
+// the id, so a shorter EPK always sorts before a longer one that extends it.
+//
+// Writes reach Pebble only through Batch.Commit, which the engine's per-partition
+// apply loop calls with Sync: many commands share one batch and one WAL sync
+// (group commit), and Pebble further merges concurrent syncs of different
+// partitions.
+package storage

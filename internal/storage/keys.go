@@ -1,0 +1,100 @@
+package storage
+
+// Key prefixes. One byte each; see the package comment for the layout.
+const (
+	prefixMeta      = 'M'
+	prefixItem      = 'D'
+	prefixPartition = 'P'
+)
+
+// RidLen is the length of a container resource id, which prefixes all of a
+// container's item and partition keys.
+const RidLen = 8
+
+// DatabaseKey is the key of a database record.
+func DatabaseKey(db string) []byte {
+	return append([]byte{prefixMeta, 0, 'd', 'b', 0}, db...)
+}
+
+// DatabasePrefix bounds all database records.
+func DatabasePrefix() []byte { return []byte{prefixMeta, 0, 'd', 'b', 0} }
+
+// ContainerKey is the key of a container record.
+func ContainerKey(db, coll string) []byte {
+	k := append(ContainerPrefix(db), coll...)
+	return k
+}
+
+// ContainerPrefix bounds the container records of one database.
+func ContainerPrefix(db string) []byte {
+	k := append([]byte{prefixMeta, 0, 'c', 'o', 'l', 'l', 0}, db...)
+	return append(k, 0)
+}
+
+// SeqKey is the key of the resource-id allocator's high-water mark.
+func SeqKey() []byte { return []byte{prefixMeta, 0, 's', 'e', 'q'} }
+
+// ItemKey appends the key of an item to dst.
+func ItemKey(dst []byte, rid [RidLen]byte, epk string, id string) []byte {
+	dst = append(dst, prefixItem)
+	dst = append(dst, rid[:]...)
+	dst = append(dst, epk...)
+	dst = append(dst, 0)
+	return append(dst, id...)
+}
+
+// ItemSpan returns the key span [lo, hi) of a container's items whose EPK lies
+// in [minEPK, maxEPK). An empty maxEPK means "to the end of the container".
+func ItemSpan(rid [RidLen]byte, minEPK, maxEPK string) (lo, hi []byte) {
+	lo = append(append([]byte{prefixItem}, rid[:]...), minEPK...)
+	if maxEPK == "" {
+		hi = PrefixEnd(append([]byte{prefixItem}, rid[:]...))
+	} else {
+		hi = append(append([]byte{prefixItem}, rid[:]...), maxEPK...)
+	}
+	return lo, hi
+}
+
+// SplitItemKey returns the EPK and id of an item key. ok is false if key is not
+// an item key.
+func SplitItemKey(key []byte) (epk, id []byte, ok bool) {
+	if len(key) < 1+RidLen+1 || key[0] != prefixItem {
+		return nil, nil, false
+	}
+	rest := key[1+RidLen:]
+	for i, c := range rest {
+		if c == 0 {
+			return rest[:i], rest[i+1:], true
+		}
+	}
+	return nil, nil, false
+}
+
+// ContainerItemsSpan bounds every item of a container.
+func ContainerItemsSpan(rid [RidLen]byte) (lo, hi []byte) {
+	lo = append([]byte{prefixItem}, rid[:]...)
+	return lo, PrefixEnd(lo)
+}
+
+// PartitionKey is the key of one physical partition's state record.
+func PartitionKey(rid [RidLen]byte, rangeID string) []byte {
+	return append(append([]byte{prefixPartition}, rid[:]...), rangeID...)
+}
+
+// ContainerPartitionsSpan bounds every partition record of a container.
+func ContainerPartitionsSpan(rid [RidLen]byte) (lo, hi []byte) {
+	lo = append([]byte{prefixPartition}, rid[:]...)
+	return lo, PrefixEnd(lo)
+}
+
+// PrefixEnd returns the smallest key greater than every key with prefix p.
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil // p is all 0xff: no upper bound
+}

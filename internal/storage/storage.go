@@ -1,0 +1,160 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// ErrNotFound means a key is absent.
+var ErrNotFound = errors.New("storage: not found")
+
+// Options configure Open.
+type Options struct {
+	// Dir is the data directory. Ignored when InMemory is set.
+	Dir string
+	// InMemory keeps everything in memory (vfs.NewMem): nothing survives Close.
+	InMemory bool
+	// CacheBytes is the block cache size; 0 picks a default.
+	CacheBytes int64
+}
+
+// DB is an open store. It is safe for concurrent use.
+type DB struct {
+	pdb *pebble.DB
+}
+
+// Open opens (creating if needed) the store described by o.
+func Open(o Options) (*DB, error) {
+	popts := &pebble.Options{}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = 256 << 20
+	}
+	cache := pebble.NewCache(o.CacheBytes)
+	defer cache.Unref()
+	popts.Cache = cache
+	popts.Logger = quietLogger{}
+	dir := o.Dir
+	if o.InMemory {
+		popts.FS = vfs.NewMem()
+		dir = ""
+	} else if dir == "" {
+		return nil, errors.New("storage: a data directory is required unless in memory")
+	}
+	popts.EnsureDefaults()
+	pdb, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open storage in %q: %w", dir, err)
+	}
+	return &DB{pdb: pdb}, nil
+}
+
+// Close flushes nothing extra (every acknowledged write is already in the
+// synced WAL) and releases the store.
+func (db *DB) Close() error { return db.pdb.Close() }
+
+// Get appends the value of key to dst. It returns ErrNotFound if key is absent.
+func (db *DB) Get(dst, key []byte) ([]byte, error) {
+	return get(db.pdb, dst, key)
+}
+
+type getter interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+func get(g getter, dst, key []byte) ([]byte, error) {
+	v, c, err := g.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return dst, ErrNotFound
+	}
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, v...)
+	return dst, c.Close()
+}
+
+// Set durably writes one key. Used for rare metadata writes.
+func (db *DB) Set(key, value []byte) error {
+	return db.pdb.Set(key, value, pebble.Sync)
+}
+
+// NewBatch returns an empty batch whose Get sees its own writes over the
+// committed state.
+func (db *DB) NewBatch() *Batch {
+	return &Batch{b: db.pdb.NewIndexedBatch()}
+}
+
+// Iterate calls fn for each key in [lo, hi) in order until fn returns false or
+// an error. The key and value slices are valid only during the call.
+func (db *DB) Iterate(lo, hi []byte, fn func(key, value []byte) (bool, error)) error {
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		more, err := fn(it.Key(), v)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+// Batch collects writes that commit atomically. It is not safe for concurrent use.
+type Batch struct {
+	b *pebble.Batch
+}
+
+// Get appends the value of key as seen by the batch (its own writes over the
+// committed state) to dst.
+func (b *Batch) Get(dst, key []byte) ([]byte, error) { return get(b.b, dst, key) }
+
+// Set records a write of key.
+func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
+
+// Delete records a deletion of key.
+func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
+
+// DeleteRange records a deletion of every key in [lo, hi).
+func (b *Batch) DeleteRange(lo, hi []byte) error { return b.b.DeleteRange(lo, hi, nil) }
+
+// Commit makes the batch durable (the WAL is synced before it returns) and
+// visible, then releases it.
+func (b *Batch) Commit() error {
+	err := b.b.Commit(pebble.Sync)
+	if cerr := b.b.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Discard releases the batch without committing it.
+func (b *Batch) Discard() { _ = b.b.Close() }
+
+// quietLogger drops Pebble's informational chatter and keeps errors.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Printf("storage: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	panic(fmt.Sprintf("BUG: storage: "+format, args...))
+}

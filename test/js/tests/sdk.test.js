@@ -1,0 +1,190 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { CosmosClient } from "@azure/cosmos";
+import { startServer, emulatorKey } from "./server.js";
+
+let server;
+let client;
+
+before(async () => {
+  server = await startServer(["--partition-max-rus", "10000"]);
+  client = new CosmosClient({ endpoint: server.endpoint, key: emulatorKey });
+});
+
+after(async () => {
+  client?.dispose?.();
+  await server?.stop();
+});
+
+test("item CRUD, upsert, patch and etags", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "crud" });
+  const { container } = await database.containers.createIfNotExists({
+    id: "people",
+    partitionKey: { paths: ["/city"] },
+  });
+  const { resource: def } = await container.read();
+  assert.equal(def.partitionKey.version, 2);
+
+  const created = await container.items.create({ id: "ann", city: "Oslo", age: 30 });
+  assert.equal(created.statusCode, 201);
+  assert.equal(created.resource.age, 30);
+  assert.match(created.resource._etag, /^".*"$/);
+  assert.ok(created.requestCharge > 0);
+
+  await assert.rejects(container.items.create({ id: "ann", city: "Oslo" }), (e) => e.code === 409);
+  // The same id in another partition is another item.
+  await container.items.create({ id: "ann", city: "Rome", age: 41 });
+
+  const { resource: read } = await container.item("ann", "Oslo").read();
+  assert.equal(read.age, 30);
+  const { resource: rome } = await container.item("ann", "Rome").read();
+  assert.equal(rome.age, 41);
+
+  const replaced = await container.item("ann", "Oslo").replace({ id: "ann", city: "Oslo", age: 31 });
+  assert.equal(replaced.resource.age, 31);
+  await assert.rejects(
+    container.item("ann", "Oslo").replace({ id: "ann", city: "Oslo", age: 32 }, {
+      accessCondition: { type: "IfMatch", condition: created.resource._etag },
+    }),
+    (e) => e.code === 412,
+  );
+
+  const up1 = await container.items.upsert({ id: "bo", city: "Oslo", age: 5 });
+  assert.equal(up1.statusCode, 201);
+  const up2 = await container.items.upsert({ id: "bo", city: "Oslo", age: 6 });
+  assert.equal(up2.statusCode, 200);
+
+  const patched = await container.item("bo", "Oslo").patch([
+    { op: "incr", path: "/age", value: 10 },
+    { op: "add", path: "/pets", value: ["cat"] },
+    { op: "set", path: "/nick", value: "b" },
+    { op: "move", from: "/nick", path: "/alias" },
+  ]);
+  assert.equal(patched.resource.age, 16);
+  assert.deepEqual(patched.resource.pets, ["cat"]);
+  assert.equal(patched.resource.alias, "b");
+  assert.equal(patched.resource.nick, undefined);
+
+  const del = await container.item("bo", "Oslo").delete();
+  assert.equal(del.statusCode, 204);
+  const gone = await container.item("bo", "Oslo").read();
+  assert.equal(gone.statusCode, 404);
+  assert.equal(gone.resource, undefined);
+});
+
+test("transactional batch: success and atomic failure", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "batch" });
+  const { container } = await database.containers.createIfNotExists({
+    id: "carts",
+    partitionKey: { paths: ["/cart"] },
+  });
+  await container.items.create({ id: "milk", cart: "c1", qty: 1 });
+  const ok = await container.items.batch(
+    [
+      { operationType: "Create", resourceBody: { id: "eggs", cart: "c1", qty: 12 } },
+      { operationType: "Upsert", resourceBody: { id: "milk", cart: "c1", qty: 2 } },
+      { operationType: "Read", id: "milk" },
+    ],
+    "c1",
+  );
+  assert.equal(ok.code, 200);
+  assert.deepEqual(ok.result.map((r) => r.statusCode), [201, 200, 200]);
+  assert.equal(ok.result[2].resourceBody.qty, 2);
+
+  const bad = await container.items.batch(
+    [
+      { operationType: "Create", resourceBody: { id: "bread", cart: "c1" } },
+      { operationType: "Create", resourceBody: { id: "eggs", cart: "c1" } },
+    ],
+    "c1",
+  );
+  assert.equal(bad.code, 207);
+  assert.deepEqual(bad.result.map((r) => r.statusCode), [424, 409]);
+  const bread = await container.item("bread", "c1").read();
+  assert.equal(bread.statusCode, 404, "a failed batch must apply nothing");
+});
+
+test("bulk into a container with 4 physical partitions lands every item in its range", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "bulk" });
+  const { container } = await database.containers.createIfNotExists(
+    { id: "events", partitionKey: { paths: ["/device"] } },
+    { offerThroughput: 40000 },
+  );
+  const { resources: ranges } = await container.readPartitionKeyRanges().fetchAll();
+  assert.equal(ranges.length, 4);
+
+  const n = 400;
+  const ops = [];
+  for (let i = 0; i < n; i++) {
+    ops.push({
+      operationType: "Create",
+      resourceBody: { id: `e${i}`, device: `dev-${i % 97}`, seq: i },
+    });
+  }
+  // JS bulk hashes every key itself and sends each group to one range with
+  // x-ms-documentdb-partitionkeyrangeid: a hash that differs from the server's
+  // makes these requests fail, so all 400 succeeding checks our hashing.
+  const results = await container.items.executeBulkOperations(ops);
+  const failures = results.filter((r) => r.error || r.response.statusCode !== 201);
+  assert.equal(failures.length, 0, JSON.stringify(failures.slice(0, 3)));
+
+  for (const i of [0, 1, 96, 97, 250, 399]) {
+    const { resource } = await container.item(`e${i}`, `dev-${i % 97}`).read();
+    assert.equal(resource.seq, i);
+  }
+  // Every range holds its own share, and the ranges together hold everything once.
+  let total = 0;
+  for (const r of ranges) {
+    const { resources } = await container.items
+      .readAll({ partitionKeyRangeId: r.id, maxItemCount: 50 })
+      .fetchAll();
+    assert.ok(resources.length > 0, `range ${r.id} is empty`);
+    total += resources.length;
+  }
+  assert.equal(total, n);
+
+  // Bulk reads and upserts route the same way.
+  const reads = await container.items.executeBulkOperations(
+    [3, 50, 200].map((i) => ({ operationType: "Read", id: `e${i}`, partitionKey: `dev-${i % 97}` })),
+  );
+  assert.deepEqual(reads.map((r) => r.response.statusCode), [200, 200, 200]);
+});
+
+test("read feed pages with continuation tokens", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "feed" });
+  const { container } = await database.containers.createIfNotExists(
+    { id: "items", partitionKey: { paths: ["/pk"] } },
+    { offerThroughput: 20000 },
+  );
+  for (let i = 0; i < 23; i++) {
+    await container.items.create({ id: `i${i}`, pk: `p${i % 4}` });
+  }
+  const it = container.items.readAll({ maxItemCount: 5 });
+  const seen = new Set();
+  let pages = 0;
+  while (it.hasMoreResults()) {
+    const page = await it.fetchNext();
+    assert.ok(page.resources.length <= 5);
+    for (const d of page.resources) seen.add(d.id);
+    pages++;
+    assert.ok(pages < 100, "feed does not end");
+  }
+  assert.equal(seen.size, 23);
+  assert.ok(pages >= 5, `23 items in pages of 5 took ${pages} pages`);
+});
+
+test("bad input gets clear errors", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "bad" });
+  const { container } = await database.containers.createIfNotExists({
+    id: "c",
+    partitionKey: { paths: ["/pk"] },
+  });
+  await assert.rejects(container.items.create({ id: "a/b", pk: "x" }), (e) => e.code === 400 && /cannot contain/.test(e.message));
+  await assert.rejects(container.items.create({ id: "x".repeat(256), pk: "x" }), (e) => e.code === 400);
+  await assert.rejects(
+    container.items.create({ id: "big", pk: "x", s: "y".repeat(2 * 1024 * 1024) }),
+    (e) => e.code === 413,
+  );
+  const missing = await client.database("nope").container("c").item("a", "x").read();
+  assert.equal(missing.statusCode, 404);
+});
