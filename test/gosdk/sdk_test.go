@@ -136,10 +136,10 @@ func TestContainersOfEveryPartitionKeyKind(t *testing.T) {
 }
 
 type order struct {
-	ID       string  `json:"id"`
-	PK       string  `json:"pk"`
-	Customer string  `json:"customer"`
-	Total    float64 `json:"total"`
+	ID       string   `json:"id"`
+	PK       string   `json:"pk"`
+	Customer string   `json:"customer"`
+	Total    float64  `json:"total"`
 	Tags     []string `json:"tags,omitempty"`
 }
 
@@ -197,10 +197,7 @@ func TestItemCRUD(t *testing.T) {
 	wantStatus(t, err, http.StatusPreconditionFailed, "delete with stale etag")
 
 	// If-None-Match with the current etag: 304.
-	rd, err = cc.ReadItem(ctx(), pk, "o1", &azcosmos.ItemOptions{IfNoneMatchEtag: &rp.ETag})
-	if err != nil && statusOf(err) != http.StatusNotModified {
-		t.Fatalf("read with current If-None-Match: %v", err)
-	}
+	// (The Go SDK has no If-None-Match option on reads; the raw request shows the server's side.)
 	raw := newRaw(t, s, auth.EmulatorKey)
 	if r := raw.do(t, "GET", "/dbs/db/colls/orders/docs/o1", nil, map[string]string{"x-ms-documentdb-partitionkey": `["alice"]`, "If-None-Match": string(rp.ETag)}); r.Status != http.StatusNotModified || len(r.Body) != 0 {
 		t.Fatalf("If-None-Match current etag: status %d body %q", r.Status, r.Body)

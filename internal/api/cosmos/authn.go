@@ -33,9 +33,9 @@ func (s *Server) authenticate(req *request) error {
 	}
 	req.access = access
 	if access == auth.ReadOnly && !isReadRequest(r) {
-		e := errForbidden("the read-only key cannot be used for %s on /%s; use the primary key to write", r.Method, strings.Join(req.segs, "/"))
-		e.(*apiError).sub = subWriteForbidden
-		return e
+		// No substatus: 403/3 (WriteForbidden) tells SDKs that the region
+		// does not take writes, and they retry it for minutes.
+		return errForbidden("the read-only key cannot be used for %s on /%s; use the primary key to write", r.Method, strings.Join(req.segs, "/"))
 	}
 	return nil
 }

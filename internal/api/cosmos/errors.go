@@ -45,9 +45,8 @@ func errForbidden(format string, args ...any) error {
 
 // Cosmos substatus codes.
 const (
-	subPartitionKeyMismatch = 1001
+	subPartitionKeyMismatch  = 1001
 	subPartitionKeyRangeGone = 1002
-	subWriteForbidden        = 3
 )
 
 // statusOf maps an error to its status, substatus and code. This is the one

@@ -1,0 +1,54 @@
+package auth
+
+import "testing"
+
+func BenchmarkVerify(b *testing.B) {
+	primary, _ := DecodeKey(EmulatorKey)
+	ro := []byte("read-only-key")
+	v := NewVerifier(primary, ro)
+	const link = "dbs/db1/colls/c1/docs/item 1"
+	h := Header(Sign(primary, "GET", "docs", link, refDate))
+	hro := Header(Sign(ro, "GET", "docs", link, refDate))
+	b.Run("primary", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := v.Verify("GET", "docs", link, refDate, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := v.Verify("GET", "docs", link, refDate, hro); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := v.Verify("GET", "docs", link, refDate, h); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkSign(b *testing.B) {
+	primary, _ := DecodeKey(EmulatorKey)
+	b.ReportAllocs()
+	for b.Loop() {
+		Sign(primary, "GET", "docs", "dbs/db1/colls/c1/docs/item 1", refDate)
+	}
+}
+
+func BenchmarkResource(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		Resource("/dbs/db1/colls/c1/docs/item 1")
+	}
+}

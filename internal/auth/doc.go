@@ -1,0 +1,39 @@
+// Package auth signs and verifies Cosmos DB master-key requests. It is pure:
+// the clock is an argument (CheckDate) and nothing does I/O.
+//
+// # The scheme
+//
+// A client holding the base64 master key signs each request:
+//
+//	key          = base64-decode(masterKey)                        (DecodeKey)
+//	stringToSign = lower(verb) \n lower(resourceType) \n resourceLink \n lower(x-ms-date) \n \n
+//	sig          = base64(HMAC-SHA256(key, stringToSign))          (Sign)
+//	Authorization: urlencode("type=master&ver=1.0&sig=" + sig)    (Header)
+//
+// resourceType is the path segment of the addressed resource ("dbs",
+// "colls", "docs", "offers", ..., "" for the account) and resourceLink the
+// percent-decoded path without its outer slashes, case preserved: the parent
+// link for a feed or create (POST /dbs/d/colls/c/docs signs "docs",
+// "dbs/d/colls/c"), the full link for an item. Resource derives both from a
+// request path with the server rule (odd segment count: the last segment is
+// the type; even: the link is the whole path and the type is the
+// second-last segment). Rid-based links (anything not under "dbs/", in
+// practice offers) are lower-cased, as both SDKs sign them.
+//
+// # Server duties
+//
+// For every request the server:
+//  1. takes the date from x-ms-date (or Date) and calls CheckDate with its
+//     clock and allowed skew (the service allows 15 minutes);
+//  2. computes (resourceType, resourceLink) with Resource(r.URL.Path);
+//  3. calls Verifier.Verify with the method, those two, the date and the
+//     Authorization header, and gets ReadWrite (primary key), ReadOnly
+//     (read-only key: reject writes) or an error.
+//
+// # Errors
+//
+// ErrMissing, ErrMalformed, ErrUnsupported, ErrBadSignature and ErrBadDate
+// map to 401 Unauthorized, ErrDateSkew to 403 Forbidden; the message of an
+// ErrBadSignature error quotes the payload the server signed, as the service
+// does.
+package auth

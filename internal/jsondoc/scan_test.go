@@ -1,0 +1,380 @@
+package jsondoc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestScanValid(t *testing.T) {
+	f := func(name, in string, paths [][]string, wantID string, wantVals ...string) {
+		t.Helper()
+		got, err := Scan([]byte(in), paths)
+		if err != nil {
+			t.Fatalf("%s: Scan(%q): %v", name, in, err)
+		}
+		if !json.Valid([]byte(in)) {
+			t.Fatalf("%s: test input is not valid per encoding/json", name)
+		}
+		if string(got.ID) != wantID || (wantID == "") != (got.ID == nil) {
+			t.Errorf("%s: ID = %q, want %q", name, got.ID, wantID)
+		}
+		if len(got.Values) != len(paths) {
+			t.Fatalf("%s: %d values for %d paths", name, len(got.Values), len(paths))
+		}
+		for i, w := range wantVals {
+			if string(got.Values[i]) != w || (w == "") != (got.Values[i] == nil) {
+				t.Errorf("%s: Values[%d] (%v) = %q, want %q", name, i, paths[i], got.Values[i], w)
+			}
+		}
+	}
+	f("empty object", `{}`, nil, "")
+	f("whitespace", " \t\r\n{ \n\"id\" :\t\"a\" \r\n}\n ", nil, `"a"`)
+	f("id string", `{"id":"doc1","x":1}`, nil, `"doc1"`)
+	f("id number kept raw", `{"id":-1.5e10}`, nil, `-1.5e10`)
+	f("id object", `{"id":{"a":[1,2]}}`, nil, `{"a":[1,2]}`)
+	f("nested id ignored", `{"a":{"id":"inner"}}`, nil, "")
+	f("escaped id name", `{"\u0069d":"x"}`, nil, `"x"`)
+	f("duplicate id first wins", `{"id":"first","id":"second"}`, nil, `"first"`)
+	f("pk top", `{"id":"1","pk":"p"}`, [][]string{{"pk"}}, `"1"`, `"p"`)
+	f("missing path", `{"id":"1"}`, [][]string{{"pk"}}, `"1"`, "")
+	f("nested path", `{"a":{"b":{"c":[1, 2 ,3]}}}`, [][]string{{"a", "b", "c"}, {"a", "b"}, {"a", "x"}},
+		"", `[1, 2 ,3]`, `{"c":[1, 2 ,3]}`, "")
+	f("path through non-object", `{"a":"str","b":[{"c":1}],"n":null}`,
+		[][]string{{"a", "b"}, {"b", "c"}, {"b", "0"}, {"n", "x"}}, "", "", "", "", "")
+	f("duplicate path first wins", `{"a":{"x":1},"a":{"b":2}}`, [][]string{{"a", "b"}, {"a"}}, "", "", `{"x":1}`)
+	f("same path twice", `{"a":1}`, [][]string{{"a"}, {"a"}}, "", `1`, `1`)
+	f("empty path is whole object", ` {"a":1} `, [][]string{{}}, "", `{"a":1}`)
+	f("escaped path component", `{"a\/b":1,"\u00e9":2,"\ud83d\ude00":3}`,
+		[][]string{{"a/b"}, {"é"}, {"😀"}}, "", `1`, `2`, `3`)
+	f("unicode raw", `{"ключ":"значение 😀"}`, [][]string{{"ключ"}}, "", `"значение 😀"`)
+	f("numbers", `{"a":-1.5e10,"b":0,"c":-0.0,"d":1E+2,"e":1e-7,"f":123456789012345678901234567890}`,
+		[][]string{{"a"}, {"f"}}, "", `-1.5e10`, `123456789012345678901234567890`)
+	f("literals", `{"t":true,"f":false,"n":null}`, [][]string{{"t"}, {"f"}, {"n"}}, "", `true`, `false`, `null`)
+	f("string escapes", `{"s":"\"\\\/\b\f\n\r\t\u0041\uD83D\uDE00"}`, [][]string{{"s"}}, "",
+		`"\"\\\/\b\f\n\r\t\u0041\uD83D\uDE00"`)
+	f("value after array", `{"a":[{"b":1}],"b":{"c":2}}`, [][]string{{"b", "c"}}, "", `2`)
+	f("invalid utf8 tolerated", "{\"a\":\"\xff\xfe\"}", [][]string{{"a"}}, "", "\"\xff\xfe\"")
+
+	deep := strings.Repeat(`{"a":`, MaxDepth) + `1` + strings.Repeat(`}`, MaxDepth)
+	path := make([]string, MaxDepth)
+	for i := range path {
+		path[i] = "a"
+	}
+	f("deep nesting at the limit", deep, [][]string{path}, "", `1`)
+}
+
+func TestScanInvalid(t *testing.T) {
+	f := func(in string, wantMsg string, wantOff int) {
+		t.Helper()
+		_, err := Scan([]byte(in), [][]string{{"a"}})
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Fatalf("Scan(%.40q) = %v, want *SyntaxError", in, err)
+		}
+		if !errors.Is(err, ErrSyntax) {
+			t.Errorf("errors.Is(err, ErrSyntax) = false")
+		}
+		if se.Offset != wantOff || !strings.Contains(se.Error(), wantMsg) {
+			t.Errorf("Scan(%.40q) = %q (offset %d), want %q at offset %d", in, se.Error(), se.Offset, wantMsg, wantOff)
+		}
+		if json.Valid([]byte(in)) {
+			t.Errorf("encoding/json accepts %.40q", in)
+		}
+	}
+	f(``, "unexpected end of JSON input", 0)
+	f(`   `, "unexpected end of JSON input", 3)
+	f(`{`, "unexpected end", 1)
+	f(`{"a"`, "unexpected end", 4)
+	f(`{"a":`, "unexpected end", 5)
+	f(`{"a":1`, "unexpected end", 6)
+	f(`{"a":1,`, "unexpected end", 7)
+	f(`{"a":"abc`, "unexpected end", 9)
+	f(`{"a":tru`, "unexpected end", 8)
+	f(`{"a":x}`, "invalid character 'x' looking for beginning of value", 5)
+	f(`{"id":"ok", "x": 17x}`, "invalid character 'x' after object key:value pair", 19)
+	f(`{a:1}`, "invalid character 'a' looking for beginning of object key string", 1)
+	f(`{"a" 1}`, "invalid character '1' after object key", 5)
+	f(`{"a":1,}`, "invalid character '}' looking for beginning of object key string", 7)
+	f(`{"a":[1,]}`, "invalid character ']' looking for beginning of value", 8)
+	f(`{"a":[1 2]}`, "invalid character '2' after array element", 8)
+	f(`{"a":"\x"}`, `invalid character 'x' in string escape code`, 7)
+	f(`{"a":"\u12G4"}`, `invalid character 'G' in \u hexadecimal character escape`, 10)
+	f("{\"a\":\"tab\there\"}", `invalid character '\t' in string literal`, 9)
+	f(`{"a":01}`, "invalid character '1' after object key:value pair", 6)
+	f(`{"a":-}`, "invalid character '}' in numeric literal", 6)
+	f(`{"a":1.}`, "after decimal point", 7)
+	f(`{"a":1e}`, "in exponent", 7)
+	f(`{"a":+1}`, "invalid character '+' looking for beginning of value", 5)
+	f(`{"a":nul}`, "invalid character '}' in literal null", 8)
+	f(`{"a":True}`, "invalid character 'T'", 5)
+	f(`{} {}`, "invalid character '{' after top-level value", 3)
+	f(`{}x`, "invalid character 'x' after top-level value", 2)
+	f("{\"a\":1}\x00", `after top-level value`, 7)
+	f("{\"\xff\":1,\"a\":\x80}", "invalid character byte 0x80", 11)
+	f(`[1,2`, "unexpected end", 4)
+	f(`"abc`, "unexpected end", 4)
+	over := strings.Repeat(`[`, MaxDepth) + `{}` + strings.Repeat(`]`, MaxDepth)
+	f(over, "exceeded max nesting depth", MaxDepth)
+}
+
+func TestScanNotObject(t *testing.T) {
+	for _, in := range []string{`[]`, `[{"id":1}]`, `"str"`, `1`, `-1.5e10`, `true`, `null`, ` [ ] `} {
+		_, err := Scan([]byte(in), nil)
+		if !errors.Is(err, ErrNotObject) {
+			t.Errorf("Scan(%q) = %v, want ErrNotObject", in, err)
+		}
+	}
+	// Invalid input that does not start with '{' is a syntax error, not ErrNotObject.
+	if _, err := Scan([]byte(`[1,]`), nil); !errors.Is(err, ErrSyntax) {
+		t.Errorf("Scan([1,]) = %v, want a syntax error", err)
+	}
+	if _, err := Scan([]byte(`[] x`), nil); !errors.Is(err, ErrSyntax) {
+		t.Errorf("Scan([] x) = %v, want a syntax error", err)
+	}
+}
+
+func TestScanManyPaths(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("{")
+	var paths [][]string
+	for i := 0; i < 150; i++ {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		k := "k" + strconv.Itoa(i)
+		sb.WriteString(`"` + k + `":{"v":` + strconv.Itoa(i) + `}`)
+		paths = append(paths, []string{k, "v"})
+	}
+	sb.WriteString("}")
+	paths = append(paths, []string{"missing"}, []string{})
+	got, err := Scan([]byte(sb.String()), paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 150; i++ {
+		if string(got.Values[i]) != strconv.Itoa(i) {
+			t.Fatalf("Values[%d] = %q", i, got.Values[i])
+		}
+	}
+	if got.Values[150] != nil || string(got.Values[151]) != sb.String() {
+		t.Fatalf("tail values wrong: %q %q", got.Values[150], got.Values[151])
+	}
+}
+
+func TestScanIntoReuses(t *testing.T) {
+	var s Scanned
+	paths := [][]string{{"pk"}, {"a", "b"}}
+	if err := ScanInto(&s, []byte(`{"id":"1","pk":"x","a":{"b":2}}`), paths); err != nil {
+		t.Fatal(err)
+	}
+	if string(s.ID) != `"1"` || string(s.Values[0]) != `"x"` || string(s.Values[1]) != `2` {
+		t.Fatalf("got %q %q", s.ID, s.Values)
+	}
+	if err := ScanInto(&s, []byte(`{"pk":"y"}`), paths); err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != nil || string(s.Values[0]) != `"y"` || s.Values[1] != nil {
+		t.Fatalf("stale results: %q %q", s.ID, s.Values)
+	}
+	if err := ScanInto(&s, []byte(`{"pk":`), paths); err == nil || s.ID != nil || s.Values[0] != nil {
+		t.Fatalf("error case: err=%v values=%q", err, s.Values)
+	}
+	doc := []byte(`{"id":"1","pk":"x","a":{"b":2}}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = ScanInto(&s, doc, paths)
+	})
+	if allocs != 0 {
+		t.Errorf("ScanInto allocates %v times, want 0", allocs)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, in := range []string{`1`, ` "x" `, `[1,{"a":null}]`, `{}`, `null`} {
+		if err := Validate([]byte(in)); err != nil {
+			t.Errorf("Validate(%q) = %v", in, err)
+		}
+	}
+	for _, in := range []string{``, `1 2`, `[`, `{"a"}`, `nulll`} {
+		if err := Validate([]byte(in)); err == nil {
+			t.Errorf("Validate(%q) = nil, want error", in)
+		}
+	}
+}
+
+func TestUnquoteString(t *testing.T) {
+	f := func(in string, want string, wantOK bool) {
+		t.Helper()
+		got, ok := UnquoteString([]byte(in))
+		if ok != wantOK || got != want {
+			t.Errorf("UnquoteString(%q) = %q, %v; want %q, %v", in, got, ok, want, wantOK)
+		}
+		if ok { // agree with encoding/json
+			var s string
+			if err := json.Unmarshal([]byte(in), &s); err != nil || s != got {
+				t.Errorf("encoding/json gives %q, %v", s, err)
+			}
+		}
+	}
+	f(`"abc"`, "abc", true)
+	f(`""`, "", true)
+	f(`"a\"b\\c\/d\b\f\n\r\t"`, "a\"b\\c/d\b\f\n\r\t", true)
+	f(`"\u00e9\u4e2d"`, "é中", true)
+	f(`"\ud83d\ude00"`, "😀", true)
+	f(`"\ud83d"`, "\ufffd", true)        // lone high surrogate
+	f(`"\ude00x"`, "\ufffdx", true)      // lone low surrogate
+	f(`"\ud83d\u0041"`, "\ufffdA", true) // high surrogate then non-surrogate
+	f("\"\xff\"", "\ufffd", true)        // invalid UTF-8 coerced
+	f(`abc`, "", false)
+	f(`"abc`, "", false)
+	f(`"a"b"`, "", false)
+	f(`"\x"`, "", false)
+	f(`1`, "", false)
+	f(` "a"`, "", false)
+	f(`"a" `, "", false)
+	f("\"a\nb\"", "", false)
+}
+
+func TestAppendQuote(t *testing.T) {
+	for _, s := range []string{"", "plain", `"q" \ /`, "ctl\x00\x01\x1f\n\r\t", "é😀", "\xff bad", "<&>", "\u2028"} {
+		q := AppendQuote(nil, s)
+		var back string
+		if err := json.Unmarshal(q, &back); err != nil {
+			t.Fatalf("AppendQuote(%q) = %s: %v", s, q, err)
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if back != want {
+			t.Errorf("round trip %q -> %s -> %q", s, q, back)
+		}
+	}
+}
+
+// TestScanAgreesWithEncodingJSON mutates valid documents at random and checks
+// that Scan and encoding/json.Valid agree on validity (the fuzz target does
+// the same with coverage guidance).
+func TestScanAgreesWithEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte(`{}[]":,. -+eE0123456789truefalsn\u/bx` + "\t\n\x00\xff")
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for iter := 0; iter < n; iter++ {
+		doc := []byte(randomDocJSON(rng))
+		for k := rng.IntN(4); k > 0 && len(doc) > 0; k-- {
+			i := rng.IntN(len(doc))
+			switch rng.IntN(3) {
+			case 0:
+				doc[i] = alphabet[rng.IntN(len(alphabet))]
+			case 1:
+				doc = append(doc[:i], doc[i+1:]...)
+			case 2:
+				doc = append(doc[:i], append([]byte{alphabet[rng.IntN(len(alphabet))]}, doc[i:]...)...)
+			}
+		}
+		if rng.IntN(10) == 0 {
+			doc = doc[:rng.IntN(len(doc)+1)]
+		}
+		checkScanAgainstStdlib(t, doc)
+	}
+}
+
+// checkScanAgainstStdlib asserts Scan agrees with encoding/json on data.
+func checkScanAgainstStdlib(t *testing.T, data []byte) {
+	t.Helper()
+	s, err := Scan(data, [][]string{{"id"}, {"a"}, {"a", "b"}})
+	valid := json.Valid(data)
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	isObject := valid && trimmed[0] == '{'
+
+	switch {
+	case !valid:
+		if !errors.Is(err, ErrSyntax) {
+			t.Fatalf("Scan(%q) = %v, encoding/json says invalid", data, err)
+		}
+		if err := Validate(data); err == nil {
+			t.Fatalf("Validate(%q) = nil, encoding/json says invalid", data)
+		}
+		return
+	case !isObject:
+		if !errors.Is(err, ErrNotObject) {
+			t.Fatalf("Scan(%q) = %v, want ErrNotObject", data, err)
+		}
+		return
+	case err != nil:
+		t.Fatalf("Scan(%q) = %v, encoding/json says valid", data, err)
+	}
+	if err := Validate(data); err != nil {
+		t.Fatalf("Validate(%q) = %v", data, err)
+	}
+	if !equalIDs(s.ID, s.Values[0]) {
+		t.Fatalf("ID %q != Values[0] %q", s.ID, s.Values[0])
+	}
+	for _, v := range append([][]byte{s.ID}, s.Values...) {
+		if v != nil && !json.Valid(v) {
+			t.Fatalf("Scan(%q) returned invalid value %q", data, v)
+		}
+	}
+	// Without duplicate names, encoding/json must see the same values.
+	if hasDuplicateNames(data) {
+		return
+	}
+	var m map[string]any
+	if err := unmarshalUseNumber(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	checkSame := func(what string, got []byte, want any, present bool) {
+		t.Helper()
+		if !present {
+			if got != nil {
+				t.Fatalf("%s: Scan found %q in %q, encoding/json found nothing", what, got, data)
+			}
+			return
+		}
+		var g any
+		if got == nil || unmarshalUseNumber(got, &g) != nil || !jsonEqual(g, want) {
+			t.Fatalf("%s: Scan found %q in %q, encoding/json found %v", what, got, data, want)
+		}
+	}
+	id, ok := m["id"]
+	checkSame("id", s.ID, id, ok)
+	a, ok := m["a"]
+	checkSame("/a", s.Values[1], a, ok)
+	am, _ := a.(map[string]any)
+	b, ok := am["b"]
+	checkSame("/a/b", s.Values[2], b, ok)
+}
+
+func equalIDs(a, b []byte) bool { return string(a) == string(b) && (a == nil) == (b == nil) }
+
+// unmarshalUseNumber decodes keeping numbers as json.Number, so numbers
+// beyond float64's range still decode.
+func unmarshalUseNumber(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// TestScanStringBoundaries puts each interesting byte at every position of
+// strings around the 8-byte fast path's word boundaries.
+func TestScanStringBoundaries(t *testing.T) {
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, c := range []byte{'"', '\\', 0x00, 0x01, 0x1f, ' ', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff} {
+				s := []byte(strings.Repeat("x", n))
+				s[pos] = c
+				doc := append(append([]byte(`{"a":"`), s...), `"}`...)
+				checkScanAgainstStdlib(t, doc)
+				if pos+1 < n { // also as an escape pair
+					s[pos], s[pos+1] = '\\', c
+					doc = append(append([]byte(`{"a":"`), s...), `"}`...)
+					checkScanAgainstStdlib(t, doc)
+				}
+			}
+		}
+	}
+}
