@@ -20,6 +20,7 @@ fuzz ./internal/epk FuzzParseHeader
 fuzz ./internal/epk FuzzComponentFromJSON
 fuzz ./internal/jsondoc FuzzScan
 fuzz ./internal/jsondoc FuzzApplyPatch
+fuzz ./internal/engine FuzzPrepareWrite
 
 echo "== JavaScript SDK tests (@azure/cosmos)"
 (cd test/js && npm ci --no-audit --no-fund --loglevel=error && PARSEC_BIN="$PWD/../../bin/parsec" npm test)

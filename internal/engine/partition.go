@@ -16,8 +16,9 @@ type Partition struct {
 	quit  chan struct{} // closed to stop the loop
 	done  chan struct{} // closed when the loop has exited
 
-	state partState     // owned by the loop
-	lsn   atomic.Uint64 // the last committed LSN, for session tokens
+	state   partState     // owned by the loop
+	lsn     atomic.Uint64 // the last committed LSN, for session tokens
+	commits atomic.Uint64 // batches committed: LSN / commits is the group size
 }
 
 // request is one queued command and, once done is closed, its outcome.
@@ -144,6 +145,7 @@ func (p *Partition) commitGroup(group []*request) {
 	} else {
 		p.state = st
 		p.lsn.Store(st.LSN)
+		p.commits.Add(1)
 	}
 	for _, r := range group {
 		close(r.done)

@@ -160,6 +160,31 @@ test("bulk into a container with 4 physical partitions lands every item in its r
   assert.deepEqual(reads.map((r) => r.response.statusCode), [200, 200, 200]);
 });
 
+test("bulk into a V1-hashed container with 4 partitions, string and number keys", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "bulkv1" });
+  const { container } = await database.containers.createIfNotExists(
+    { id: "v1", partitionKey: { paths: ["/k"], version: 1 } },
+    { offerThroughput: 40000 },
+  );
+  const { resource: def } = await container.read();
+  assert.equal(def.partitionKey.version, 1);
+  const { resources: ranges } = await container.readPartitionKeyRanges().fetchAll();
+  assert.equal(ranges.length, 4);
+  const keys = [];
+  for (let i = 0; i < 60; i++) keys.push(`key-${i}`);
+  for (let i = 3; i < 60; i++) keys.push(i * 7.5);
+  const ops = keys.map((k, i) => ({
+    operationType: "Create",
+    partitionKey: k,
+    resourceBody: { id: `v${i}`, k },
+  }));
+  const results = await container.items.executeBulkOperations(ops);
+  const failures = results.filter((r) => r.error || r.response.statusCode !== 201);
+  assert.equal(failures.length, 0, JSON.stringify(failures.slice(0, 3)));
+  const { resource } = await container.item("v70", keys[70]).read();
+  assert.equal(resource.k, keys[70]);
+});
+
 test("bad input gets clear errors", async () => {
   const { database } = await client.databases.createIfNotExists({ id: "bad" });
   const { container } = await database.containers.createIfNotExists({

@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/auth"
+)
+
+// Options configure a benchmark run. The zero value of a field means its
+// default (see SetDefaults), except Items, which may be 0 for workloads that
+// need no loaded items.
+type Options struct {
+	// Endpoint is the base URL of the server, e.g. "http://127.0.0.1:8081".
+	Endpoint string
+	// Key is the base64 master key. Default: auth.EmulatorKey.
+	Key string
+	// Workload is the name of a workload in Workloads.
+	Workload string
+	// Items is how many items the read and upsert workloads address, loaded
+	// before the run if the container has fewer.
+	Items int
+	// ItemSize is the size in bytes of every item body sent.
+	ItemSize int
+	// Concurrency is the number of closed-loop workers, each with at most one
+	// request in flight.
+	Concurrency int
+	// Duration is how long the measured run lasts.
+	Duration time.Duration
+	// Database and Container name where the items live; created if missing.
+	Database, Container string
+	// Throughput is the RU/s given to the container when it is created.
+	Throughput int
+	// Seed seeds the workers' random choices; 0 picks one from the clock.
+	Seed uint64
+
+	// Progress makes Run print a progress line to the progress writer once a
+	// second during the run (the load phase always reports).
+	Progress bool
+}
+
+// Defaults of the options.
+const (
+	DefaultEndpoint    = "http://127.0.0.1:8081"
+	DefaultWorkload    = "read"
+	DefaultItems       = 10000
+	DefaultItemSize    = 1024
+	DefaultConcurrency = 32
+	DefaultDuration    = 10 * time.Second
+	DefaultDatabase    = "bench"
+	DefaultContainer   = "items"
+	DefaultThroughput  = 40000
+)
+
+// Limits of the options.
+const (
+	// MinItemSize leaves room for {"id":..,"pk":..,"pad":""} with long ids.
+	MinItemSize = 128
+	// MaxItemSize is the Cosmos item size limit.
+	MaxItemSize = 2 << 20
+	// MaxItems bounds the precomputed per-item request state (about 100
+	// bytes per item).
+	MaxItems = 100_000_000
+)
+
+// SetDefaults fills in the zero fields that have a default.
+func (o *Options) SetDefaults() {
+	if o.Endpoint == "" {
+		o.Endpoint = DefaultEndpoint
+	}
+	if o.Key == "" {
+		o.Key = auth.EmulatorKey
+	}
+	if o.Workload == "" {
+		o.Workload = DefaultWorkload
+	}
+	if o.ItemSize == 0 {
+		o.ItemSize = DefaultItemSize
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Duration == 0 {
+		o.Duration = DefaultDuration
+	}
+	if o.Database == "" {
+		o.Database = DefaultDatabase
+	}
+	if o.Container == "" {
+		o.Container = DefaultContainer
+	}
+	if o.Throughput == 0 {
+		o.Throughput = DefaultThroughput
+	}
+}
+
+// Validate checks the options (after SetDefaults) and returns an error a
+// user can act on; the messages name the command-line flags.
+func (o *Options) Validate() error {
+	u, err := url.Parse(o.Endpoint)
+	if err != nil {
+		return fmt.Errorf("--endpoint %q is not a URL: %v", o.Endpoint, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("--endpoint %q must start with http:// or https://", o.Endpoint)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("--endpoint %q has no host", o.Endpoint)
+	}
+	if u.Path != "" && u.Path != "/" {
+		return fmt.Errorf("--endpoint %q must be the account's base URL, without a path", o.Endpoint)
+	}
+	if _, err := auth.DecodeKey(o.Key); err != nil {
+		return fmt.Errorf("--key: %v", err)
+	}
+	w, ok := Workloads[o.Workload]
+	if !ok {
+		return fmt.Errorf("--workload %q is unknown; choose one of %s", o.Workload, strings.Join(WorkloadNames(), ", "))
+	}
+	if o.Items < 0 || o.Items > MaxItems {
+		return fmt.Errorf("--items must be between 0 and %d, not %d", MaxItems, o.Items)
+	}
+	if w.NeedsItems && o.Items == 0 {
+		return fmt.Errorf("--items must be at least 1 for the %s workload", o.Workload)
+	}
+	if o.ItemSize < MinItemSize || o.ItemSize > MaxItemSize {
+		return fmt.Errorf("--item-size must be between %d and %d bytes, not %d", MinItemSize, MaxItemSize, o.ItemSize)
+	}
+	if o.Concurrency < 1 || o.Concurrency > 100_000 {
+		return fmt.Errorf("--concurrency must be between 1 and 100000, not %d", o.Concurrency)
+	}
+	if o.Duration <= 0 {
+		return fmt.Errorf("--duration must be positive, not %v", o.Duration)
+	}
+	for _, n := range []struct{ flag, v string }{{"--database", o.Database}, {"--container", o.Container}} {
+		if strings.ContainsAny(n.v, `/\?#`) || strings.TrimSpace(n.v) != n.v || len(n.v) > 255 {
+			return fmt.Errorf("%s %q is not a valid Cosmos id (at most 255 characters, none of / \\ ? #, no surrounding spaces)", n.flag, n.v)
+		}
+	}
+	if o.Throughput < 400 {
+		return fmt.Errorf("--throughput must be at least 400 RU/s, not %d", o.Throughput)
+	}
+	return nil
+}
