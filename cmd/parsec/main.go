@@ -12,6 +12,8 @@ const usage = `Parsec: a partitioned document database that speaks the Azure Cos
 
 Usage:
   parsec serve [flags]     run the server (parsec serve --help for its flags)
+  parsec partitions DB/C   print a container's partition map, budgets, storage and hot keys
+  parsec bench [flags]     load-test a Cosmos DB endpoint (parsec bench --help for its flags)
   parsec version           print the version
 
 `
@@ -31,6 +33,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stdout, stderr)
+	case "partitions":
+		return partitions(args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "parsec", version)
 		return 0

@@ -27,6 +27,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.ReadOnlyKey, "read-only-key", "", "read-only master key, base64")
 	fs.StringVar(&o.Advertise, "advertise", "", "endpoint URL advertised to clients (default: from each request)")
 	fs.IntVar(&o.PartitionMaxRUs, "partition-max-rus", 10000, "throughput of one physical partition, RU/s")
+	fs.Var(byteSize{&o.PartitionMaxBytes}, "partition-max-bytes", "storage at which a physical partition splits: bytes, or with a unit (e.g. 64MB, 50GB) (default 50GB)")
+	fs.Var(byteSize{&o.LogicalPartitionMaxBytes}, "logical-partition-max-bytes", "storage limit of one partition key value (default 20GB)")
+	fs.IntVar(&o.FixedMaxRUs, "fixed-max-rus", 10000, "throughput limit of a container without a partition key, RU/s")
+	fs.Var(byteSize{&o.FixedMaxBytes}, "fixed-max-bytes", "storage limit of a container without a partition key (default 10GB)")
+	fs.BoolVar(&o.NoThrottle, "no-throttle", false, "meter request units but never answer 429 (development)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -219,7 +219,9 @@ func Resource(path string) (resourceType, resourceLink string) {
 		resourceType = p[prev+1 : last]
 	}
 	if resourceLink != "" && !strings.HasPrefix(resourceLink, "dbs/") {
-		resourceLink = strings.ToLower(resourceLink)
+		// A rid-addressed resource is signed with its rid alone, lowercased:
+		// both SDKs sign GET/PUT /offers/AbC with the link "abc".
+		resourceLink = strings.ToLower(resourceLink[strings.LastIndexByte(resourceLink, '/')+1:])
 	}
 	return resourceType, resourceLink
 }

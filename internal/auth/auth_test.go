@@ -101,7 +101,7 @@ func TestResource(t *testing.T) {
 	f("/dbs/db1/colls/c1/docs", "docs", "dbs/db1/colls/c1")
 	f("/dbs/db1/colls/c1/docs/item 1", "docs", "dbs/db1/colls/c1/docs/item 1")
 	f("/offers", "offers", "")
-	f("/offers/AbC", "offers", "offers/abc")
+	f("/offers/AbC", "offers", "abc") // rid-addressed: the rid alone, lowercased, as both SDKs sign it
 	f("/", "", "")
 	f("", "", "")
 	f("/dbs/d/colls/c/pkranges", "pkranges", "dbs/d/colls/c")

@@ -35,7 +35,7 @@ const (
 	subBits     = 8
 	subCount    = 1 << subBits // S
 	halfCount   = subCount / 2
-	maxShift    = 30                         // buckets up to 2^(subBits+maxShift) ns ≈ 275 s
+	maxShift    = 30                            // buckets up to 2^(subBits+maxShift) ns ≈ 275 s
 	bucketCount = subCount + maxShift*halfCount // 4096
 	maxValue    = uint64(1)<<(subBits+maxShift) - 1
 )
@@ -114,15 +114,18 @@ func (h *Histogram) Mean() time.Duration {
 	return time.Duration(h.sum.Load() / n)
 }
 
-// Merge adds the counts of o into h. o must not be recorded into meanwhile;
-// h must not be recorded into by another goroutine.
+// Merge adds the counts of o into h. o may be recorded into meanwhile (the
+// merge then holds some of the concurrent records and is still consistent:
+// its total is the sum of the counts it took); h must not be.
 func (h *Histogram) Merge(o *Histogram) {
+	var n uint64
 	for i := range o.counts {
 		if c := o.counts[i].Load(); c != 0 {
 			h.counts[i].Add(c)
+			n += c
 		}
 	}
-	h.total.Add(o.total.Load())
+	h.total.Add(n)
 	h.sum.Add(o.sum.Load())
 	if m := o.min.Load(); m < h.min.Load() {
 		h.min.Store(m)

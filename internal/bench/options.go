@@ -35,11 +35,24 @@ type Options struct {
 	Throughput int
 	// Seed seeds the workers' random choices; 0 picks one from the clock.
 	Seed uint64
+	// Client is the HTTP client of the workers: ClientNetHTTP (default) or
+	// ClientRaw.
+	Client string
 
 	// Progress makes Run print a progress line to the progress writer once a
 	// second during the run (the load phase always reports).
 	Progress bool
 }
+
+// The HTTP clients a run can use.
+const (
+	// ClientNetHTTP sends through one shared net/http Transport with an
+	// idle keep-alive connection per worker.
+	ClientNetHTTP = "nethttp"
+	// ClientRaw gives each worker its own keep-alive connection and a
+	// minimal HTTP/1.1 client that costs much less CPU per request.
+	ClientRaw = "raw"
+)
 
 // Defaults of the options.
 const (
@@ -94,6 +107,9 @@ func (o *Options) SetDefaults() {
 	if o.Throughput == 0 {
 		o.Throughput = DefaultThroughput
 	}
+	if o.Client == "" {
+		o.Client = ClientNetHTTP
+	}
 }
 
 // Validate checks the options (after SetDefaults) and returns an error a
@@ -138,6 +154,9 @@ func (o *Options) Validate() error {
 		if strings.ContainsAny(n.v, `/\?#`) || strings.TrimSpace(n.v) != n.v || len(n.v) > 255 {
 			return fmt.Errorf("%s %q is not a valid Cosmos id (at most 255 characters, none of / \\ ? #, no surrounding spaces)", n.flag, n.v)
 		}
+	}
+	if o.Client != ClientNetHTTP && o.Client != ClientRaw {
+		return fmt.Errorf("--client %q is unknown; choose %s or %s", o.Client, ClientNetHTTP, ClientRaw)
 	}
 	if o.Throughput < 400 {
 		return fmt.Errorf("--throughput must be at least 400 RU/s, not %d", o.Throughput)

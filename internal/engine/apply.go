@@ -53,6 +53,9 @@ type Command struct {
 	// Seq is the first of len(Ops) fresh sequence numbers; operation i uses
 	// Seq+i for the resource id of an item it creates and for its new etag.
 	Seq uint64
+	// Split, when set, makes this command a split of the partition (and it
+	// carries no operations); see split.go.
+	Split *splitSpec
 }
 
 // OpResult is the outcome of one operation.
@@ -66,6 +69,8 @@ type OpResult struct {
 	Doc []byte
 	// Etag is the quoted etag of Doc.
 	Etag string
+	// Charge is the operation's request charge in RU.
+	Charge float64
 }
 
 // partState is a physical partition's durable state, written atomically with
@@ -133,11 +138,17 @@ func decodeItem(v []byte) (lsn uint64, etag, doc []byte, err error) {
 	return lsn, v[n : n+int(l)], v[n+int(l):], nil
 }
 
-// applyCtx is what apply needs to know of the container.
+// applyCtx is what apply needs to know of the container. It is fixed for
+// the container's life, so apply stays deterministic.
 type applyCtx struct {
 	rid   [storage.RidLen]byte
 	self  string // "dbs/<dbRid>/colls/<collRid>/docs/"
 	paths [][]string
+	// maxLogicalBytes caps the storage of one logical partition.
+	maxLogicalBytes int64
+	// maxPartitionBytes, when > 0, caps the storage of the partition (fixed
+	// containers, which never split).
+	maxPartitionBytes int64
 }
 
 // txn is one command's view of the partition: its writes sit in an overlay
@@ -199,7 +210,7 @@ func apply(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partSta
 	res := make([]OpResult, len(cmd.Ops))
 	failed := -1
 	for i := range cmd.Ops {
-		r, err := applyOp(ac, t, &cmd.Ops[i], cmd.Ts, cmd.Seq+uint64(i), lsn)
+		r, err := applyOp(ac, t, st, &cmd.Ops[i], cmd.Ts, cmd.Seq+uint64(i), lsn)
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +243,7 @@ func apply(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partSta
 // applyOp executes one operation into the overlay. A failure it reports in
 // OpResult.Err leaves the overlay unchanged; a returned error is a storage
 // failure that aborts the whole group.
-func applyOp(ac *applyCtx, t *txn, op *Op, ts int64, seq, lsn uint64) (OpResult, error) {
+func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uint64) (OpResult, error) {
 	key := storage.ItemKey(nil, ac.rid, op.EPK, op.ID)
 	cur, exists, err := t.get(key)
 	if err != nil {
@@ -266,9 +277,13 @@ func applyOp(ac *applyCtx, t *txn, op *Op, ts int64, seq, lsn uint64) (OpResult,
 	case OpRead:
 		return OpResult{Status: http.StatusOK, Doc: curDoc, Etag: string(curEtag)}, nil
 	case OpDelete:
+		delta := -int64(len(key) + len(cur))
+		if _, err := t.logical(ac, op, -1, delta); err != nil {
+			return OpResult{}, err
+		}
 		t.put(key, nil)
 		t.items--
-		t.bytes -= int64(len(key) + len(cur))
+		t.bytes += delta
 		return OpResult{Status: http.StatusNoContent, Doc: curDoc, Etag: string(curEtag)}, nil
 	}
 
@@ -292,16 +307,82 @@ func applyOp(ac *applyCtx, t *txn, op *Op, ts int64, seq, lsn uint64) (OpResult,
 	etag := etagOf(seq)
 	doc := jsondoc.WithSystem(nil, body, jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: ts})
 	val := encodeItem(nil, lsn, etag, doc)
-	t.put(key, val)
-	t.bytes += int64(len(key) + len(val))
-	status := http.StatusOK
+	delta := int64(len(key) + len(val))
+	status := http.StatusCreated
 	if exists {
-		t.bytes -= int64(len(key) + len(cur))
-	} else {
-		t.items++
-		status = http.StatusCreated
+		delta -= int64(len(key) + len(cur))
+		status = http.StatusOK
 	}
+	if ac.maxPartitionBytes > 0 && delta > 0 && st.Bytes+t.bytes+delta > ac.maxPartitionBytes {
+		return fail(http.StatusBadRequest, badRequest("the container is a fixed container (created without a partition key), which is limited to %d bytes and never splits; it holds %d bytes. Move the data to a container with a partition key", ac.maxPartitionBytes, st.Bytes+t.bytes))
+	}
+	var newItems int64
+	if !exists {
+		newItems = 1
+	}
+	if r, err := t.logical(ac, op, newItems, delta); err != nil || r != nil {
+		if r != nil {
+			return *r, err
+		}
+		return OpResult{}, err
+	}
+	t.put(key, val)
+	t.bytes += delta
+	t.items += newItems
 	return OpResult{Status: status, Doc: doc, Etag: etag}, nil
+}
+
+// logical updates the size record of op's logical partition by the deltas,
+// refusing growth past the logical partition limit. A non-nil result is the
+// operation's failure.
+func (t *txn) logical(ac *applyCtx, op *Op, items, bytes int64) (*OpResult, error) {
+	lk := storage.LogicalKey(nil, ac.rid, op.EPK, op.Key.String())
+	v, ok, err := t.get(lk)
+	if err != nil {
+		return nil, err
+	}
+	var ls logicalState
+	if ok {
+		if ls, err = decodeLogicalState(v); err != nil {
+			return nil, err
+		}
+	}
+	if bytes > 0 && ac.maxLogicalBytes > 0 && ls.Bytes+bytes > ac.maxLogicalBytes {
+		return &OpResult{Status: http.StatusForbidden, Err: fmt.Errorf("%w: the logical partition %s holds %d bytes; the limit is %d bytes per partition key value. Spread the data over more partition key values (for example a synthetic key with a suffix)",
+			ErrLogicalPartitionFull, op.Key, ls.Bytes, ac.maxLogicalBytes)}, nil
+	}
+	ls.Items += items
+	ls.Bytes += bytes
+	if ls.Items <= 0 {
+		t.put(lk, nil)
+	} else {
+		t.put(lk, ls.encode())
+	}
+	return nil, nil
+}
+
+// logicalState is the size of one logical partition (one partition key
+// value), kept beside the items so that limits, split points and the top
+// keys by storage need no scan of the items.
+type logicalState struct {
+	Items int64
+	Bytes int64
+}
+
+func (s logicalState) encode() []byte {
+	return binary.AppendVarint(binary.AppendVarint(nil, s.Items), s.Bytes)
+}
+
+func decodeLogicalState(v []byte) (logicalState, error) {
+	var s logicalState
+	var n int
+	if s.Items, n = binary.Varint(v); n <= 0 {
+		return s, fmt.Errorf("BUG: corrupt logical partition state")
+	}
+	if s.Bytes, n = binary.Varint(v[n:]); n <= 0 {
+		return s, fmt.Errorf("BUG: corrupt logical partition state")
+	}
+	return s, nil
 }
 
 // ridOf extracts the "_rid" of a stored document, or "" if it has none.

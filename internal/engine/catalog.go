@@ -18,9 +18,28 @@ type Options struct {
 	// PartitionMaxRUs is the throughput one physical partition serves (t):
 	// a container provisioned with T RU/s gets ceil(T/t) partitions.
 	PartitionMaxRUs int
-	// Now is the clock used for resource timestamps. Defaults to time.Now.
+	// Now is the clock used for resource timestamps and request-unit
+	// budgets. Defaults to time.Now.
 	Now func() time.Time
+	// PartitionMaxBytes is the storage at which a partition splits. Default 50 GB.
+	PartitionMaxBytes int64
+	// LogicalPartitionMaxBytes caps one partition key value's storage. Default 20 GB.
+	LogicalPartitionMaxBytes int64
+	// NoThrottle meters requests but never answers 429.
+	NoThrottle bool
+	// FixedMaxRUs and FixedMaxBytes cap fixed containers (created without a
+	// partition key). Defaults 10,000 RU/s and 10 GB.
+	FixedMaxRUs   int
+	FixedMaxBytes int64
 }
+
+// Defaults of Options.
+const (
+	DefaultPartitionMaxBytes        = 50 << 30
+	DefaultLogicalPartitionMaxBytes = 20 << 30
+	DefaultFixedMaxRUs              = 10000
+	DefaultFixedMaxBytes            = 10 << 30
+)
 
 // DefaultPartitionMaxRUs is Cosmos's throughput limit of one physical partition.
 const DefaultPartitionMaxRUs = 10000
@@ -71,6 +90,18 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.PartitionMaxBytes == 0 {
+		opts.PartitionMaxBytes = DefaultPartitionMaxBytes
+	}
+	if opts.LogicalPartitionMaxBytes == 0 {
+		opts.LogicalPartitionMaxBytes = DefaultLogicalPartitionMaxBytes
+	}
+	if opts.FixedMaxRUs == 0 {
+		opts.FixedMaxRUs = DefaultFixedMaxRUs
+	}
+	if opts.FixedMaxBytes == 0 {
+		opts.FixedMaxBytes = DefaultFixedMaxBytes
+	}
 	seq, err := newAllocator(store, storage.SeqKey())
 	if err != nil {
 		return nil, err
@@ -107,6 +138,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
+	e.refreshRates()
 	return e, nil
 }
 
@@ -156,12 +188,19 @@ func (e *Engine) CreateDatabase(id string, t Throughput) (DatabaseInfo, error) {
 		ID: id, Rid: encodeRid(binary.BigEndian.AppendUint32(nil, uint32(s))), Ts: e.now(), Seq: s,
 		Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
 	}
-	v, _ := json.Marshal(info)
-	if err := e.store.Set(storage.DatabaseKey(id), v); err != nil {
-		return DatabaseInfo{}, fmt.Errorf("%w: cannot store database: %v", ErrUnavailable, err)
+	if err := e.storeDatabase(info); err != nil {
+		return DatabaseInfo{}, err
 	}
 	e.dbs[id] = &database{info: info, colls: map[string]*Container{}}
 	return info, nil
+}
+
+func (e *Engine) storeDatabase(info DatabaseInfo) error {
+	v, _ := json.Marshal(info)
+	if err := e.store.Set(storage.DatabaseKey(info.ID), v); err != nil {
+		return fmt.Errorf("%w: cannot store database: %v", ErrUnavailable, err)
+	}
+	return nil
 }
 
 // Database returns a database's record.
@@ -235,6 +274,11 @@ type ContainerInfo struct {
 	Extra          map[string]json.RawMessage `json:"extra,omitempty"`
 	Throughput     int                        `json:"throughput,omitempty"`
 	AutoscaleMax   int                        `json:"autoscaleMax,omitempty"`
+	// MaxThroughputEver is the highest throughput ever provisioned: the
+	// minimum is at least a hundredth of it.
+	MaxThroughputEver int `json:"maxThroughputEver,omitempty"`
+	// Fixed marks a container created without a partition key.
+	Fixed bool `json:"fixed,omitempty"`
 	// Ranges is the partition map: contiguous EPK ranges covering ""..."FF".
 	Ranges []RangeInfo `json:"ranges"`
 	// RangesSeq changes whenever Ranges does; it is the pkranges feed's etag.
@@ -264,7 +308,13 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if err := validateThroughput(t); err != nil {
 		return ContainerInfo{}, err
 	}
-	if err := spec.PartitionKey.Validate(); err != nil {
+	fixed := len(spec.PartitionKey.Paths) == 0
+	if fixed {
+		if rus := max(t.RUs, t.AutoscaleMax); rus > e.opts.FixedMaxRUs {
+			return ContainerInfo{}, badRequest("a container without a partition key is a fixed container: one partition of at most %d RU/s and %d bytes that never splits, so %d RU/s cannot be provisioned. Give a partition key to scale beyond that", e.opts.FixedMaxRUs, e.opts.FixedMaxBytes, rus)
+		}
+		spec.PartitionKey = epk.Definition{Kind: epk.Hash, Version: 2}
+	} else if err := spec.PartitionKey.Validate(); err != nil {
 		return ContainerInfo{}, badRequest("invalid partition key definition: %v", err)
 	}
 	if err := validateSpec(spec); err != nil {
@@ -288,7 +338,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 		ID: spec.ID, DB: dbID, Rid: encodeRid(binary.BigEndian.AppendUint32(dbRid, uint32(s))),
 		Ts: e.now(), Seq: s, PartitionKey: spec.PartitionKey, IndexingPolicy: spec.IndexingPolicy,
 		DefaultTTL: spec.DefaultTTL, Extra: spec.Extra, Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
-		RangesSeq: s,
+		MaxThroughputEver: max(t.RUs, t.AutoscaleMax), Fixed: fixed, RangesSeq: s,
 	}
 	if len(info.IndexingPolicy) == 0 {
 		info.IndexingPolicy = DefaultIndexingPolicy
@@ -297,6 +347,9 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 		info.Throughput = DefaultThroughput
 	}
 	n := e.partitionCount(t)
+	if fixed {
+		n = 1
+	}
 	for i, r := range spec.PartitionKey.EvenRanges(n) {
 		info.Ranges = append(info.Ranges, RangeInfo{ID: strconv.Itoa(i), Min: r.Min, Max: r.Max})
 	}
@@ -310,13 +363,22 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 		return ContainerInfo{}, err
 	}
 	db.colls[spec.ID] = c
+	go e.refreshRates()
 	return info, nil
 }
 
-func (e *Engine) storeContainer(info ContainerInfo) error {
+func encodeContainer(info ContainerInfo) ([]byte, error) {
 	v, err := json.Marshal(info)
 	if err != nil {
-		return fmt.Errorf("BUG: cannot encode container record: %v", err)
+		return nil, fmt.Errorf("BUG: cannot encode container record: %v", err)
+	}
+	return v, nil
+}
+
+func (e *Engine) storeContainer(info ContainerInfo) error {
+	v, err := encodeContainer(info)
+	if err != nil {
+		return err
 	}
 	if err := e.store.Set(storage.ContainerKey(info.DB, info.ID), v); err != nil {
 		return fmt.Errorf("%w: cannot store container: %v", ErrUnavailable, err)
@@ -371,9 +433,14 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if !ok {
 		return ContainerInfo{}, notFound("container %q does not exist in database %q", spec.ID, dbID)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	info := c.Info()
 	if ifMatch != "" && ifMatch != "*" && ifMatch != info.Etag() {
 		return ContainerInfo{}, fmt.Errorf("%w: the container's etag is %s, not %s", ErrPreconditionFailed, info.Etag(), ifMatch)
+	}
+	if info.Fixed && len(spec.PartitionKey.Paths) == 0 {
+		spec.PartitionKey = info.PartitionKey
 	}
 	if !sameDefinition(spec.PartitionKey, info.PartitionKey) {
 		return ContainerInfo{}, badRequest("the partition key of a container cannot be changed (it is %v %s)", info.PartitionKey.Paths, info.PartitionKey.Kind)
@@ -416,6 +483,7 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("%w: cannot delete container: %v", ErrUnavailable, err)
 	}
+	e.refreshRates()
 	return nil
 }
 
@@ -487,4 +555,19 @@ func validateResourceID(what, id string) error {
 		}
 	}
 	return nil
+}
+
+// EachContainer calls fn for every open container, ordered by database and id.
+func (e *Engine) EachContainer(fn func(db string, c *Container)) {
+	for _, d := range e.Databases() {
+		cs, err := e.Containers(d.ID)
+		if err != nil {
+			continue
+		}
+		for _, ci := range cs {
+			if c, err := e.Container(d.ID, ci.ID); err == nil {
+				fn(d.ID, c)
+			}
+		}
+	}
 }

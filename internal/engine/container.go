@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/storage"
@@ -18,11 +19,18 @@ type Container struct {
 	def   epk.Definition
 	paths [][]string
 	ac    applyCtx
+	// fixed marks a container created without a partition key: one
+	// partition, capped in throughput and storage, never split.
+	fixed bool
 
 	info atomic.Pointer[ContainerInfo]
 
-	mu    sync.RWMutex
-	parts []*Partition // ordered by range; they cover ""..."FF"
+	mu      sync.RWMutex
+	parts   []*Partition // ordered by range; they cover ""..."FF"
+	retired []*Partition // split partitions whose loops forward to children
+	// sharedRUs is this container's share of its database's throughput when
+	// it has none of its own (set by Engine.refreshRates).
+	sharedRUs float64
 }
 
 func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
@@ -30,13 +38,17 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 	if err != nil || len(rid) != storage.RidLen {
 		return nil, fmt.Errorf("BUG: container %q has a malformed rid %q", info.ID, info.Rid)
 	}
-	c := &Container{e: e, def: info.PartitionKey}
+	c := &Container{e: e, def: info.PartitionKey, fixed: info.Fixed}
 	copy(c.rid[:], rid)
 	for _, p := range info.PartitionKey.Paths {
 		c.paths = append(c.paths, epk.SplitPath(p))
 	}
 	dbRid := encodeRid(rid[:4])
-	c.ac = applyCtx{rid: c.rid, self: "dbs/" + dbRid + "/colls/" + info.Rid + "/docs/", paths: c.paths}
+	c.ac = applyCtx{rid: c.rid, self: "dbs/" + dbRid + "/colls/" + info.Rid + "/docs/", paths: c.paths,
+		maxLogicalBytes: e.opts.LogicalPartitionMaxBytes}
+	if c.fixed {
+		c.ac.maxPartitionBytes = e.opts.FixedMaxBytes
+	}
 	c.info.Store(&info)
 	for _, r := range info.Ranges {
 		p := &Partition{c: c, info: r}
@@ -54,22 +66,49 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 		c.parts = append(c.parts, p)
 	}
 	sort.Slice(c.parts, func(i, j int) bool { return c.parts[i].info.Min < c.parts[j].info.Min })
-	for _, p := range c.parts {
-		p.start()
-	}
+	c.startNewPartitions(e.opts.Now())
 	return c, nil
+}
+
+// startNewPartitions starts the apply loop of every partition not yet
+// started. The caller holds c.mu or owns c exclusively. Rates are set by
+// Engine.refreshRates.
+func (c *Container) startNewPartitions(now time.Time) {
+	for _, p := range c.parts {
+		if p.queue == nil {
+			p.start(c.partitionRate(len(c.parts)), now)
+		}
+	}
+}
+
+// partitionRate is the RU/s budget of one of n partitions, from the
+// container's own throughput or its database's shared throughput.
+func (c *Container) partitionRate(n int) float64 {
+	info := c.Info()
+	t := float64(info.Throughput)
+	if info.AutoscaleMax > 0 {
+		t = float64(info.AutoscaleMax) // autoscale scales up instantly to its maximum
+	}
+	if t == 0 {
+		t = c.sharedRUs
+	}
+	if n == 0 {
+		return t
+	}
+	return t / float64(n)
 }
 
 func (c *Container) applyCtx() *applyCtx { return &c.ac }
 
-// stop ends every partition's apply loop and waits for it.
+// stop ends every partition's apply loop, retired ones included, and waits.
 func (c *Container) stop() {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for _, p := range c.parts {
+	all := append(append([]*Partition(nil), c.parts...), c.retired...)
+	for _, p := range all {
 		close(p.quit)
 	}
-	for _, p := range c.parts {
+	for _, p := range all {
 		<-p.done
 	}
 }
@@ -82,6 +121,21 @@ func (c *Container) deleteInto(b *storage.Batch) {
 	_ = b.DeleteRange(lo, hi)
 	lo, hi = storage.ContainerPartitionsSpan(c.rid)
 	_ = b.DeleteRange(lo, hi)
+	lo, hi = storage.LogicalSpan(c.rid, "", "")
+	_ = b.DeleteRange(lo, hi)
+}
+
+// epkOf hashes a resolved key. Every item of a fixed container has the empty
+// key, whose EPK is the minimum.
+func (c *Container) epkOf(k epk.Key) (string, error) {
+	if c.fixed {
+		return epk.MinEPK, nil
+	}
+	e, err := c.def.EPK(k)
+	if err != nil {
+		return "", badRequest("cannot hash the partition key: %v", err)
+	}
+	return e, nil
 }
 
 // Info returns a copy of the container's record.
@@ -122,3 +176,5 @@ func (c *Container) PartitionByID(id string) (*Partition, error) {
 	}
 	return nil, fmt.Errorf("%w: partition key range %q is not a current range of container %q", ErrPartitionGone, id, c.Info().ID)
 }
+
+func rangeOf(r RangeInfo) epk.Range { return epk.Range{Min: r.Min, Max: r.Max} }

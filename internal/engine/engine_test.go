@@ -15,14 +15,19 @@ import (
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
-// testEngine opens an engine on a store in dir ("" = in memory).
+// testEngine opens an engine on a store in dir ("" = in memory), with a
+// frozen clock and throttling off (see meter_test.go for budgets).
 func testEngine(t testing.TB, dir string) (*Engine, *storage.DB) {
+	return testEngineOpts(t, dir, Options{PartitionMaxRUs: 1000, NoThrottle: true, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
+}
+
+func testEngineOpts(t testing.TB, dir string, o Options) (*Engine, *storage.DB) {
 	t.Helper()
 	st, err := storage.Open(storage.Options{Dir: dir, InMemory: dir == ""})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := Open(st, Options{PartitionMaxRUs: 1000, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
+	e, err := Open(st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +155,11 @@ func TestModel(t *testing.T) {
 		check := func() {
 			for k, it := range model {
 				op, _ := c.PrepareKeyed(OpRead, k[1], key(k[0]), true)
-				doc, etag, _, err := c.ReadItem(op)
+				r, _, err := c.ReadItem(op)
 				if err != nil {
 					t.Fatalf("round %d: %s/%s: %v", round, k[0], k[1], err)
 				}
+				doc, etag := r.Doc, r.Etag
 				var d struct{ V int }
 				json.Unmarshal(doc, &d)
 				if d.V != it.V || etag != it.Etag {

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/storage"
+	"github.com/parsecdb/parsec/internal/throughput"
 )
 
 // MaxItemBytes is the largest item body accepted (Cosmos's 2 MB limit).
@@ -24,6 +26,12 @@ const MaxBatchOps = 100
 // container's definition. An empty key stands for an item without a value at
 // the partition-key path: every component undefined.
 func (c *Container) ResolveKey(k epk.Key) (epk.Key, error) {
+	if c.fixed {
+		if len(k) == 0 || (len(k) == 1 && k[0].Kind == epk.KindUndefined) {
+			return epk.Key{}, nil
+		}
+		return nil, fmt.Errorf("%w: the container has no partition key (it is a fixed container), so requests must not give one; got %s", ErrPartitionKeyMismatch, k)
+	}
 	n := len(c.paths)
 	if len(k) == 0 {
 		k = make(epk.Key, n)
@@ -67,7 +75,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if err != nil {
 		return Op{}, badRequest("the item's partition key (%s) is invalid: %v", strings.Join(c.def.Paths, ", "), err)
 	}
-	if !hasHeader {
+	if !hasHeader && !c.fixed {
 		return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
 	}
 	hk, err := c.ResolveKey(header)
@@ -78,9 +86,9 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 		return Op{}, fmt.Errorf("%w: the partition key in the request, %s, does not match the item's partition key %s = %s",
 			ErrPartitionKeyMismatch, hk, strings.Join(c.def.Paths, ", "), key)
 	}
-	e, err := c.def.EPK(key)
+	e, err := c.epkOf(key)
 	if err != nil {
-		return Op{}, badRequest("cannot hash the partition key: %v", err)
+		return Op{}, err
 	}
 	return Op{Kind: kind, ID: id, Key: key, EPK: e, Body: jsondoc.StripSystem(nil, body)}, nil
 }
@@ -91,16 +99,16 @@ func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHead
 	if err := validateResourceID("item", id); err != nil {
 		return Op{}, err
 	}
-	if !hasHeader {
+	if !hasHeader && !c.fixed {
 		return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
 	}
 	key, err := c.ResolveKey(header)
 	if err != nil {
 		return Op{}, err
 	}
-	e, err := c.def.EPK(key)
+	e, err := c.epkOf(key)
 	if err != nil {
-		return Op{}, badRequest("cannot hash the partition key: %v", err)
+		return Op{}, err
 	}
 	return Op{Kind: kind, ID: id, Key: key, EPK: e}, nil
 }
@@ -119,7 +127,8 @@ type Session string
 // until it is durable. All operations must belong to one partition. If
 // rangeID is not empty, the client addressed that range: it must be current
 // and own every operation's EPK, so that a client that hashes differently
-// fails instead of misplacing data.
+// fails instead of misplacing data. The partition's budget is checked before
+// and charged after; each result carries its charge.
 func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, error) {
 	if len(cmd.Ops) == 0 {
 		return nil, "", badRequest("the batch has no operations")
@@ -143,29 +152,54 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 			return nil, "", badRequest("all operations of a batch must have the same partition key")
 		}
 	}
+	now := c.e.opts.Now()
+	if err := p.admit(now); err != nil {
+		return nil, Session(p.SessionToken()), err
+	}
 	seq, err := c.e.seq.take(uint64(len(cmd.Ops)))
 	if err != nil {
 		return nil, "", err
 	}
 	cmd.Seq = seq
-	cmd.Ts = c.e.now()
-	res, err := p.submit(cmd)
-	return res, Session(p.SessionToken()), err
+	cmd.Ts = now.Unix()
+	res, err := p.submit(&request{cmd: cmd, named: rangeID != ""})
+	if err != nil {
+		return nil, Session(p.SessionToken()), err
+	}
+	// The partition that applied it may be a child of p, after a split.
+	applied := c.PartitionFor(cmd.Ops[0].EPK)
+	for i := range res {
+		res[i].Charge = chargeOf(cmd.Ops[i].Kind, &res[i])
+		applied.record(now, cmd.Ops[i].Key, res[i].Charge)
+	}
+	return res, Session(applied.SessionToken()), nil
 }
 
-// ReadItem returns the stored document (with system properties) and its etag.
-func (c *Container) ReadItem(op Op) (doc []byte, etag string, s Session, err error) {
+// ReadItem reads one item: its stored document (with system properties), its
+// etag, and the charge, after checking the partition's budget.
+func (c *Container) ReadItem(op Op) (r OpResult, s Session, err error) {
 	p := c.PartitionFor(op.EPK)
 	s = Session(p.SessionToken())
+	now := c.e.opts.Now()
+	if err := p.admit(now); err != nil {
+		return r, s, err
+	}
 	v, err := c.e.store.Get(nil, storage.ItemKey(nil, c.rid, op.EPK, op.ID))
-	if err == storage.ErrNotFound {
-		return nil, "", s, notFound("no item with id %q in partition %s", op.ID, op.Key)
+	switch {
+	case err == storage.ErrNotFound:
+		r = OpResult{Status: http.StatusNotFound, Err: notFound("no item with id %q in partition %s", op.ID, op.Key)}
+	case err != nil:
+		return r, s, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
+	default:
+		_, et, d, err := decodeItem(v)
+		if err != nil {
+			return r, s, err
+		}
+		r = OpResult{Status: http.StatusOK, Doc: d, Etag: string(et)}
 	}
-	if err != nil {
-		return nil, "", s, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
-	}
-	_, et, d, err := decodeItem(v)
-	return d, string(et), s, err
+	r.Charge = chargeOf(OpRead, &r)
+	p.record(now, op.Key, r.Charge)
+	return r, s, r.Err
 }
 
 // Feed is one page of a read feed.
@@ -174,6 +208,8 @@ type Feed struct {
 	// Continuation resumes the feed after this page; empty on the last page.
 	Continuation string
 	Sessions     []string
+	// Charge is the page's request charge in RU.
+	Charge float64
 }
 
 // DefaultPageSize is the page size of a feed when the client sets none.
@@ -194,11 +230,13 @@ func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, 
 	info := c.Info()
 	var f Feed
 	lo, hi := storage.ContainerItemsSpan(c.rid)
+	first := c.Partitions()[0]
 	if rangeID != "" {
 		p, err := c.PartitionByID(rangeID)
 		if err != nil {
 			return f, err
 		}
+		first = p
 		r := p.Range()
 		max := r.Max
 		if max == "FF" {
@@ -231,7 +269,15 @@ func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, 
 		start = append(start, 0) // the first key after `after`
 		if bytes.Compare(start, lo) > 0 {
 			lo = start
+			if e, _, ok := storage.SplitItemKey(start); ok && rangeID == "" {
+				first = c.PartitionFor(string(e))
+			}
 		}
+	}
+	// The page is charged to the partition where it starts.
+	now := c.e.opts.Now()
+	if err := first.admit(now); err != nil {
+		return f, err
 	}
 	if maxItems <= 0 {
 		maxItems = 1 << 30
@@ -260,6 +306,8 @@ func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, 
 		t, _ := json.Marshal(feedToken{Rid: info.Rid, Range: rangeID, After: hex.EncodeToString(last[1+storage.RidLen:])})
 		f.Continuation = base64.RawURLEncoding.EncodeToString(t)
 	}
+	f.Charge = throughput.FeedCharge(len(f.Docs), size)
+	first.charge(now, f.Charge)
 	return f, nil
 }
 

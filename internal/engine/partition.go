@@ -2,13 +2,16 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/parsecdb/parsec/internal/storage"
+	"github.com/parsecdb/parsec/internal/throughput"
 )
 
 // Partition is one physical partition: a contiguous EPK range of a container,
-// with its own apply loop and durable state.
+// with its own apply loop, durable state, request-unit budget and telemetry.
 type Partition struct {
 	c     *Container
 	info  RangeInfo
@@ -19,15 +22,37 @@ type Partition struct {
 	state   partState     // owned by the loop
 	lsn     atomic.Uint64 // the last committed LSN, for session tokens
 	commits atomic.Uint64 // batches committed: LSN / commits is the group size
+	items   atomic.Int64  // committed item count, for telemetry
+	bytes   atomic.Int64  // committed bytes, for telemetry and split decisions
+
+	// retired is set once the partition has split; its loop then forwards
+	// requests to its children.
+	retired   atomic.Bool
+	splitting atomic.Bool
+
+	meter meter
+}
+
+// meter is a partition's request-unit budget and telemetry.
+type meter struct {
+	mu        sync.Mutex
+	bucket    *throughput.Bucket
+	topRU     *throughput.TopK
+	lastDecay time.Time
+	consumed  float64 // RU charged since start
+	throttled uint64  // requests answered 429
 }
 
 // request is one queued command and, once done is closed, its outcome.
 type request struct {
-	cmd  *Command
-	res  []OpResult
-	lsn  uint64
-	err  error
-	done chan struct{}
+	cmd *Command
+	// named is set when the client addressed this partition by range id: if
+	// the range has split meanwhile, the client must refresh (410), since
+	// its operations may now belong to different children.
+	named bool
+	res   []OpResult
+	err   error
+	done  chan struct{}
 }
 
 // Group commit limits: a group stops growing at this many commands or bytes.
@@ -36,12 +61,20 @@ const (
 	maxGroupBytes    = 32 << 20
 )
 
-func (p *Partition) start() {
+func (p *Partition) start(rate float64, now time.Time) {
 	p.queue = make(chan *request, maxGroupCommands)
 	p.quit = make(chan struct{})
 	p.done = make(chan struct{})
+	p.meter.bucket = throughput.NewBucket(rate, now)
+	p.meter.topRU = throughput.NewTopK(hotKeys)
+	p.meter.lastDecay = now
+	p.items.Store(p.state.Items)
+	p.bytes.Store(p.state.Bytes)
 	go p.run()
 }
+
+// hotKeys is how many logical keys per partition telemetry reports.
+const hotKeys = 10
 
 // ID is the partition's range id.
 func (p *Partition) ID() string { return p.info.ID }
@@ -57,23 +90,17 @@ func (p *Partition) SessionToken() string {
 	return fmt.Sprintf("%s:-1#%d", p.info.ID, p.lsn.Load())
 }
 
-// submit queues cmd on the apply loop and waits until it is durable.
-func (p *Partition) submit(cmd *Command) ([]OpResult, error) {
-	r := &request{cmd: cmd, done: make(chan struct{})}
+var errDeleted = notFound("the container was deleted")
+
+// submit queues a request on the apply loop and waits until it is durable.
+func (p *Partition) submit(r *request) ([]OpResult, error) {
+	r.done = make(chan struct{})
 	select {
 	case p.queue <- r:
 	case <-p.quit:
-		return nil, notFound("the container was deleted")
+		return nil, errDeleted
 	}
-	select {
-	case <-r.done:
-	case <-p.done:
-		select {
-		case <-r.done:
-		default:
-			return nil, notFound("the container was deleted")
-		}
-	}
+	<-r.done
 	return r.res, r.err
 }
 
@@ -85,24 +112,69 @@ func (p *Partition) run() {
 		select {
 		case first = <-p.queue:
 		case <-p.quit:
+			p.drain()
 			return
+		}
+		if p.retired.Load() {
+			p.forward(first)
+			continue
 		}
 		group = append(group[:0], first)
 		size := cmdBytes(first.cmd)
+		split := first.cmd.Split != nil
 	drain:
-		for len(group) < maxGroupCommands && size < maxGroupBytes {
+		for !split && len(group) < maxGroupCommands && size < maxGroupBytes {
 			select {
 			case r := <-p.queue:
 				group = append(group, r)
 				size += cmdBytes(r.cmd)
+				split = r.cmd.Split != nil
 			default:
 				break drain
 			}
 		}
-		p.commitGroup(group)
+		if split {
+			last := group[len(group)-1]
+			if len(group) > 1 {
+				p.commitGroup(group[:len(group)-1])
+			}
+			p.split(last)
+		} else {
+			p.commitGroup(group)
+		}
 		for i := range group {
 			group[i] = nil
 		}
+	}
+}
+
+// drain answers every request still queued when the loop stops.
+func (p *Partition) drain() {
+	for {
+		select {
+		case r := <-p.queue:
+			r.err = errDeleted
+			close(r.done)
+		default:
+			return
+		}
+	}
+}
+
+// forward hands a request that reached a retired partition to the child
+// that now owns it, or answers 410 if the client named this range.
+func (p *Partition) forward(r *request) {
+	if r.named || r.cmd.Split != nil || len(r.cmd.Ops) == 0 {
+		r.err = fmt.Errorf("%w: partition key range %q has split; refresh the partition key ranges", ErrPartitionGone, p.info.ID)
+		close(r.done)
+		return
+	}
+	child := p.c.PartitionFor(r.cmd.Ops[0].EPK)
+	select {
+	case child.queue <- r:
+	case <-child.quit:
+		r.err = errDeleted
+		close(r.done)
 	}
 }
 
@@ -123,7 +195,6 @@ func (p *Partition) commitGroup(group []*request) {
 	var err error
 	for _, r := range group {
 		st.LSN++
-		r.lsn = st.LSN
 		r.res, r.err = apply(ac, b, r.cmd, st.LSN, &st)
 		if r.err != nil {
 			err = r.err
@@ -145,9 +216,14 @@ func (p *Partition) commitGroup(group []*request) {
 	} else {
 		p.state = st
 		p.lsn.Store(st.LSN)
+		p.items.Store(st.Items)
+		p.bytes.Store(st.Bytes)
 		p.commits.Add(1)
 	}
 	for _, r := range group {
 		close(r.done)
+	}
+	if err == nil {
+		p.c.maybeSplitForStorage(p)
 	}
 }

@@ -39,6 +39,17 @@ type Options struct {
 	Advertise string
 	// PartitionMaxRUs is the throughput of one physical partition. Default 10,000.
 	PartitionMaxRUs int
+	// PartitionMaxBytes is the storage at which a physical partition splits.
+	// Default 50 GB.
+	PartitionMaxBytes int64
+	// LogicalPartitionMaxBytes caps one partition key value. Default 20 GB.
+	LogicalPartitionMaxBytes int64
+	// FixedMaxRUs and FixedMaxBytes cap containers created without a
+	// partition key. Defaults 10,000 RU/s and 10 GB.
+	FixedMaxRUs   int
+	FixedMaxBytes int64
+	// NoThrottle meters requests but never answers 429 (for development).
+	NoThrottle bool
 }
 
 // DefaultListen is the default listen address.
@@ -91,6 +102,12 @@ func (o *Options) Validate() error {
 	if o.PartitionMaxRUs < 400 {
 		return fmt.Errorf("--partition-max-rus must be at least 400, not %d", o.PartitionMaxRUs)
 	}
+	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 {
+		return errors.New("size and throughput limits cannot be negative")
+	}
+	if o.FixedMaxRUs != 0 && o.FixedMaxRUs < 400 {
+		return fmt.Errorf("--fixed-max-rus must be at least 400, not %d", o.FixedMaxRUs)
+	}
 	return nil
 }
 
@@ -127,7 +144,9 @@ func Start(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := engine.Open(store, engine.Options{PartitionMaxRUs: o.PartitionMaxRUs})
+	eng, err := engine.Open(store, engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
+		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
+		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes})
 	if err != nil {
 		store.Close()
 		return nil, err

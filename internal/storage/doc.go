@@ -8,6 +8,7 @@
 //	M 0x00 "seq"                                           resource-id allocator high-water mark
 //	D <container rid, 8 bytes> <EPK, uppercase hex> 0x00 <item id>   one item
 //	P <container rid, 8 bytes> <range id>                  one physical partition's state (LSN, stats)
+//	L <container rid, 8 bytes> <EPK, uppercase hex> 0x00 <key JSON>  one logical partition's size
 //
 // Items are keyed by their container, then their effective partition key (EPK),
 // then their id. A physical partition owns a contiguous EPK range, so it is one

@@ -98,3 +98,31 @@ func PrefixEnd(p []byte) []byte {
 	}
 	return nil // p is all 0xff: no upper bound
 }
+
+const prefixLogical = 'L'
+
+// LogicalKey appends the key of a logical partition's size record:
+//
+//	L <container rid, 8 bytes> <EPK hex> 0x00 <partition key as JSON>
+//
+// Like items, these sort by EPK, so a physical partition's logical
+// partitions are one contiguous span.
+func LogicalKey(dst []byte, rid [RidLen]byte, epk, key string) []byte {
+	dst = append(dst, prefixLogical)
+	dst = append(dst, rid[:]...)
+	dst = append(dst, epk...)
+	dst = append(dst, 0)
+	return append(dst, key...)
+}
+
+// LogicalSpan returns the span of a container's logical partition records
+// whose EPK lies in [minEPK, maxEPK); an empty maxEPK means to the end.
+func LogicalSpan(rid [RidLen]byte, minEPK, maxEPK string) (lo, hi []byte) {
+	lo = append(append([]byte{prefixLogical}, rid[:]...), minEPK...)
+	if maxEPK == "" {
+		hi = PrefixEnd(append([]byte{prefixLogical}, rid[:]...))
+	} else {
+		hi = append(append([]byte{prefixLogical}, rid[:]...), maxEPK...)
+	}
+	return lo, hi
+}

@@ -86,9 +86,9 @@ func TestBadInput(t *testing.T) {
 	if r.Status != 400 {
 		t.Errorf("malformed container body: %d, want 400", r.Status)
 	}
-	r = raw.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"nokey"}`), nil)
+	r = raw.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"badkey","partitionKey":{"paths":["/a","/b"],"kind":"Hash"}}`), nil)
 	if r.Status != 400 {
-		t.Errorf("container without a partition key: %d, want 400", r.Status)
+		t.Errorf("Hash partition key with two paths: %d, want 400", r.Status)
 	}
 	r = raw.do(t, "POST", "/dbs", []byte(`{"id":"bad/id"}`), nil)
 	if r.Status != 400 {

@@ -554,3 +554,31 @@ func TestReadFeedPaging(t *testing.T) {
 		t.Errorf("non-numeric max item count: status %d, want 400", r.Status)
 	}
 }
+
+func TestAwkwardIDsAndKeys(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	cc := setup(t, c, "db", "c", hashPK("/pk"), 20000)
+	for _, tc := range []struct{ id, pk string }{
+		{"item 1", "with space"},
+		{"100%", "per%25cent"},
+		{"día-ü-日本", "ключ"},
+		{"emoji-😀", "😀"},
+		{"tab\there", "quote\"d"},
+		{"plus+and&amp=", "a+b"},
+	} {
+		body, _ := json.Marshal(map[string]string{"id": tc.id, "pk": tc.pk})
+		pk := azcosmos.NewPartitionKeyString(tc.pk)
+		_, err := cc.CreateItem(ctx(), pk, body, nil)
+		must(t, err, "create "+tc.id)
+		r, err := cc.ReadItem(ctx(), pk, tc.id, nil)
+		must(t, err, "read "+tc.id)
+		var got map[string]any
+		must(t, json.Unmarshal(r.Value, &got), "body")
+		if got["id"] != tc.id || got["pk"] != tc.pk {
+			t.Errorf("read back %v, want id %q pk %q", got, tc.id, tc.pk)
+		}
+		_, err = cc.DeleteItem(ctx(), pk, tc.id, nil)
+		must(t, err, "delete "+tc.id)
+	}
+}

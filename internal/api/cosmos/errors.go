@@ -47,6 +47,8 @@ func errForbidden(format string, args ...any) error {
 const (
 	subPartitionKeyMismatch  = 1001
 	subPartitionKeyRangeGone = 1002
+	subLogicalPartitionFull  = 1014
+	subRequestRateTooLarge   = 3200
 )
 
 // statusOf maps an error to its status, substatus and code. This is the one
@@ -70,6 +72,10 @@ func statusOf(err error) (status, sub int, code string) {
 		return http.StatusRequestEntityTooLarge, 0, "RequestEntityTooLarge"
 	case errors.Is(err, engine.ErrPartitionGone):
 		return http.StatusGone, subPartitionKeyRangeGone, "Gone"
+	case errors.Is(err, engine.ErrThrottled):
+		return http.StatusTooManyRequests, subRequestRateTooLarge, "TooManyRequests"
+	case errors.Is(err, engine.ErrLogicalPartitionFull):
+		return http.StatusForbidden, subLogicalPartitionFull, "Forbidden"
 	case errors.Is(err, engine.ErrFailedDependency):
 		return http.StatusFailedDependency, 0, "FailedDependency"
 	case errors.Is(err, engine.ErrUnavailable):
@@ -83,7 +89,8 @@ func statusOf(err error) (status, sub int, code string) {
 func messageOf(err error) string {
 	msg := err.Error()
 	for _, s := range []error{engine.ErrBadRequest, engine.ErrPartitionKeyMismatch, engine.ErrNotFound, engine.ErrConflict,
-		engine.ErrPreconditionFailed, engine.ErrTooLarge, engine.ErrPartitionGone, engine.ErrUnavailable, engine.ErrFailedDependency} {
+		engine.ErrPreconditionFailed, engine.ErrTooLarge, engine.ErrPartitionGone, engine.ErrUnavailable, engine.ErrFailedDependency,
+		engine.ErrLogicalPartitionFull} {
 		p := s.Error() + ": "
 		if len(msg) > len(p) && msg[:len(p)] == p {
 			return msg[len(p):]
@@ -102,9 +109,27 @@ func (s *Server) writeError(req *request, err error) {
 		s.writeJSON(req, status, nil)
 		return
 	}
-	body, _ := json.Marshal(struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}{code, messageOf(err)})
+	var body []byte
+	var te *engine.ThrottledError
+	if errors.As(err, &te) {
+		ms := te.RetryAfter.Milliseconds()
+		if ms < 1 {
+			ms = 1
+		}
+		h.Set("x-ms-retry-after-ms", fmt.Sprint(ms))
+		body, _ = json.Marshal(struct {
+			Code              string  `json:"code"`
+			Message           string  `json:"message"`
+			PartitionKeyRange string  `json:"partitionKeyRangeId"`
+			HotPartitionKey   string  `json:"hotPartitionKey,omitempty"`
+			HotShare          float64 `json:"hotPartitionKeyShare,omitempty"`
+			RetryAfterMs      int64   `json:"retryAfterMs"`
+		}{code, te.Error(), te.RangeID, te.HotKey, te.HotShare, ms})
+	} else {
+		body, _ = json.Marshal(struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}{code, messageOf(err)})
+	}
 	s.writeJSON(req, status, body)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
-	"github.com/parsecdb/parsec/internal/throughput"
 )
 
 const (
@@ -160,7 +159,7 @@ func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) {
 		return
 	}
 	r := res[0]
-	req.charge = opCharge(op.Kind, r)
+	req.charge = r.Charge
 	if r.Err != nil {
 		s.writeError(req, r.Err)
 		return
@@ -173,20 +172,6 @@ func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) {
 		return
 	}
 	s.writeJSON(req, r.Status, r.Doc)
-}
-
-// opCharge is the request charge of one executed operation.
-func opCharge(kind engine.OpKind, r engine.OpResult) float64 {
-	if r.Err != nil {
-		return throughput.FailedCharge
-	}
-	switch kind {
-	case engine.OpRead:
-		return throughput.ReadCharge(len(r.Doc))
-	case engine.OpDelete:
-		return throughput.DeleteCharge(len(r.Doc))
-	}
-	return throughput.WriteCharge(len(r.Doc))
 }
 
 func preferMinimal(r *http.Request) bool {
@@ -204,20 +189,19 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) {
 		s.writeError(req, err)
 		return
 	}
-	doc, etag, session, err := c.ReadItem(op)
+	r, session, err := c.ReadItem(op)
 	req.session = string(session)
+	req.charge = r.Charge
 	if err != nil {
-		req.charge = throughput.FailedCharge
 		s.writeError(req, err)
 		return
 	}
-	req.charge = throughput.ReadCharge(len(doc))
-	req.w.Header().Set("etag", etag)
-	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
+	req.w.Header().Set("etag", r.Etag)
+	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == r.Etag || inm == "*") {
 		s.writeJSON(req, http.StatusNotModified, nil)
 		return
 	}
-	s.writeJSON(req, http.StatusOK, doc)
+	s.writeJSON(req, http.StatusOK, r.Doc)
 }
 
 func (s *Server) readFeed(req *request, c *engine.Container) {
@@ -235,7 +219,6 @@ func (s *Server) readFeed(req *request, c *engine.Container) {
 		s.writeError(req, err)
 		return
 	}
-	size := 0
 	var b bytes.Buffer
 	b.WriteString(`{"_rid":"`)
 	b.WriteString(c.Info().Rid)
@@ -245,12 +228,11 @@ func (s *Server) readFeed(req *request, c *engine.Container) {
 			b.WriteByte(',')
 		}
 		b.Write(d)
-		size += len(d)
 	}
 	b.WriteString(`],"_count":`)
 	b.WriteString(strconv.Itoa(len(f.Docs)))
 	b.WriteByte('}')
-	req.charge = throughput.FeedCharge(len(f.Docs), size)
+	req.charge = f.Charge
 	req.session = strings.Join(f.Sessions, ",")
 	h := req.w.Header()
 	h.Set("x-ms-item-count", strconv.Itoa(len(f.Docs)))
@@ -334,9 +316,8 @@ func (s *Server) batch(req *request, c *engine.Container) {
 	status := http.StatusOK
 	minimal := preferMinimal(r)
 	for i, x := range res {
-		ch := opCharge(cmd.Ops[i].Kind, x)
-		req.charge += ch
-		br := batchResult{StatusCode: x.Status, RequestCharge: ch, ETag: x.Etag}
+		req.charge += x.Charge
+		br := batchResult{StatusCode: x.Status, RequestCharge: x.Charge, ETag: x.Etag}
 		if x.Err != nil {
 			status = http.StatusMultiStatus
 			_, br.SubStatusCode, _ = statusOf(x.Err)

@@ -172,7 +172,9 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 	}
 	spec.ID = *in.ID
 	if in.PartitionKey == nil || len(in.PartitionKey.Paths) == 0 {
-		return spec, errBadRequest("the container has no partition key: give partitionKey.paths, for example {\"paths\":[\"/pk\"],\"kind\":\"Hash\",\"version\":2}")
+		// A fixed container (the 2017 model): one partition, never split.
+		spec.IndexingPolicy = in.IndexingPolicy
+		return spec, parseContainerRest(&spec, in, all)
 	}
 	pk := epk.Definition{Kind: in.PartitionKey.Kind, Version: in.PartitionKey.Version, Paths: in.PartitionKey.Paths}
 	if pk.Kind == "" {
@@ -186,10 +188,14 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 	}
 	spec.PartitionKey = pk
 	spec.IndexingPolicy = in.IndexingPolicy
+	return spec, parseContainerRest(&spec, in, all)
+}
+
+func parseContainerRest(spec *engine.ContainerSpec, in containerBody, all map[string]json.RawMessage) error {
 	if in.DefaultTTL != nil {
 		n, err := in.DefaultTTL.Int64()
 		if err != nil {
-			return spec, errBadRequest("defaultTtl must be an integer number of seconds, not %s", *in.DefaultTTL)
+			return errBadRequest("defaultTtl must be an integer number of seconds, not %s", *in.DefaultTTL)
 		}
 		spec.DefaultTTL = &n
 	}
@@ -201,7 +207,7 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 			spec.Extra[k] = v
 		}
 	}
-	return spec, nil
+	return nil
 }
 
 func renderContainer(db engine.DatabaseInfo, c engine.ContainerInfo) map[string]any {
@@ -212,10 +218,11 @@ func renderContainer(db engine.DatabaseInfo, c engine.ContainerInfo) map[string]
 	for k, v := range c.Extra {
 		out[k] = v
 	}
-	pk := map[string]any{"paths": c.PartitionKey.Paths, "kind": c.PartitionKey.Kind, "version": c.PartitionKey.Version}
 	out["id"] = c.ID
 	out["indexingPolicy"] = c.IndexingPolicy
-	out["partitionKey"] = pk
+	if !c.Fixed {
+		out["partitionKey"] = map[string]any{"paths": c.PartitionKey.Paths, "kind": c.PartitionKey.Kind, "version": c.PartitionKey.Version}
+	}
 	if c.DefaultTTL != nil {
 		out["defaultTtl"] = *c.DefaultTTL
 	}

@@ -80,6 +80,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"status":"ready"}`))
 		return
 	}
+	if r.URL.Path == MetricsPath {
+		s.metrics(w)
+		return
+	}
 	segs, err := splitPath(r.URL.EscapedPath())
 	if err != nil {
 		s.writeError(req, errBadRequest("the request path is malformed: %v", err))
@@ -123,8 +127,8 @@ func (s *Server) route(req *request) {
 		return
 	}
 	if segs[0] != "dbs" {
-		if segs[0] == "offers" {
-			s.writeError(req, errNotImplemented("offers are not supported by this server version"))
+		if segs[0] == "offers" && n <= 2 {
+			s.offers(req)
 			return
 		}
 		s.writeError(req, errNotFound("no resource at /%s", strings.Join(segs, "/")))
@@ -145,6 +149,8 @@ func (s *Server) route(req *request) {
 		s.document(req, segs[1], segs[3], segs[5])
 	case n == 5 && segs[2] == "colls" && segs[4] == "pkranges":
 		s.partitionKeyRanges(req, segs[1], segs[3])
+	case n == 5 && segs[2] == "colls" && segs[4] == "partitions":
+		s.partitionStats(req, segs[1], segs[3])
 	case n >= 5 && segs[2] == "colls" && isKnownUnsupported(segs[4]):
 		s.writeError(req, errNotImplemented("%s are not supported by this server version", segs[4]))
 	case n >= 3 && segs[2] == "users":

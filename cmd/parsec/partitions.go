@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/api/cosmos"
+	"github.com/parsecdb/parsec/internal/auth"
+)
+
+// clientFlags are the flags every client subcommand takes, with the same
+// defaults: the local server and the emulator key.
+type clientFlags struct {
+	endpoint string
+	key      string
+}
+
+func (c *clientFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.endpoint, "endpoint", "http://127.0.0.1:8081", "the server's endpoint URL")
+	fs.StringVar(&c.key, "key", auth.EmulatorKey, "master key (base64); default: the emulator key")
+}
+
+// get sends a signed GET for a resource path such as /dbs/d/colls/c/partitions.
+func (c *clientFlags) get(path string, v any) error {
+	key, err := auth.DecodeKey(c.key)
+	if err != nil {
+		return fmt.Errorf("--key is not a valid base64 key: %v", err)
+	}
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	esc := make([]string, len(segs))
+	for i, s := range segs {
+		esc[i] = url.PathEscape(s)
+	}
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(c.endpoint, "/")+"/"+strings.Join(esc, "/"), nil)
+	if err != nil {
+		return fmt.Errorf("--endpoint %q is not a URL: %v", c.endpoint, err)
+	}
+	date := time.Now().UTC().Format(http.TimeFormat)
+	typ, link := auth.Resource(strings.Join(segs, "/"))
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2020-11-05")
+	req.Header.Set("Authorization", auth.Header(auth.Sign(key, http.MethodGet, typ, link, date)))
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach %s: %v", c.endpoint, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Code, Message string }
+		if json.Unmarshal(body, &e) == nil && e.Message != "" {
+			return fmt.Errorf("%s: %s", e.Code, e.Message)
+		}
+		return fmt.Errorf("the server answered %s", resp.Status)
+	}
+	return json.Unmarshal(body, v)
+}
+
+func partitions(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("parsec partitions", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clientFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print the raw JSON instead of a table")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: parsec partitions [--endpoint URL] [--key KEY] [--json] DATABASE/CONTAINER")
+		fmt.Fprintln(stderr, "Prints a container's partition map: ranges, budgets, share of request units, storage and hot keys.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 || strings.Count(fs.Arg(0), "/") != 1 {
+		fs.Usage()
+		return 2
+	}
+	db, coll, _ := strings.Cut(fs.Arg(0), "/")
+	var t cosmos.ContainerTelemetry
+	if err := cf.get("/dbs/"+db+"/colls/"+coll+"/partitions", &t); err != nil {
+		fmt.Fprintf(stderr, "parsec partitions: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(t)
+		return 0
+	}
+	printPartitions(stdout, t)
+	return 0
+}
+
+func printPartitions(w io.Writer, t cosmos.ContainerTelemetry) {
+	mode := fmt.Sprintf("%d RU/s", t.Throughput)
+	switch {
+	case t.AutoscaleMax > 0:
+		mode = fmt.Sprintf("autoscale up to %d RU/s", t.AutoscaleMax)
+	case t.Shared:
+		mode = "shared database throughput"
+	}
+	var total float64
+	for _, p := range t.Partitions {
+		total += p.ConsumedRUs
+	}
+	fmt.Fprintf(w, "%s/%s: %s, %d physical partitions\n\n", t.Database, t.Container, mode, len(t.Partitions))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANGE\tEPK RANGE\tPARENTS\tBUDGET RU/s\tRU USED\tRU SHARE\t429s\tSTORAGE\tITEMS\tHOTTEST KEYS BY RU\tLARGEST KEYS")
+	for _, p := range t.Partitions {
+		share := 0.0
+		if total > 0 {
+			share = p.ConsumedRUs / total
+		}
+		var hot, big []string
+		for i, k := range p.HotByRU {
+			if i == 3 {
+				break
+			}
+			hot = append(hot, fmt.Sprintf("%s %.0f RU", k.Key, k.Weight))
+		}
+		for i, k := range p.HotByBytes {
+			if i == 3 {
+				break
+			}
+			big = append(big, fmt.Sprintf("%s %s", k.Key, humanBytes(int64(k.Weight))))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%.1f%%\t%d\t%s\t%d\t%s\t%s\n", p.ID, shortRange(p.MinInclusive, p.MaxExclusive),
+			dash(strings.Join(p.Parents, ",")), p.BudgetRUs, p.ConsumedRUs, share*100, p.Throttled, humanBytes(p.Bytes), p.Items,
+			dash(strings.Join(hot, ", ")), dash(strings.Join(big, ", ")))
+	}
+	tw.Flush()
+}
+
+func shortRange(min, max string) string {
+	clip := func(s string) string {
+		if s == "" {
+			return `""`
+		}
+		if len(s) > 8 {
+			return s[:8] + "…"
+		}
+		return s
+	}
+	return "[" + clip(min) + ", " + clip(max) + ")"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

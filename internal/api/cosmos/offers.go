@@ -1,0 +1,164 @@
+package cosmos
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/throughput"
+)
+
+func renderOffer(o engine.Offer) map[string]any {
+	content := map[string]any{"offerThroughput": o.Throughput, "offerIsRUPerMinuteThroughputEnabled": false}
+	if o.AutoscaleMax > 0 {
+		content["offerThroughput"] = o.AutoscaleMax / 10
+		content["offerAutopilotSettings"] = map[string]any{"maxThroughput": o.AutoscaleMax,
+			"autoUpgradePolicy": map[string]any{"throughputPolicy": map[string]any{"incrementPercent": 0}}}
+	}
+	return map[string]any{
+		"id": o.ID, "_rid": o.ID, "_self": "offers/" + o.ID + "/", "_etag": o.Etag(), "_ts": o.Ts,
+		"offerVersion": "V2", "offerType": "Invalid", "resource": o.ResourceSelf, "offerResourceId": o.ResourceRid,
+		"content": content,
+	}
+}
+
+// offers serves /offers and /offers/{id}: the provisioned throughput of
+// databases and containers, as ReadThroughput and ReplaceThroughput use it.
+func (s *Server) offers(req *request) {
+	req.charge = throughput.MetadataCharge
+	segs, r := req.segs, req.r
+	switch {
+	case len(segs) == 1 && r.Method == http.MethodGet:
+		s.writeOffers(req, s.engine.Offers())
+	case len(segs) == 1 && r.Method == http.MethodPost && isQuery(r):
+		body, err := readBody(req)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		match, err := offerFilter(body)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		var out []engine.Offer
+		for _, o := range s.engine.Offers() {
+			if match(o) {
+				out = append(out, o)
+			}
+		}
+		s.writeOffers(req, out)
+	case len(segs) == 2 && r.Method == http.MethodGet:
+		o, err := s.engine.Offer(segs[1])
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeOffer(req, o)
+	case len(segs) == 2 && r.Method == http.MethodPut:
+		body, err := readBody(req)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		var in struct {
+			Content struct {
+				OfferThroughput int `json:"offerThroughput"`
+				Autopilot       *struct {
+					MaxThroughput int `json:"maxThroughput"`
+				} `json:"offerAutopilotSettings"`
+			} `json:"content"`
+		}
+		if err := decodeStrict(body, &in); err != nil {
+			s.writeError(req, err)
+			return
+		}
+		t := engine.Throughput{RUs: in.Content.OfferThroughput}
+		if a := in.Content.Autopilot; a != nil && a.MaxThroughput > 0 {
+			t = engine.Throughput{AutoscaleMax: a.MaxThroughput}
+		}
+		o, err := s.engine.ReplaceOffer(segs[1], t)
+		if err != nil {
+			s.writeError(req, err)
+			return
+		}
+		s.writeOffer(req, o)
+	default:
+		s.writeError(req, errMethod(r.Method, "offers"))
+	}
+}
+
+func (s *Server) writeOffer(req *request, o engine.Offer) {
+	h := req.w.Header()
+	h.Set("x-ms-offer-replace-pending", "false")
+	h.Set("x-ms-cosmos-min-throughput", itoa(o.MinThroughput))
+	s.writeResource(req, http.StatusOK, o.Etag(), renderOffer(o))
+}
+
+func (s *Server) writeOffers(req *request, offers []engine.Offer) {
+	list := make([]any, len(offers))
+	for i, o := range offers {
+		list[i] = renderOffer(o)
+	}
+	s.writeFeed(req, "", "Offers", list)
+}
+
+// offerQuery is the one query shape the SDKs send to /offers:
+// SELECT * FROM c [WHERE c.<property> = <string or @parameter>].
+var offerQuery = regexp.MustCompile(`(?is)^\s*SELECT\s+\*\s+FROM\s+(\w+)(?:\s+WHERE\s+(\w+)\.(\w+)\s*=\s*(?:'([^']*)'|"([^"]*)"|(@\w+)))?\s*$`)
+
+// offerFilter returns the filter of an offers query.
+func offerFilter(body []byte) (func(engine.Offer) bool, error) {
+	var q struct {
+		Query      string `json:"query"`
+		Parameters []struct {
+			Name  string `json:"name"`
+			Value any    `json:"value"`
+		} `json:"parameters"`
+	}
+	if err := decodeStrict(body, &q); err != nil {
+		return nil, err
+	}
+	m := offerQuery.FindStringSubmatch(q.Query)
+	if m == nil {
+		return nil, errBadRequest("offers accept only queries of the form SELECT * FROM c [WHERE c.<property> = 'value'], not %q", q.Query)
+	}
+	if m[2] == "" {
+		return func(engine.Offer) bool { return true }, nil
+	}
+	if !strings.EqualFold(m[1], m[2]) {
+		return nil, errBadRequest("the query refers to %q, but its collection alias is %q", m[2], m[1])
+	}
+	value := m[4] + m[5]
+	if m[6] != "" {
+		found := false
+		for _, p := range q.Parameters {
+			if p.Name == m[6] {
+				v, ok := p.Value.(string)
+				if !ok {
+					return nil, errBadRequest("parameter %s must be a string", m[6])
+				}
+				value, found = v, true
+			}
+		}
+		if !found {
+			return nil, errBadRequest("the query uses %s, but no such parameter was given", m[6])
+		}
+	}
+	switch m[3] {
+	case "offerResourceId":
+		return func(o engine.Offer) bool { return o.ResourceRid == value }, nil
+	case "resource":
+		return func(o engine.Offer) bool { return o.ResourceSelf == value }, nil
+	case "id", "_rid":
+		return func(o engine.Offer) bool { return strings.EqualFold(o.ID, value) }, nil
+	}
+	return nil, errBadRequest("offers can be filtered by offerResourceId, resource or id, not %q", m[3])
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

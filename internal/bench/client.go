@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// APIVersion is the x-ms-version the bench sends (the one the Go SDK sends).
+const APIVersion = "2020-11-05"
+
+// userAgent is sent on every request.
+const userAgent = "parsec-bench/1"
+
+// client is the HTTP side of a run: one keep-alive transport shared by all
+// workers, and one-off signed calls for the setup phase.
+type client struct {
+	base *url.URL // scheme and host of the endpoint
+	tr   *http.Transport
+	key  []byte
+}
+
+func newClient(o *Options, key []byte) (*client, error) {
+	u, err := url.Parse(o.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{
+		Proxy: nil,
+		DialContext: (&net.Dialer{
+			Timeout:   5 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		// One idle connection per worker, plus the setup phase's.
+		MaxIdleConns:          o.Concurrency + 8,
+		MaxIdleConnsPerHost:   o.Concurrency + 8,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: time.Minute,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+	}
+	return &client{base: &url.URL{Scheme: u.Scheme, Host: u.Host}, tr: tr, key: key}, nil
+}
+
+func (c *client) close() { c.tr.CloseIdleConnections() }
+
+// response is the outcome of one setup call.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	charge float64
+}
+
+// message returns the "message" of a Cosmos error body, or the body itself.
+func (r *response) message() string {
+	var e struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(r.body, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	s := strings.TrimSpace(string(r.body))
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// call sends one signed request (unsigned if signed is false) and reads the
+// whole response. Only transport failures are errors; any status is a
+// response.
+func (c *client) call(ctx context.Context, method, path string, hdr map[string]string, body []byte, signed bool) (*response, error) {
+	u := *c.base
+	u.Path = path
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("x-ms-version", APIVersion)
+	req.Header.Set("x-ms-activity-id", newActivityID())
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	if signed {
+		date, authz := NewSigner(c.key).Sign(NewResource(method, path), time.Now())
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("Authorization", authz)
+	}
+	resp, err := c.tr.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the response to %s %s: %w", method, path, err)
+	}
+	r := &response{status: resp.StatusCode, header: resp.Header, body: b}
+	r.charge, _ = strconv.ParseFloat(resp.Header.Get("x-ms-request-charge"), 64)
+	return r, nil
+}
+
+// unexpected describes a response the bench cannot go on with.
+func unexpected(what string, r *response) error {
+	return fmt.Errorf("cannot %s: the server answered %d %s: %s", what, r.status, http.StatusText(r.status), r.message())
+}
+
+// newActivityID returns a random UUID in the form the SDKs send.
+func newActivityID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}

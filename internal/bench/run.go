@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/auth"
+)
+
+// Run runs the benchmark o describes against o.Endpoint: it checks that the
+// endpoint answers (and accepts the key), creates the database and
+// container and loads the items the workload needs, then runs
+// o.Concurrency closed-loop workers for o.Duration and returns what they
+// measured. Setup messages and, with o.Progress, a line per second go to
+// log. Cancelling ctx ends the run early; the result then covers the time
+// run so far. Errors are setup failures (bad options, unreachable endpoint,
+// rejected key, a container that cannot be created or loaded); failed
+// requests during the run are counted in the Result, not returned.
+func Run(ctx context.Context, o Options, log io.Writer) (*Result, error) {
+	o.SetDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	wl := Workloads[o.Workload]
+	if !wl.NeedsItems {
+		o.Items = 0 // nothing to address or load
+	}
+	key, _ := auth.DecodeKey(o.Key)
+	c, err := newClient(&o, key)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+
+	seed := o.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	signed := wl.Mix[0].Op != OpTrivial
+	if err := c.ping(ctx, o.Endpoint, signed); err != nil {
+		return nil, err
+	}
+	ks := newKeyspace(&o, seed)
+	res := &Result{Workload: o.Workload, Endpoint: o.Endpoint, Client: o.Client, Concurrency: o.Concurrency, ItemSize: o.ItemSize, Items: o.Items}
+	if wl.NeedsContainer {
+		if res.PartitionKeyRanges, err = c.ensureContainer(ctx, &o, log); err != nil {
+			return nil, err
+		}
+	}
+	if wl.NeedsItems {
+		if err := c.loadItems(ctx, &o, ks, log, o.Progress); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	workers := make([]*worker, o.Concurrency)
+	for i := range workers {
+		w := newWorker(i, c, &o, ks, ctx, seed)
+		w.run = runID
+		w.mix = newChooser(wl.Mix)
+		workers[i] = w
+	}
+
+	var stop atomic.Bool
+	timer := time.AfterFunc(o.Duration, func() { stop.Store(true) })
+	defer timer.Stop()
+	cpu0 := processCPU()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx, &stop)
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	if o.Progress {
+		reportProgress(log, workers, start, finished)
+	} else {
+		<-finished
+	}
+	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
+
+	res.fill(workers, elapsed, cpu)
+	res.Interrupted = ctx.Err() != nil
+	return res, nil
+}
+
+// reportProgress prints a line per second until finished is closed: the
+// last second's successful ops/s, its p99, its 429s and errors, and RU/s.
+func reportProgress(log io.Writer, workers []*worker, start time.Time, finished <-chan struct{}) {
+	cur, prev, iv := NewHistogram(), NewHistogram(), NewHistogram()
+	var prevThrottled, prevFailed, prevCharge uint64
+	last := start
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-finished:
+			return
+		case now := <-tick.C:
+			cur.Reset()
+			var throttled, failed, charge uint64
+			for _, w := range workers {
+				cur.Merge(w.stats.hist)
+				throttled += w.stats.throttled.Load()
+				failed += w.stats.failed.Load()
+				charge += w.stats.charge.Load()
+			}
+			cur.Snapshot(iv)
+			iv.Sub(prev)
+			secs := now.Sub(last).Seconds()
+			fmt.Fprintf(log, "%5.0fs  %9.0f ops/s  p99 %7.2f ms  429s %d  errors %d  %9.0f RU/s\n",
+				now.Sub(start).Seconds(), float64(iv.Count())/secs, ms(iv.Quantile(0.99)),
+				throttled-prevThrottled, failed-prevFailed, float64(charge-prevCharge)/10000/secs)
+			prev, cur = cur, prev
+			prevThrottled, prevFailed, prevCharge, last = throttled, failed, charge, now
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clock is a manual clock for deterministic budgets.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func write(t *testing.T, c *Container, pk, id string, pad int) (OpResult, error) {
+	t.Helper()
+	op, err := c.PrepareWrite(OpCreate, []byte(fmt.Sprintf(`{"id":%q,"pk":%q,"pad":%q}`, id, pk, strings.Repeat("x", pad))), key(pk), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := c.Execute(&Command{Ops: []Op{op}}, "")
+	if err != nil {
+		return OpResult{}, err
+	}
+	return res[0], res[0].Err
+}
+
+// TestThrottlingIsPerPartitionAndNamesTheHotKey drives one key past its
+// partition's budget with a manual clock: it gets 429s naming it, while a key
+// in the other partition is never refused.
+func TestThrottlingIsPerPartitionAndNamesTheHotKey(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	e, st := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, Now: clk.Now})
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 2000)
+	parts := c.Partitions()
+	if len(parts) != 2 {
+		t.Fatalf("%d partitions", len(parts))
+	}
+	hot, cold := "", ""
+	for i := 0; hot == "" || cold == ""; i++ {
+		k := fmt.Sprint("k", i)
+		e, _ := c.def.EPK(key(k))
+		if c.PartitionFor(e) == parts[0] && hot == "" {
+			hot = k
+		} else if c.PartitionFor(e) == parts[1] && cold == "" {
+			cold = k
+		}
+	}
+	var throttled *ThrottledError
+	admitted := 0
+	charge := 0.0
+	for i := 0; i < 1000 && throttled == nil; i++ {
+		r, err := write(t, c, hot, fmt.Sprint(i), 900)
+		if errors.As(err, &throttled) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitted++
+		charge = r.Charge
+	}
+	if throttled == nil {
+		t.Fatal("1000 writes of ~1 KB at one instant never exhausted a 1,000 RU/s partition")
+	}
+	// The bucket holds one second of budget and the burst bank starts empty:
+	// 1000 RU fit, and the request that overdraws it is still admitted.
+	if want := int(1000/charge) + 1; admitted != want {
+		t.Errorf("%d writes of %.2f RU admitted before the first 429, want %d", admitted, charge, want)
+	}
+	if throttled.HotKey != fmt.Sprintf("[%q]", hot) || throttled.RangeID != parts[0].ID() || throttled.RetryAfter <= 0 {
+		t.Errorf("429 names key %s range %s retry %v; want key %s range %s", throttled.HotKey, throttled.RangeID, throttled.RetryAfter, hot, parts[0].ID())
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := write(t, c, cold, fmt.Sprint(i), 900); err != nil {
+			t.Fatalf("write %d to the other partition: %v", i, err)
+		}
+	}
+	// After the advertised retry-after, the hot key is admitted again.
+	clk.Add(throttled.RetryAfter)
+	if _, err := write(t, c, hot, "after", 10); err != nil {
+		t.Fatalf("write after retry-after: %v", err)
+	}
+	stats, err := c.Stats(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats[0].Throttled == 0 || stats[0].HotByRU[0].Key != fmt.Sprintf("[%q]", hot) || stats[1].Throttled != 0 {
+		t.Errorf("stats: %+v", stats)
+	}
+	if stats[0].HotByBytes[0].Key != fmt.Sprintf("[%q]", hot) || stats[0].HotByBytes[0].Weight < 150*900 {
+		t.Errorf("largest key by storage: %+v", stats[0].HotByBytes)
+	}
+}
+
+func TestStorageSplitAtMedianKeepsLogicalPartitionsWhole(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{PartitionMaxRUs: 1000, NoThrottle: true, PartitionMaxBytes: 64 << 10}
+	e, st := testEngineOpts(t, dir, opts)
+	c := mustContainer(t, e, 400)
+	type k struct{ pk, id string }
+	var written []k
+	for i := 0; i < 300; i++ {
+		pk := fmt.Sprint("key-", i%37)
+		if _, err := write(t, c, pk, fmt.Sprint(i), 500); err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, k{pk, fmt.Sprint(i)})
+	}
+	// Splits run in the background after a commit; wait for the map to settle.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		settled := true
+		for _, p := range c.Partitions() {
+			if p.bytes.Load() > 64<<10 && p.splitting.Load() {
+				settled = false
+			}
+		}
+		if settled || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	parts := c.Partitions()
+	if len(parts) < 2 {
+		t.Fatalf("300 items of ~600 bytes with a 64 KB limit gave %d partitions", len(parts))
+	}
+	var items int64
+	for i, p := range parts {
+		items += p.items.Load()
+		if i > 0 && parts[i-1].Range().Max != p.Range().Min {
+			t.Fatalf("partition map has a gap: %v then %v", parts[i-1].Range(), p.Range())
+		}
+		if len(p.Range().Parents) == 0 {
+			t.Errorf("partition %s has no parents", p.ID())
+		}
+	}
+	if items != 300 {
+		t.Fatalf("children count %d items, want 300", items)
+	}
+	// Every logical partition lives in exactly one child, and every item reads back.
+	for _, w := range written {
+		op, _ := c.PrepareKeyed(OpRead, w.id, key(w.pk), true)
+		if _, _, err := c.ReadItem(op); err != nil {
+			t.Fatalf("read %v after split: %v", w, err)
+		}
+	}
+	for _, p := range parts {
+		f, err := c.ReadFeed(p.ID(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(f.Docs)) != p.items.Load() {
+			t.Errorf("partition %s: feed has %d items, stats say %d", p.ID(), len(f.Docs), p.items.Load())
+		}
+	}
+	// The split survives a restart.
+	n := len(parts)
+	e.Close()
+	st.Close()
+	e, st = testEngineOpts(t, dir, opts)
+	defer st.Close()
+	defer e.Close()
+	c, _ = e.Container("db", "c")
+	if got := len(c.Partitions()); got != n {
+		t.Fatalf("%d partitions after restart, want %d", got, n)
+	}
+	items = 0
+	for _, p := range c.Partitions() {
+		items += p.items.Load()
+	}
+	if items != 300 {
+		t.Fatalf("after restart the partitions count %d items, want 300", items)
+	}
+	for _, w := range written {
+		op, _ := c.PrepareKeyed(OpRead, w.id, key(w.pk), true)
+		if _, _, err := c.ReadItem(op); err != nil {
+			t.Fatalf("read %v after restart: %v", w, err)
+		}
+	}
+}
+
+func TestThroughputSplitIsPowerOfTwo(t *testing.T) {
+	e, st := testEngine(t, "")
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 3000) // 3 partitions at 1000 RU/s each
+	for i := 0; i < 200; i++ {
+		if _, err := write(t, c, fmt.Sprint("k", i), "1", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := c.Info()
+	offer, err := e.Offer(offerID(o.Rid2Seq()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5,000 RU/s over 3 partitions: each must split in 2 (k = 2), giving 6.
+	if _, err := e.ReplaceOffer(offer.ID, Throughput{RUs: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	parts := c.Partitions()
+	if len(parts) != 6 {
+		t.Fatalf("%d partitions after 3,000 → 5,000 RU/s, want 6", len(parts))
+	}
+	for i := 0; i < len(parts); i += 2 {
+		a, b := parts[i].Range(), parts[i+1].Range()
+		if a.Parents[len(a.Parents)-1] != b.Parents[len(b.Parents)-1] {
+			t.Errorf("partitions %s and %s are not siblings: %v %v", a.ID, b.ID, a.Parents, b.Parents)
+		}
+	}
+	var items int64
+	for _, p := range parts {
+		items += p.items.Load()
+		if r := p.meter.bucket.Snapshot(e.opts.Now()).Rate; r > 1000 || r < 800 {
+			t.Errorf("partition %s budget %v RU/s, want 5000/6", p.ID(), r)
+		}
+	}
+	if items != 200 {
+		t.Fatalf("children count %d items, want 200", items)
+	}
+	if _, err := e.ReplaceOffer(offer.ID, Throughput{RUs: 300}); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("300 RU/s: %v", err)
+	}
+}

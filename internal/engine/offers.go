@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Offer is the provisioned throughput of a database or a container, as the
+// /offers resource shows it.
+type Offer struct {
+	// ID is the offer's id and rid (lowercase, since clients sign offer
+	// links lowercased).
+	ID string
+	// ResourceRid and ResourceSelf name the database or container.
+	ResourceRid  string
+	ResourceSelf string
+	DB, Coll     string // Coll is empty for a database offer
+	Throughput   int
+	AutoscaleMax int
+	// MinThroughput is the lowest throughput a replace may set now.
+	MinThroughput int
+	Ts            int64
+	Seq           uint64
+}
+
+// Etag is the offer's quoted etag.
+func (o Offer) Etag() string { return etagOf(o.Seq) }
+
+func offerID(seq uint64) string { return strconv.FormatUint(seq, 36) }
+
+// Offers lists the offers of every database and container that has its own
+// throughput, ordered by id.
+func (e *Engine) Offers() []Offer {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []Offer
+	for _, db := range e.dbs {
+		if db.info.Throughput > 0 || db.info.AutoscaleMax > 0 {
+			out = append(out, e.databaseOffer(db))
+		}
+		for _, c := range db.colls {
+			if i := c.Info(); i.Throughput > 0 || i.AutoscaleMax > 0 {
+				out = append(out, e.containerOffer(db, c))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (e *Engine) databaseOffer(db *database) Offer {
+	i := db.info
+	return Offer{ID: offerID(i.Seq), ResourceRid: i.Rid, ResourceSelf: "dbs/" + i.Rid + "/", DB: i.ID,
+		Throughput: i.Throughput, AutoscaleMax: i.AutoscaleMax, MinThroughput: 400, Ts: i.Ts, Seq: i.Seq}
+}
+
+func (e *Engine) containerOffer(db *database, c *Container) Offer {
+	i := c.Info()
+	return Offer{ID: offerID(i.Rid2Seq()), ResourceRid: i.Rid, ResourceSelf: "dbs/" + db.info.Rid + "/colls/" + i.Rid + "/",
+		DB: db.info.ID, Coll: i.ID, Throughput: i.Throughput, AutoscaleMax: i.AutoscaleMax,
+		MinThroughput: e.minThroughput(c), Ts: i.Ts, Seq: i.Seq}
+}
+
+// Rid2Seq is the allocator sequence number the container's rid was made of:
+// stable across replaces, so the offer id never changes.
+func (c ContainerInfo) Rid2Seq() uint64 {
+	b, err := decodeRid(c.Rid)
+	if err != nil || len(b) != 8 {
+		return 0
+	}
+	return uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
+// minThroughput applies Cosmos's floor rules: at least 400 RU/s, at least
+// 1 RU/s per GB stored, at least a hundredth of the highest throughput ever
+// provisioned.
+func (e *Engine) minThroughput(c *Container) int {
+	min := 400
+	var bytes int64
+	for _, p := range c.Partitions() {
+		bytes += p.bytes.Load()
+	}
+	if gb := int((bytes + (1<<30 - 1)) >> 30); gb > min {
+		min = gb
+	}
+	if h := (c.Info().MaxThroughputEver + 99) / 100; h > min {
+		min = h
+	}
+	return (min + 99) / 100 * 100
+}
+
+// Offer returns one offer by id.
+func (e *Engine) Offer(id string) (Offer, error) {
+	for _, o := range e.Offers() {
+		if strings.EqualFold(o.ID, id) {
+			return o, nil
+		}
+	}
+	return Offer{}, notFound("offer %q does not exist", id)
+}
+
+// ReplaceOffer changes provisioned throughput. Raising a container's
+// throughput past what its partitions can serve splits every partition into a
+// power of two of equal children, so that each serves at most the
+// per-partition maximum and no scale-up leaves uneven shares.
+func (e *Engine) ReplaceOffer(id string, t Throughput) (Offer, error) {
+	if err := validateThroughput(t); err != nil {
+		return Offer{}, err
+	}
+	if t.RUs == 0 && t.AutoscaleMax == 0 {
+		return Offer{}, badRequest("the offer must give content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
+	}
+	o, err := e.Offer(id)
+	if err != nil {
+		return Offer{}, err
+	}
+	if o.Coll == "" {
+		return e.replaceDatabaseThroughput(o.DB, t)
+	}
+	c, err := e.Container(o.DB, o.Coll)
+	if err != nil {
+		return Offer{}, err
+	}
+	rus := max(t.RUs, t.AutoscaleMax)
+	if c.fixed && rus > e.opts.FixedMaxRUs {
+		return Offer{}, badRequest("container %q is a fixed container (created without a partition key): it has one partition that never splits and serves at most %d RU/s, so %d RU/s cannot be provisioned", o.Coll, e.opts.FixedMaxRUs, rus)
+	}
+	if min := e.minThroughput(c); t.RUs > 0 && t.RUs < min {
+		return Offer{}, badRequest("the minimum throughput of container %q is %d RU/s now (at least 400, 1 RU/s per GB stored, and a hundredth of the highest throughput ever set); %d RU/s is below it", o.Coll, min, t.RUs)
+	}
+	seq, err := e.seq.take(1)
+	if err != nil {
+		return Offer{}, err
+	}
+	c.mu.Lock()
+	info := c.Info()
+	info.Throughput, info.AutoscaleMax = t.RUs, t.AutoscaleMax
+	info.MaxThroughputEver = max(info.MaxThroughputEver, rus)
+	info.Seq, info.Ts = seq, e.now()
+	err = e.storeContainer(info)
+	if err == nil {
+		c.setInfo(info)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return Offer{}, err
+	}
+	if err := e.splitForThroughput(c, rus); err != nil {
+		return Offer{}, err
+	}
+	e.refreshRates()
+	return e.Offer(id)
+}
+
+// splitForThroughput splits every partition of c into 2^k equal children,
+// with the smallest k that brings each partition's share of rus to at most
+// the per-partition maximum.
+func (e *Engine) splitForThroughput(c *Container, rus int) error {
+	if c.fixed {
+		return nil
+	}
+	parts := c.Partitions()
+	k := 1
+	for float64(rus)/float64(len(parts)*k) > float64(e.opts.PartitionMaxRUs) {
+		k *= 2
+	}
+	if k == 1 {
+		return nil
+	}
+	for _, p := range parts {
+		sub, err := c.def.SplitRange(rangeOf(p.Range()), k)
+		if err != nil {
+			return fmt.Errorf("%w: cannot split partition key range %s: %v", ErrBadRequest, p.ID(), err)
+		}
+		bounds := make([]string, 0, k-1)
+		for _, r := range sub[1:] {
+			bounds = append(bounds, r.Min)
+		}
+		if _, err := c.splitPartition(p, bounds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) replaceDatabaseThroughput(id string, t Throughput) (Offer, error) {
+	seq, err := e.seq.take(1)
+	if err != nil {
+		return Offer{}, err
+	}
+	e.mu.Lock()
+	db, ok := e.dbs[id]
+	if !ok {
+		e.mu.Unlock()
+		return Offer{}, notFound("database %q does not exist", id)
+	}
+	info := db.info
+	info.Throughput, info.AutoscaleMax = t.RUs, t.AutoscaleMax
+	info.Seq, info.Ts = seq, e.now()
+	if err := e.storeDatabase(info); err != nil {
+		e.mu.Unlock()
+		return Offer{}, err
+	}
+	db.info = info
+	o := e.databaseOffer(db)
+	e.mu.Unlock()
+	e.refreshRates()
+	return o, nil
+}

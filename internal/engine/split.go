@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"strconv"
+
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// A split replaces one partition by children that divide its range. It is a
+// metadata change: items are keyed by EPK, so each child's items are already
+// one contiguous span, and nothing moves. The split runs as a command in the
+// parent's apply loop, after every write queued before it, so the children
+// start from the parent's exact state (and a replicated log can later carry
+// the same command). Afterwards the parent's loop forwards requests that still
+// reach it to the owning child, and answers 410 (partition key range gone) to
+// requests that named the parent's range id.
+
+// splitSpec says where to cut: Bounds are the interior boundaries, in order.
+type splitSpec struct {
+	Bounds []string
+	// result reports the children's range ids once the split is durable.
+	children []RangeInfo
+}
+
+// splitPartition splits p at the given interior boundaries and waits until
+// the split is durable.
+func (c *Container) splitPartition(p *Partition, bounds []string) ([]RangeInfo, error) {
+	spec := &splitSpec{Bounds: bounds}
+	_, err := p.submit(&request{cmd: &Command{Split: spec}, named: true})
+	return spec.children, err
+}
+
+// split executes a split command inside p's loop.
+func (p *Partition) split(r *request) {
+	spec := r.cmd.Split
+	r.err = p.doSplit(spec)
+	close(r.done)
+}
+
+func (p *Partition) doSplit(spec *splitSpec) error {
+	c := p.c
+	ac := c.applyCtx()
+	bounds := append([]string{p.info.Min}, spec.Bounds...)
+	bounds = append(bounds, p.info.Max)
+	for i := 1; i < len(bounds); i++ {
+		if bounds[i-1] >= bounds[i] && !(i == len(bounds)-1 && bounds[i] == epk.MaxEPK) {
+			return fmt.Errorf("%w: split boundaries %v are not inside range [%q, %q)", ErrBadRequest, spec.Bounds, p.info.Min, p.info.Max)
+		}
+	}
+	// Each child's size, from the logical partition records in its span.
+	n := len(bounds) - 1
+	states := make([]partState, n)
+	for i := 0; i < n; i++ {
+		max := bounds[i+1]
+		if max == epk.MaxEPK {
+			max = ""
+		}
+		lo, hi := storage.LogicalSpan(ac.rid, bounds[i], max)
+		err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
+			ls, err := decodeLogicalState(v)
+			states[i].Items += ls.Items
+			states[i].Bytes += ls.Bytes
+			return true, err
+		})
+		if err != nil {
+			return fmt.Errorf("%w: cannot size the split: %v", ErrUnavailable, err)
+		}
+		states[i].LSN = p.state.LSN
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info := c.Info()
+	parents := append(append([]string(nil), p.info.Parents...), p.info.ID)
+	children := make([]RangeInfo, n)
+	for i := range children {
+		children[i] = RangeInfo{ID: strconv.Itoa(info.NextRangeID), Min: bounds[i], Max: bounds[i+1], Parents: parents}
+		info.NextRangeID++
+	}
+	var ranges []RangeInfo
+	for _, r := range info.Ranges {
+		if r.ID == p.info.ID {
+			ranges = append(ranges, children...)
+		} else {
+			ranges = append(ranges, r)
+		}
+	}
+	info.Ranges = ranges
+	seq, err := c.e.seq.take(1)
+	if err != nil {
+		return err
+	}
+	info.RangesSeq = seq
+	b := c.e.store.NewBatch()
+	for i, ch := range children {
+		_ = b.Set(storage.PartitionKey(ac.rid, ch.ID), states[i].encode())
+	}
+	_ = b.Delete(storage.PartitionKey(ac.rid, p.info.ID))
+	v, err := encodeContainer(info)
+	if err != nil {
+		b.Discard()
+		return err
+	}
+	_ = b.Set(storage.ContainerKey(info.DB, info.ID), v)
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("%w: cannot commit split: %v", ErrUnavailable, err)
+	}
+
+	// Swap the children in. New requests route to them from now on; requests
+	// already queued on p are forwarded by p's loop.
+	now := c.e.opts.Now()
+	var parts []*Partition
+	for _, q := range c.parts {
+		if q != p {
+			parts = append(parts, q)
+			continue
+		}
+		for i, ch := range children {
+			cp := &Partition{c: c, info: ch, state: states[i]}
+			cp.lsn.Store(states[i].LSN)
+			parts = append(parts, cp)
+		}
+	}
+	c.parts = parts
+	c.retired = append(c.retired, p)
+	c.info.Store(&info)
+	c.startNewPartitions(now)
+	p.retired.Store(true)
+	go c.e.refreshRates()
+	spec.children = children
+	log.Printf("parsec: container %s/%s: partition key range %s split into %d ranges (%v)", info.DB, info.ID, p.info.ID, n, children)
+	return nil
+}
+
+// maybeSplitForStorage starts a split of p in the background when it has
+// grown past the storage limit. Called by p's loop after each commit.
+func (c *Container) maybeSplitForStorage(p *Partition) {
+	max := c.e.opts.PartitionMaxBytes
+	if c.fixed || max <= 0 || p.bytes.Load() <= max || !p.splitting.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		bound, ok, err := c.medianBound(p)
+		if err == nil && ok {
+			_, err = c.splitPartition(p, []string{bound})
+		}
+		if err != nil {
+			log.Printf("parsec: container %s: cannot split partition key range %s for storage: %v", c.Info().ID, p.info.ID, err)
+		}
+		if err != nil || !ok {
+			// Try again only after the partition has grown further.
+			p.splitting.Store(false)
+		}
+	}()
+}
+
+// medianBound returns the EPK at which p's stored bytes are split in half
+// without cutting a logical partition: the EPK of the first logical partition
+// past the midpoint. ok is false when p holds a single EPK and cannot split.
+func (c *Container) medianBound(p *Partition) (string, bool, error) {
+	max := p.info.Max
+	if max == epk.MaxEPK {
+		max = ""
+	}
+	lo, hi := storage.LogicalSpan(c.rid, p.info.Min, max)
+	type entry struct {
+		epk   []byte
+		bytes int64
+	}
+	var entries []entry
+	var total int64
+	err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
+		ls, err := decodeLogicalState(v)
+		if err != nil {
+			return false, err
+		}
+		e := k[1+storage.RidLen : bytes.IndexByte(k[1+storage.RidLen:], 0)+1+storage.RidLen]
+		if n := len(entries); n > 0 && bytes.Equal(entries[n-1].epk, e) {
+			entries[n-1].bytes += ls.Bytes
+		} else {
+			entries = append(entries, entry{epk: append([]byte(nil), e...), bytes: ls.Bytes})
+		}
+		total += ls.Bytes
+		return true, nil
+	})
+	if err != nil || len(entries) < 2 {
+		return "", false, err
+	}
+	var acc int64
+	for i, e := range entries {
+		acc += e.bytes
+		if acc*2 >= total {
+			j := i + 1 // the right child starts after the entry that crosses the middle
+			if j == len(entries) {
+				j = len(entries) - 1
+			}
+			return string(entries[j].epk), true, nil
+		}
+	}
+	return string(entries[len(entries)-1].epk), true, nil
+}

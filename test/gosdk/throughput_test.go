@@ -1,0 +1,264 @@
+package gosdk
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/server"
+)
+
+type pkRange struct {
+	ID      string   `json:"id"`
+	Min     string   `json:"minInclusive"`
+	Max     string   `json:"maxExclusive"`
+	Parents []string `json:"parents"`
+}
+
+func ranges(t *testing.T, raw *raw, db, coll string) []pkRange {
+	t.Helper()
+	r := raw.do(t, "GET", "/dbs/"+db+"/colls/"+coll+"/pkranges", nil, nil)
+	var body struct{ PartitionKeyRanges []pkRange }
+	must(t, json.Unmarshal(r.Body, &body), "pkranges body")
+	return body.PartitionKeyRanges
+}
+
+// rangeOfKey returns the id of the range holding the V2 hash of a string key.
+func rangeOfKey(t *testing.T, rs []pkRange, key string) string {
+	t.Helper()
+	e, err := epk.Definition{Kind: epk.Hash, Version: 2, Paths: []string{"/pk"}}.EPK(epk.Key{epk.String(key)})
+	must(t, err, "epk")
+	for _, r := range rs {
+		if (epk.Range{Min: r.Min, Max: r.Max}).Contains(e) {
+			return r.ID
+		}
+	}
+	t.Fatalf("no range holds %s", e)
+	return ""
+}
+
+func TestReadAndReplaceThroughputSplitsRanges(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	cc := setup(t, c, "db", "c", hashPK("/pk"), 10000)
+	raw := newRaw(t, s, auth.EmulatorKey)
+	for i := 0; i < 300; i++ {
+		pk := fmt.Sprint("k", i)
+		_, err := cc.CreateItem(ctx(), azcosmos.NewPartitionKeyString(pk), []byte(fmt.Sprintf(`{"id":"%d","pk":%q}`, i, pk)), nil)
+		must(t, err, "create")
+	}
+	if rs := ranges(t, raw, "db", "c"); len(rs) != 1 {
+		t.Fatalf("10,000 RU/s gave %d ranges, want 1", len(rs))
+	}
+	tr, err := cc.ReadThroughput(ctx(), nil)
+	must(t, err, "read throughput")
+	if v, ok := tr.ThroughputProperties.ManualThroughput(); !ok || v != 10000 {
+		t.Fatalf("ReadThroughput = %v %v, want 10000", v, ok)
+	}
+	rr, err := cc.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(40000), nil)
+	must(t, err, "replace throughput")
+	if v, _ := rr.ThroughputProperties.ManualThroughput(); v != 40000 {
+		t.Fatalf("ReplaceThroughput returned %v, want 40000", v)
+	}
+	tr, err = cc.ReadThroughput(ctx(), nil)
+	must(t, err, "read throughput again")
+	if v, _ := tr.ThroughputProperties.ManualThroughput(); v != 40000 {
+		t.Fatalf("ReadThroughput after replace = %v, want 40000", v)
+	}
+
+	// The SDK's own range cache sees the 4 children...
+	fr, err := cc.ReadFeedRanges(ctx(), nil)
+	must(t, err, "read feed ranges")
+	if len(fr) != 4 {
+		t.Fatalf("the SDK sees %d ranges after scaling to 40,000 RU/s, want 4", len(fr))
+	}
+	// ...each with the old range as parent, and equal widths (power-of-two layout).
+	rs := ranges(t, raw, "db", "c")
+	want := (epk.Definition{Kind: epk.Hash, Version: 2, Paths: []string{"/pk"}}).EvenRanges(4)
+	for i, r := range rs {
+		if len(r.Parents) != 1 || r.Parents[0] != "0" {
+			t.Errorf("range %s has parents %v, want [0]", r.ID, r.Parents)
+		}
+		if diffHex(r.Min, want[i].Min) || diffHex(r.Max, want[i].Max) {
+			t.Errorf("range %d is [%s, %s), want about [%s, %s)", i, r.Min, r.Max, want[i].Min, want[i].Max)
+		}
+	}
+	// Every item is still readable, and each range's feed holds exactly its own items.
+	for i := 0; i < 300; i++ {
+		pk := fmt.Sprint("k", i)
+		_, err := cc.ReadItem(ctx(), azcosmos.NewPartitionKeyString(pk), fmt.Sprint(i), nil)
+		must(t, err, "read after split")
+	}
+	total := 0
+	for _, r := range rs {
+		for _, d := range readAll(t, raw, "/dbs/db/colls/c/docs", map[string]string{"x-ms-documentdb-partitionkeyrangeid": r.ID}, 50) {
+			if got := rangeOfKey(t, rs, d["pk"].(string)); got != r.ID {
+				t.Fatalf("item with pk %v served by range %s, but its EPK belongs to %s", d["pk"], r.ID, got)
+			}
+			total++
+		}
+	}
+	if total != 300 {
+		t.Fatalf("the ranges hold %d items, want 300", total)
+	}
+	// The retired range is gone for clients that name it.
+	if r := raw.do(t, "GET", "/dbs/db/colls/c/docs", nil, map[string]string{"x-ms-documentdb-partitionkeyrangeid": "0"}); r.Status != http.StatusGone || r.Header.Get("x-ms-substatus") != "1002" {
+		t.Fatalf("read feed of the retired range: %d substatus %q, want 410/1002", r.Status, r.Header.Get("x-ms-substatus"))
+	}
+	// Below the minimum: 400.
+	_, err = cc.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(300), nil)
+	wantStatus(t, err, http.StatusBadRequest, "throughput below 400")
+}
+
+// diffHex reports whether two range bounds differ by more than rounding.
+func diffHex(a, b string) bool {
+	if a == b {
+		return false
+	}
+	if len(a) != len(b) || len(a) < 4 {
+		return true
+	}
+	return a[:len(a)-2] != b[:len(b)-2]
+}
+
+func TestHotKeyIsThrottledAndNamedWhileOtherPartitionProceeds(t *testing.T) {
+	s := startServer(t, server.Options{PartitionMaxRUs: 1000})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	setup(t, c, "db", "c", hashPK("/pk"), 2000)
+	raw := newRaw(t, s, auth.EmulatorKey)
+	rs := ranges(t, raw, "db", "c")
+	if len(rs) != 2 {
+		t.Fatalf("2,000 RU/s at 1,000 per partition gave %d ranges", len(rs))
+	}
+	hot := "hot-device"
+	cold := ""
+	for i := 0; cold == ""; i++ {
+		if k := fmt.Sprint("cold-", i); rangeOfKey(t, rs, k) != rangeOfKey(t, rs, hot) {
+			cold = k
+		}
+	}
+	var hot429, cold429, hotOK, coldOK atomic.Int64
+	var body429 atomic.Value
+	var wg sync.WaitGroup
+	stop := time.Now().Add(2500 * time.Millisecond)
+	pad := strings.Repeat("x", 900)
+	write := func(pk string, n int, ok, throttled *atomic.Int64) {
+		r := raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(fmt.Sprintf(`{"id":"%s-%d","pk":%q,"pad":%q}`, pk, n, pk, pad)), map[string]string{"x-ms-documentdb-partitionkey": fmt.Sprintf("[%q]", pk)})
+		switch r.Status {
+		case http.StatusCreated:
+			ok.Add(1)
+		case http.StatusTooManyRequests:
+			throttled.Add(1)
+			if r.Header.Get("x-ms-substatus") != "3200" || r.Header.Get("x-ms-retry-after-ms") == "" {
+				t.Errorf("429 without substatus 3200 and x-ms-retry-after-ms: %v", r.Header)
+			}
+			body429.Store(string(r.Body))
+		default:
+			t.Errorf("write to %s: %d %s", pk, r.Status, r.Body)
+		}
+	}
+	// Four writers drive the hot key as fast as they can (~5 RU a write
+	// against a 1,000 RU/s budget); one writer sends 20 writes/s to the cold key.
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; time.Now().Before(stop); i++ {
+				write(hot, w*1_000_000+i, &hotOK, &hot429)
+			}
+		}(w)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; time.Now().Before(stop); i++ {
+			write(cold, i, &coldOK, &cold429)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	t.Logf("hot key: %d written, %d throttled; cold key: %d written, %d throttled", hotOK.Load(), hot429.Load(), coldOK.Load(), cold429.Load())
+	if hot429.Load() == 0 {
+		t.Fatal("the hot key was never throttled")
+	}
+	if cold429.Load() != 0 || coldOK.Load() == 0 {
+		t.Fatalf("the other partition saw %d 429s and %d successful writes; want none throttled", cold429.Load(), coldOK.Load())
+	}
+	var e map[string]any
+	must(t, json.Unmarshal([]byte(body429.Load().(string)), &e), "429 body")
+	if e["code"] != "TooManyRequests" || e["hotPartitionKey"] != `["hot-device"]` || !strings.Contains(e["message"].(string), `["hot-device"]`) {
+		t.Fatalf("429 body does not name the hot key: %v", e)
+	}
+
+	// The SDK retries 429s by itself (it honours x-ms-retry-after-ms).
+	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
+	retrying, _ := azcosmos.NewClientWithKey(s.URL()+"/", cred, nil)
+	rc, _ := retrying.NewContainer("db", "c")
+	for i := 0; i < 30; i++ {
+		_, err := rc.CreateItem(ctx(), azcosmos.NewPartitionKeyString(hot), []byte(fmt.Sprintf(`{"id":"sdk-%d","pk":%q,"pad":%q}`, i, hot, pad)), nil)
+		must(t, err, "SDK write to the hot key, with retries")
+	}
+
+	// Telemetry names the hot key too.
+	st := raw.do(t, "GET", "/dbs/db/colls/c/partitions", nil, nil).JSON(t)
+	found := false
+	for _, p := range st["partitions"].([]any) {
+		pm := p.(map[string]any)
+		if pm["id"] == rangeOfKey(t, rs, hot) {
+			top := pm["topKeysByRU"].([]any)
+			found = len(top) > 0 && top[0].(map[string]any)["key"] == `["hot-device"]` && pm["throttled"].(float64) > 0
+		}
+	}
+	if !found {
+		t.Fatalf("partition telemetry does not show the hot key first: %v", st)
+	}
+}
+
+func TestFixedContainerAndLogicalPartitionLimit(t *testing.T) {
+	s := startServer(t, server.Options{LogicalPartitionMaxBytes: 20 << 10})
+	raw := newRaw(t, s, auth.EmulatorKey)
+	raw.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil)
+	if r := raw.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"fixed"}`), nil); r.Status != http.StatusCreated {
+		t.Fatalf("create fixed container: %d %s", r.Status, r.Body)
+	}
+	if r := raw.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"big"}`), map[string]string{"x-ms-offer-throughput": "20000"}); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "fixed container") {
+		t.Fatalf("fixed container with 20,000 RU/s: %d %s", r.Status, r.Body)
+	}
+	if rs := ranges(t, raw, "db", "fixed"); len(rs) != 1 {
+		t.Fatalf("fixed container has %d ranges", len(rs))
+	}
+	if r := raw.do(t, "POST", "/dbs/db/colls/fixed/docs", []byte(`{"id":"a","x":1}`), nil); r.Status != http.StatusCreated {
+		t.Fatalf("write to a fixed container without a key: %d %s", r.Status, r.Body)
+	}
+	if r := raw.do(t, "GET", "/dbs/db/colls/fixed/docs/a", nil, nil); r.Status != http.StatusOK {
+		t.Fatalf("read from a fixed container: %d %s", r.Status, r.Body)
+	}
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	fc, _ := c.NewContainer("db", "fixed")
+	_, err := fc.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(20000), nil)
+	wantStatus(t, err, http.StatusBadRequest, "fixed container above 10,000 RU/s")
+
+	cc := setup(t, c, "db", "c", hashPK("/pk"), 0)
+	pk := azcosmos.NewPartitionKeyString("tenant-1")
+	pad := strings.Repeat("y", 4000)
+	var err403 error
+	for i := 0; i < 10 && err403 == nil; i++ {
+		_, err403 = cc.CreateItem(ctx(), pk, []byte(fmt.Sprintf(`{"id":"%d","pk":"tenant-1","pad":%q}`, i, pad)), nil)
+	}
+	wantStatus(t, err403, http.StatusForbidden, "write past the logical partition limit")
+	r := raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(fmt.Sprintf(`{"id":"x","pk":"tenant-1","pad":%q}`, pad)), map[string]string{"x-ms-documentdb-partitionkey": `["tenant-1"]`})
+	if r.Status != http.StatusForbidden || r.Header.Get("x-ms-substatus") != "1014" || !strings.Contains(string(r.Body), `tenant-1`) || !strings.Contains(string(r.Body), "20480") {
+		t.Fatalf("logical partition full: %d %s %s", r.Status, r.Header.Get("x-ms-substatus"), r.Body)
+	}
+	// Other keys still take writes.
+	_, err = cc.CreateItem(ctx(), azcosmos.NewPartitionKeyString("tenant-2"), []byte(`{"id":"1","pk":"tenant-2"}`), nil)
+	must(t, err, "write to another key")
+}
