@@ -25,7 +25,24 @@ type clientFlags struct {
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.endpoint, "endpoint", "http://127.0.0.1:8081", "the server's endpoint URL")
-	fs.StringVar(&c.key, "key", auth.EmulatorKey, "master key (base64); default: the emulator key")
+	fs.StringVar(&c.key, "key", auth.EmulatorKey, "master key (base64)")
+}
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments (parsec partitions db/c --endpoint URL) and returns
+// the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 // get sends a signed GET for a resource path such as /dbs/d/colls/c/partitions.
@@ -78,17 +95,18 @@ func partitions(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Prints a container's partition map: ranges, budgets, share of request units, storage and hot keys.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() != 1 || strings.Count(fs.Arg(0), "/") != 1 {
+	if len(pos) != 1 || strings.Count(pos[0], "/") != 1 {
 		fs.Usage()
 		return 2
 	}
-	db, coll, _ := strings.Cut(fs.Arg(0), "/")
+	db, coll, _ := strings.Cut(pos[0], "/")
 	var t cosmos.ContainerTelemetry
 	if err := cf.get("/dbs/"+db+"/colls/"+coll+"/partitions", &t); err != nil {
 		fmt.Fprintf(stderr, "parsec partitions: %v\n", err)
