@@ -262,3 +262,54 @@ func TestFixedContainerAndLogicalPartitionLimit(t *testing.T) {
 	_, err = cc.CreateItem(ctx(), azcosmos.NewPartitionKeyString("tenant-2"), []byte(`{"id":"1","pk":"tenant-2"}`), nil)
 	must(t, err, "write to another key")
 }
+
+func TestSharedDatabaseThroughputAndAutoscale(t *testing.T) {
+	s := startServer(t, server.Options{PartitionMaxRUs: 1000})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	tp := azcosmos.NewManualThroughputProperties(1200)
+	_, err := c.CreateDatabase(ctx(), azcosmos.DatabaseProperties{ID: "shared"}, &azcosmos.CreateDatabaseOptions{ThroughputProperties: &tp})
+	must(t, err, "create database with throughput")
+	db, _ := c.NewDatabase("shared")
+	dt, err := db.ReadThroughput(ctx(), nil)
+	must(t, err, "read database throughput")
+	if v, _ := dt.ThroughputProperties.ManualThroughput(); v != 1200 {
+		t.Fatalf("database throughput %v, want 1200", v)
+	}
+	for _, id := range []string{"a", "b"} {
+		_, err := db.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: id, PartitionKeyDefinition: hashPK("/pk")}, nil)
+		must(t, err, "create shared container "+id)
+	}
+	ca, _ := db.NewContainer("a")
+	_, err = ca.ReadThroughput(ctx(), nil)
+	wantStatus(t, err, http.StatusNotFound, "a container without its own throughput has no offer")
+
+	raw := newRaw(t, s, auth.EmulatorKey)
+	var budget float64
+	for _, id := range []string{"a", "b"} {
+		st := raw.do(t, "GET", "/dbs/shared/colls/"+id+"/partitions", nil, nil).JSON(t)
+		for _, p := range st["partitions"].([]any) {
+			budget += p.(map[string]any)["budgetRUs"].(float64)
+		}
+		if st["sharedThroughput"] != true {
+			t.Errorf("container %s is not reported as sharing its database's throughput", id)
+		}
+	}
+	if budget < 1199 || budget > 1201 {
+		t.Fatalf("the shared containers' partitions have %v RU/s in all, want the database's 1200", budget)
+	}
+	_, err = db.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(2400), nil)
+	must(t, err, "replace database throughput")
+
+	auto := azcosmos.NewAutoscaleThroughputProperties(4000)
+	_, err = db.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: "auto", PartitionKeyDefinition: hashPK("/pk")}, &azcosmos.CreateContainerOptions{ThroughputProperties: &auto})
+	must(t, err, "create autoscale container")
+	cc, _ := db.NewContainer("auto")
+	at, err := cc.ReadThroughput(ctx(), nil)
+	must(t, err, "read autoscale throughput")
+	if v, ok := at.ThroughputProperties.AutoscaleMaxThroughput(); !ok || v != 4000 {
+		t.Fatalf("autoscale max %v %v, want 4000", v, ok)
+	}
+	if rs := ranges(t, raw, "shared", "auto"); len(rs) != 4 {
+		t.Fatalf("autoscale 4,000 RU/s at 1,000 per partition gave %d ranges, want 4", len(rs))
+	}
+}

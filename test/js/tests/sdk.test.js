@@ -185,6 +185,26 @@ test("bulk into a V1-hashed container with 4 partitions, string and number keys"
   assert.equal(resource.k, keys[70]);
 });
 
+test("offers: read and replace throughput, and the ranges follow", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "offers" });
+  const { container } = await database.containers.createIfNotExists(
+    { id: "c", partitionKey: { paths: ["/pk"] } },
+    { offerThroughput: 400 },
+  );
+  await container.items.create({ id: "1", pk: "a" });
+  const { resource: offer } = await container.readOffer();
+  assert.equal(offer.content.offerThroughput, 400);
+  const { resources: all } = await client.offers.readAll().fetchAll();
+  assert.ok(all.some((o) => o.id === offer.id));
+  offer.content.offerThroughput = 20000;
+  const { resource: replaced } = await client.offer(offer.id).replace(offer);
+  assert.equal(replaced.content.offerThroughput, 20000);
+  const { resources: ranges } = await container.readPartitionKeyRanges().fetchAll();
+  assert.equal(ranges.length, 2);
+  const { resource } = await container.item("1", "a").read();
+  assert.equal(resource.pk, "a");
+});
+
 test("bad input gets clear errors", async () => {
   const { database } = await client.databases.createIfNotExists({ id: "bad" });
   const { container } = await database.containers.createIfNotExists({
