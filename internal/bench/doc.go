@@ -31,7 +31,10 @@
 //
 // Operations are the 2xx responses; Throughput and the latency quantiles
 // cover only them. 429s are counted apart (Throttled) and every other
-// failure in Errors, by status. RequestCharge sums x-ms-request-charge.
+// failure in Errors, by status. A worker that gets a 429 waits the
+// x-ms-retry-after-ms the server asks for (at most a second) before its
+// next request, as the SDKs wait before they retry; the load phase retries
+// the throttled upsert itself. RequestCharge sums x-ms-request-charge.
 // Latency runs from just before a request is signed to the end of its
 // response body. Throughput divides by the time from the start of the first
 // request to the end of the last one, so requests in flight at the deadline

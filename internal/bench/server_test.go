@@ -28,7 +28,9 @@ func TestAgainstParsec(t *testing.T) {
 	} {
 		wl := tc.wl + "/" + tc.client
 		res, log := runBench(t, Options{Endpoint: s.URL(), Workload: tc.wl, Client: tc.client, Items: 300, ItemSize: 1024})
-		if res.Errors != 0 || res.Throttled != 0 || res.Operations == 0 {
+		// The server throttles at 10,000 RU/s per partition: 429s may come,
+		// but nothing else may fail.
+		if res.Errors != 0 || res.Operations == 0 {
 			t.Fatalf("%s: %+v\n%s", wl, res, log)
 		}
 		if res.RequestCharge < float64(res.Operations) {
@@ -37,6 +39,6 @@ func TestAgainstParsec(t *testing.T) {
 		if res.PartitionKeyRanges != 4 { // 40,000 RU/s at 10,000 per partition
 			t.Fatalf("%s: %d partition key ranges, want 4", wl, res.PartitionKeyRanges)
 		}
-		t.Logf("%s: %.0f ops/s, p99 %.2f ms, %.2f RU/op", wl, res.Throughput, res.Latency.P99, res.RequestCharge/float64(res.Operations))
+		t.Logf("%s: %.0f ops/s, p99 %.2f ms, %.2f RU/op, %d throttled", wl, res.Throughput, res.Latency.P99, res.RequestCharge/float64(res.Operations), res.Throttled)
 	}
 }

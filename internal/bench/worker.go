@@ -92,6 +92,9 @@ type worker struct {
 	stats      workerStats
 }
 
+// maxThrottleWait bounds the pause of a worker after a 429.
+const maxThrottleWait = time.Second
+
 // activityIDs is how many distinct x-ms-activity-id values a worker cycles
 // through (the SDKs send a fresh one per request; the server only echoes it).
 const activityIDs = 64
@@ -252,7 +255,14 @@ func (w *worker) loop(ctx context.Context, stop *atomic.Bool) {
 			s.hist.Record(lat)
 			s.ok.Add(1)
 		case st == http.StatusTooManyRequests:
+			// Wait as long as the server asks before the next request, as
+			// the SDKs do before they retry (at most maxThrottleWait, so
+			// that the run still ends on time).
 			s.throttled.Add(1)
+			select {
+			case <-time.After(min(w.retryAfter, maxThrottleWait)):
+			case <-ctx.Done():
+			}
 		default:
 			s.failed.Add(1)
 			s.byStatus[st]++

@@ -390,15 +390,21 @@ func (e *Engine) storeContainer(info ContainerInfo) error {
 func (e *Engine) Container(dbID, id string) (*Container, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	_, c, err := e.containerLocked(dbID, id)
+	return c, err
+}
+
+// containerLocked finds a container and its database; the caller holds e.mu.
+func (e *Engine) containerLocked(dbID, id string) (*database, *Container, error) {
 	db, ok := e.dbs[dbID]
 	if !ok {
-		return nil, notFound("database %q does not exist", dbID)
+		return nil, nil, notFound("database %q does not exist", dbID)
 	}
 	c, ok := db.colls[id]
 	if !ok {
-		return nil, notFound("container %q does not exist in database %q", id, dbID)
+		return nil, nil, notFound("container %q does not exist in database %q", id, dbID)
 	}
-	return c, nil
+	return db, c, nil
 }
 
 // Containers lists a database's containers, ordered by id.
@@ -425,13 +431,9 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	db, ok := e.dbs[dbID]
-	if !ok {
-		return ContainerInfo{}, notFound("database %q does not exist", dbID)
-	}
-	c, ok := db.colls[spec.ID]
-	if !ok {
-		return ContainerInfo{}, notFound("container %q does not exist in database %q", spec.ID, dbID)
+	_, c, err := e.containerLocked(dbID, spec.ID)
+	if err != nil {
+		return ContainerInfo{}, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -465,15 +467,10 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 // DeleteContainer deletes a container and all its items.
 func (e *Engine) DeleteContainer(dbID, id string) error {
 	e.mu.Lock()
-	db, ok := e.dbs[dbID]
-	if !ok {
+	db, c, err := e.containerLocked(dbID, id)
+	if err != nil {
 		e.mu.Unlock()
-		return notFound("database %q does not exist", dbID)
-	}
-	c, ok := db.colls[id]
-	if !ok {
-		e.mu.Unlock()
-		return notFound("container %q does not exist in database %q", id, dbID)
+		return err
 	}
 	delete(db.colls, id)
 	e.mu.Unlock()
