@@ -73,9 +73,9 @@ const (
 	MinItemSize = 128
 	// MaxItemSize is the Cosmos item size limit.
 	MaxItemSize = 2 << 20
-	// MaxItems bounds the precomputed per-item request state (about 100
-	// bytes per item).
-	MaxItems = 100_000_000
+	// MaxItems bounds the per-item request state: 8 bytes per item up
+	// front, about 150 more for each item once it is read.
+	MaxItems = 10_000_000
 )
 
 // SetDefaults fills in the zero fields that have a default.

@@ -64,7 +64,7 @@ func Run(ctx context.Context, o Options, log io.Writer) (*Result, error) {
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	workers := make([]*worker, o.Concurrency)
 	for i := range workers {
-		w := newWorker(i, c, &o, ks, ctx, seed)
+		w := newWorker(ctx, i, c, &o, ks, seed)
 		w.run = runID
 		w.mix = newChooser(wl.Mix)
 		workers[i] = w

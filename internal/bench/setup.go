@@ -167,7 +167,7 @@ func (c *client) loadItems(ctx context.Context, o *Options, ks *keyspace, log io
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lw := newWorker(w, c, o, ks, ctx, 0)
+			lw := newWorker(ctx, w, c, o, ks, 0)
 			defer lw.s.close()
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
@@ -236,7 +236,7 @@ func (w *worker) loadOne(n int) error {
 		case st == http.StatusOK || st == http.StatusCreated:
 			return nil
 		case st == http.StatusTooManyRequests && attempt < 100:
-			time.Sleep(w.retryAfter)
+			time.Sleep(min(w.retryAfter, maxThrottleWait))
 			continue
 		}
 		return fmt.Errorf("cannot load item i%d: the server answered %d %s: %s", n, st, http.StatusText(st), w.lastMessage())

@@ -99,7 +99,7 @@ const maxThrottleWait = time.Second
 // through (the SDKs send a fresh one per request; the server only echoes it).
 const activityIDs = 64
 
-func newWorker(id int, c *client, o *Options, ks *keyspace, ctx context.Context, seed uint64) *worker {
+func newWorker(ctx context.Context, id int, c *client, o *Options, ks *keyspace, seed uint64) *worker {
 	w := &worker{
 		id: id, c: c, o: o, ks: ks, conc: uint64(o.Concurrency),
 		signer: NewSigner(c.key),

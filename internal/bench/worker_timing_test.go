@@ -40,7 +40,7 @@ func BenchmarkWorker(b *testing.B) {
 func benchOp(b *testing.B, client string, op OpKind, c *client, o *Options, ks *keyspace) {
 	{
 		b.Run(client+"/"+op.String(), func(b *testing.B) {
-			w := newWorker(0, c, o, ks, context.Background(), 1)
+			w := newWorker(context.Background(), 0, c, o, ks, 1)
 			defer w.s.close()
 			w.run = "x"
 			b.ReportAllocs()
