@@ -184,22 +184,31 @@ func (c *Container) ReadItem(op Op) (r OpResult, s Session, err error) {
 	if err := p.admit(now); err != nil {
 		return r, s, err
 	}
+	if r, err = c.readItem(op); err != nil {
+		return r, s, err
+	}
+	p.record(now, op.Key, r.Charge)
+	return r, s, r.Err
+}
+
+// readItem reads one item from storage, without metering.
+func (c *Container) readItem(op Op) (OpResult, error) {
+	var r OpResult
 	v, err := c.e.store.Get(nil, storage.ItemKey(nil, c.rid, op.EPK, op.ID))
 	switch {
 	case err == storage.ErrNotFound:
 		r = OpResult{Status: http.StatusNotFound, Err: notFound("no item with id %q in partition %s", op.ID, op.Key)}
 	case err != nil:
-		return r, s, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
+		return r, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
 	default:
 		_, et, d, err := decodeItem(v)
 		if err != nil {
-			return r, s, err
+			return r, err
 		}
 		r = OpResult{Status: http.StatusOK, Doc: d, Etag: string(et)}
 	}
 	r.Charge = chargeOf(OpRead, &r)
-	p.record(now, op.Key, r.Charge)
-	return r, s, r.Err
+	return r, nil
 }
 
 // Feed is one page of a read feed.

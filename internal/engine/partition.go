@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,7 +88,9 @@ func (p *Partition) LSN() uint64 { return p.lsn.Load() }
 
 // SessionToken is the partition's session token in Cosmos's form.
 func (p *Partition) SessionToken() string {
-	return fmt.Sprintf("%s:-1#%d", p.info.ID, p.lsn.Load())
+	var b [48]byte
+	t := append(append(b[:0], p.info.ID...), ":-1#"...)
+	return string(strconv.AppendUint(t, p.lsn.Load(), 10))
 }
 
 var errDeleted = notFound("the container was deleted")

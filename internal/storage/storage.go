@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -37,6 +38,11 @@ func Open(o Options) (*DB, error) {
 	defer cache.Unref()
 	popts.Cache = cache
 	popts.Logger = quietLogger{}
+	// Bloom filters on every level: a create checks that its key is absent,
+	// and without filters that check reads a block from every table.
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
 	dir := o.Dir
 	if o.InMemory {
 		popts.FS = vfs.NewMem()

@@ -25,8 +25,7 @@ func (s *Server) openContainer(req *request, dbID, collID string) (*engine.Conta
 		return nil, err
 	}
 	h := req.w.Header()
-	h.Set("x-ms-content-path", c.Info().Rid)
-	h.Set("x-ms-alt-content-path", "dbs/"+dbID+"/colls/"+collID)
+	h["X-Ms-Content-Path"] = []string{c.Info().Rid}
 	return c, nil
 }
 
@@ -196,7 +195,7 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) {
 		s.writeError(req, err)
 		return
 	}
-	req.w.Header().Set("etag", r.Etag)
+	req.w.Header()["Etag"] = []string{r.Etag}
 	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == r.Etag || inm == "*") {
 		s.writeJSON(req, http.StatusNotModified, nil)
 		return

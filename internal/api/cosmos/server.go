@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/auth"
@@ -33,6 +34,7 @@ type Server struct {
 	cfg      Config
 	engine   *engine.Engine
 	verifier *auth.Verifier
+	lastDate atomic.Pointer[parsedDate]
 }
 
 // NewServer returns a Server for cfg.
@@ -60,17 +62,31 @@ type request struct {
 	session string
 }
 
+// Response headers set on every request, with their canonical keys and
+// shared values, so that setting them costs no allocation or canonicalizing.
+const (
+	hActivityID    = "X-Ms-Activity-Id"
+	hRequestCharge = "X-Ms-Request-Charge"
+	hSessionToken  = "X-Ms-Session-Token"
+	hGatewayVer    = "X-Ms-Gatewayversion"
+	hContentType   = "Content-Type"
+)
+
+var (
+	vGatewayVer     = []string{"version=2.14.0"}
+	vJSON           = []string{"application/json"}
+	vNeutralSession = []string{"0:-1#1"}
+)
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	activity := r.Header.Get("x-ms-activity-id")
-	if activity == "" {
-		activity = newActivityID()
+	if a := r.Header[hActivityID]; len(a) > 0 && a[0] != "" {
+		h[hActivityID] = a[:1]
+	} else {
+		h[hActivityID] = []string{newActivityID()}
 	}
-	h.Set("x-ms-activity-id", activity)
-	h.Set("x-ms-gatewayversion", "version=2.14.0")
-	h.Set("x-ms-serviceversion", "version=2.14.0.0")
-	h.Set("x-ms-schemaversion", "1.16")
-	h.Set("Content-Type", "application/json")
+	h[hGatewayVer] = vGatewayVer
+	h[hContentType] = vJSON
 	req := &request{w: w, r: r}
 
 	if r.URL.Path == ReadyPath {
@@ -183,11 +199,11 @@ func (s *Server) setCommon(req *request) {
 	if c <= 0 {
 		c = 1
 	}
-	h.Set("x-ms-request-charge", strconv.FormatFloat(c, 'f', 2, 64))
+	h[hRequestCharge] = []string{strconv.FormatFloat(c, 'f', 2, 64)}
 	if req.session != "" {
-		h.Set("x-ms-session-token", req.session)
+		h[hSessionToken] = []string{req.session}
 	} else {
-		h.Set("x-ms-session-token", "0:-1#1")
+		h[hSessionToken] = vNeutralSession
 	}
 }
 
