@@ -21,6 +21,8 @@ fuzz ./internal/epk FuzzComponentFromJSON
 fuzz ./internal/jsondoc FuzzScan
 fuzz ./internal/jsondoc FuzzApplyPatch
 fuzz ./internal/engine FuzzPrepareWrite
+fuzz ./internal/query/parser FuzzParse
+fuzz ./internal/query/eval FuzzFromJSON
 
 echo "== JavaScript SDK tests (@azure/cosmos)"
 (cd test/js && npm ci --no-audit --no-fund --loglevel=error && PARSEC_BIN="$PWD/../../bin/parsec" npm test)
