@@ -49,7 +49,7 @@ var urlRe = regexp.MustCompile(`on (http://[^ ]+) `)
 
 func start(t *testing.T, dataDir string) *proc {
 	t.Helper()
-	cmd := exec.Command(parsecBin, "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--partition-max-rus", "1000")
+	cmd := exec.Command(parsecBin, "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--partition-max-rus", "1000", "--no-throttle")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
