@@ -15,7 +15,26 @@ echo "== go test"
 go test -count=1 -timeout 15m ./...
 
 echo "== short fuzzing"
-fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-5s}" "$1" >/dev/null; echo "fuzzed $2 ($1)"; }
+# A finding is saved under the package's testdata/fuzz/ and fails the run. A
+# failure of the fuzzing engine itself (a worker that hangs on a loaded machine)
+# saves nothing: it is retried once.
+fuzz() {
+  local out
+  for try in 1 2; do
+    if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-5s}" "$1" 2>&1); then
+      echo "fuzzed $2 ($1)"
+      return 0
+    fi
+    if [ -n "$(git status --porcelain -- "$1/testdata/fuzz" 2>/dev/null)" ]; then
+      echo "$out"
+      echo "fuzzing $2 found a failing input (saved under $1/testdata/fuzz)"
+      return 1
+    fi
+    echo "fuzzing engine failed for $2 without a finding (try $try):"
+    echo "$out" | tail -5
+  done
+  return 1
+}
 fuzz ./internal/epk FuzzParseHeader
 fuzz ./internal/epk FuzzComponentFromJSON
 fuzz ./internal/jsondoc FuzzScan
