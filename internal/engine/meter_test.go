@@ -235,3 +235,42 @@ func TestThroughputSplitIsPowerOfTwo(t *testing.T) {
 		t.Errorf("300 RU/s: %v", err)
 	}
 }
+
+func TestFixedContainerStorageCap(t *testing.T) {
+	e, st := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, FixedMaxBytes: 8 << 10, Now: time.Now})
+	defer st.Close()
+	defer e.Close()
+	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "f"}, Throughput{RUs: 20000}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("fixed container with 20,000 RU/s: %v, want a bad request", err)
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "f"}, Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "f")
+	var err error
+	n := 0
+	for ; n < 100 && err == nil; n++ {
+		var op Op
+		op, err = c.PrepareWrite(OpCreate, []byte(fmt.Sprintf(`{"id":"%d","pad":%q}`, n, strings.Repeat("x", 1000))), nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res []OpResult
+		res, _, err = c.Execute(&Command{Ops: []Op{op}}, "")
+		if err == nil {
+			err = res[0].Err
+		}
+	}
+	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "fixed container") {
+		t.Fatalf("write past the fixed container's 8 KB: %v", err)
+	}
+	if n < 6 || n > 9 {
+		t.Errorf("the cap was hit at write %d, want about 8 KB / 1 KB", n)
+	}
+	if len(c.Partitions()) != 1 {
+		t.Errorf("a fixed container has %d partitions", len(c.Partitions()))
+	}
+}

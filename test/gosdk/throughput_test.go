@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/epk"
@@ -161,12 +164,17 @@ func TestHotKeyIsThrottledAndNamedWhileOtherPartitionProceeds(t *testing.T) {
 				t.Errorf("429 without substatus 3200 and x-ms-retry-after-ms: %v", r.Header)
 			}
 			body429.Store(string(r.Body))
+			// Back off as the SDKs do, so that every client gets a share.
+			if ms, err := strconv.Atoi(r.Header.Get("x-ms-retry-after-ms")); err == nil {
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+			}
 		default:
 			t.Errorf("write to %s: %d %s", pk, r.Status, r.Body)
 		}
 	}
-	// Four writers drive the hot key as fast as they can (~5 RU a write
-	// against a 1,000 RU/s budget); one writer sends 20 writes/s to the cold key.
+	// Four writers drive the hot key as fast as the budget lets them (each
+	// backs off for x-ms-retry-after-ms after a 429), ~3.5 RU a write against
+	// a 1,000 RU/s budget; one writer sends 20 writes/s to the cold key.
 	for w := 0; w < 4; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -184,6 +192,19 @@ func TestHotKeyIsThrottledAndNamedWhileOtherPartitionProceeds(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
+	// Meanwhile the Go SDK writes to the hot key too: it receives 429s and
+	// retries them by itself (honouring x-ms-retry-after-ms) until they succeed.
+	counter := &countingTransport{}
+	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
+	retrying, _ := azcosmos.NewClientWithKey(s.URL()+"/", cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: counter, Retry: policy.RetryOptions{MaxRetries: 20, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: time.Second}}})
+	rc, _ := retrying.NewContainer("db", "c")
+	var sdkErrs []error
+	for i := 0; time.Now().Before(stop); i++ {
+		if _, err := rc.CreateItem(ctx(), azcosmos.NewPartitionKeyString(hot), []byte(fmt.Sprintf(`{"id":"sdk-%d","pk":%q,"pad":%q}`, i, hot, pad)), nil); err != nil {
+			sdkErrs = append(sdkErrs, err)
+		}
+	}
 	wg.Wait()
 	t.Logf("hot key: %d written, %d throttled; cold key: %d written, %d throttled", hotOK.Load(), hot429.Load(), coldOK.Load(), cold429.Load())
 	if hot429.Load() == 0 {
@@ -198,14 +219,13 @@ func TestHotKeyIsThrottledAndNamedWhileOtherPartitionProceeds(t *testing.T) {
 		t.Fatalf("429 body does not name the hot key: %v", e)
 	}
 
-	// The SDK retries 429s by itself (it honours x-ms-retry-after-ms).
-	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
-	retrying, _ := azcosmos.NewClientWithKey(s.URL()+"/", cred, nil)
-	rc, _ := retrying.NewContainer("db", "c")
-	for i := 0; i < 30; i++ {
-		_, err := rc.CreateItem(ctx(), azcosmos.NewPartitionKeyString(hot), []byte(fmt.Sprintf(`{"id":"sdk-%d","pk":%q,"pad":%q}`, i, hot, pad)), nil)
-		must(t, err, "SDK write to the hot key, with retries")
+	if len(sdkErrs) > 0 {
+		t.Fatalf("%d SDK writes to the hot key failed despite retries, first: %v", len(sdkErrs), sdkErrs[0])
 	}
+	if counter.throttled.Load() == 0 {
+		t.Fatal("the SDK never received a 429 while the hot key was over budget")
+	}
+	t.Logf("the SDK received %d 429s and retried every one", counter.throttled.Load())
 
 	// Telemetry names the hot key too.
 	st := raw.do(t, "GET", "/dbs/db/colls/c/partitions", nil, nil).JSON(t)
@@ -312,4 +332,15 @@ func TestSharedDatabaseThroughputAndAutoscale(t *testing.T) {
 	if rs := ranges(t, raw, "shared", "auto"); len(rs) != 4 {
 		t.Fatalf("autoscale 4,000 RU/s at 1,000 per partition gave %d ranges, want 4", len(rs))
 	}
+}
+
+// countingTransport sends requests with the default client and counts 429s.
+type countingTransport struct{ throttled atomic.Int64 }
+
+func (c *countingTransport) Do(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultClient.Do(r)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		c.throttled.Add(1)
+	}
+	return resp, err
 }

@@ -1,0 +1,320 @@
+package exec
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/parsecdb/parsec/internal/query/ast"
+	"github.com/parsecdb/parsec/internal/query/eval"
+)
+
+// Source yields the documents of one partition in ascending key order.
+// Next returns ok == false at the end. The key slice may be reused by the
+// next call (RunPartition copies what it keeps); doc must not change. The
+// keys of the sources of one query must be disjoint and the sources
+// ordered: every key of sources[i] below every key of sources[i+1], as the
+// storage key "container | EPK | id" and EPK-range partitions give.
+type Source interface {
+	Next() (key []byte, doc eval.Value, ok bool, err error)
+}
+
+// Seeker is implemented by a Source that can skip ahead: after Seek(key),
+// Next returns the first document whose key is ≥ key. RunPartition uses
+// it to resume a streaming query without reading the documents before the
+// resume point; a Source without it is read from its start and the
+// documents before the resume point are skipped.
+type Seeker interface {
+	Seek(key []byte) error
+}
+
+// Partial is what one partition contributes to a page: candidate rows in
+// the shape's order with their sort keys (Streaming, Ordered, Distinct,
+// OrderedDistinct), or groups with mergeable accumulator states (Grouped,
+// Aggregate). A Partial is only for Merge, for the page it was run for.
+type Partial struct {
+	rows   []*row
+	end    pos // Streaming: the last position read, when hasEnd
+	hasEnd bool
+	done   bool // nothing after rows (Grouped: no cutoff)
+
+	groups    []*group     // sorted by key
+	cutoff    []eval.Value // Grouped: groups are complete only below cutoff
+	hasCutoff bool
+}
+
+// Len returns the number of candidate rows or groups in pt.
+func (pt *Partial) Len() int { return len(pt.rows) + len(pt.groups) }
+
+// Exhausted reports whether the partition has nothing beyond pt for this
+// query: a streaming caller that runs partitions one after another in key
+// order (as Exec does) moves to the next partition only when the previous
+// one is exhausted.
+func (pt *Partial) Exhausted() bool { return pt.done }
+
+// Want returns how many rows (or groups) each partition must produce for a
+// page of pageSize rows in state s: OFFSET still to skip plus the page,
+// within LIMIT and TOP. 0 means no bound: aggregates, and DISTINCT over
+// GROUP BY, read every partition in full; so does pageSize <= 0 (a page of
+// every remaining row) without LIMIT or TOP.
+func (p *Plan) Want(s *State, pageSize int) int {
+	if s == nil {
+		s = p.Start()
+	}
+	if p.shape == Aggregate || p.shape == Grouped && p.top.distinct {
+		return 0
+	}
+	n := int64(pageSize)
+	if n <= 0 {
+		n = -1
+	}
+	if s.limit >= 0 && (n < 0 || s.limit < n) {
+		n = s.limit
+	}
+	if n < 0 {
+		return 0
+	}
+	return int(min(s.offset+n, maxInt))
+}
+
+// RunPartition runs the plan over one partition's documents from state s
+// (nil for the first page) and returns the partition's contribution to the
+// page: at most want rows (0 for no bound; see Want) strictly after the
+// state's sort key, in the shape's order, or the partition's groups. It
+// reads src to its end except for a streaming query, which stops after
+// want rows. It is pure apart from reading src, and safe to call
+// concurrently for different partitions of one plan.
+func (p *Plan) RunPartition(src Source, s *State, want int) (*Partial, error) {
+	if s == nil {
+		s = p.Start()
+	}
+	if s.done || p.top.noFrom {
+		// A query without FROM reads no documents: Merge evaluates it once.
+		return &Partial{done: true}, nil
+	}
+	return p.run(src, s, want)
+}
+
+func (p *Plan) run(src Source, s *State, want int) (*Partial, error) {
+	switch p.shape {
+	case Streaming:
+		return p.runStream(src, s, want)
+	case Grouped, Aggregate:
+		return p.runGroups(src, s, want)
+	}
+	return p.runSorted(src, s, want)
+}
+
+// docs calls f for each document of src, with a copy of its key. Keys
+// out of ascending order are an error: positions and resumption rely on
+// them.
+func docs(src Source, f func(key []byte, doc eval.Value) error) error {
+	var prev []byte
+	for {
+		key, doc, ok, err := src.Next()
+		if err != nil || !ok {
+			return err
+		}
+		if prev != nil && bytes.Compare(key, prev) <= 0 {
+			return fmt.Errorf("exec: source keys out of order: %q after %q", key, prev)
+		}
+		prev = bytes.Clone(key)
+		if err := f(prev, doc); err != nil {
+			return err
+		}
+	}
+}
+
+// runStream produces rows in position order after the state's position,
+// stopping after want rows.
+func (p *Plan) runStream(src Source, s *State, want int) (*Partial, error) {
+	q, pt := p.top, &Partial{}
+	if sk, ok := src.(Seeker); ok && s.started {
+		if err := sk.Seek(s.pos.key); err != nil {
+			return nil, err
+		}
+	}
+	err := docs(src, func(key []byte, doc eval.Value) error {
+		if s.started {
+			if c := bytes.Compare(key, s.pos.key); c < 0 || c == 0 && s.pos.fan == wholeDoc {
+				return nil
+			}
+		}
+		fan := int64(-1)
+		err := p.expand(q, p.base, doc, func(b vars) error {
+			fan++
+			at := pos{key: key, fan: fan}
+			if s.started && cmpPos(at, s.pos) <= 0 {
+				return nil
+			}
+			pt.end, pt.hasEnd = at, true
+			e := tupleEnv(p.base, b)
+			if ok, err := q.filter(e); err != nil || !ok {
+				return err
+			}
+			v, err := q.project(e)
+			if err != nil || !v.IsDefined() {
+				return err
+			}
+			pt.rows = append(pt.rows, &row{pos: at, val: v})
+			if want > 0 && len(pt.rows) >= want {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		pt.end, pt.hasEnd = pos{key: key, fan: wholeDoc}, true
+		return nil
+	})
+	switch {
+	case err == errStop:
+		return pt, nil
+	case err != nil:
+		return nil, err
+	}
+	pt.done = true
+	return pt, nil
+}
+
+// runSorted produces the want first rows after the state's sort key in the
+// order of an Ordered, Distinct or OrderedDistinct query. It keeps at most
+// about 2·want rows in memory: when the buffer fills it is sorted and cut
+// to want rows, and rows sorting after the last kept one are dropped on
+// arrival.
+func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
+	q := p.top
+	dedup := p.shape != Ordered
+	lateProject := p.shape == Ordered && q.kind != ast.SelectValue
+	var buf []*row
+	var bound *row // after a cut: the last row kept
+	compact := func() {
+		slices.SortFunc(buf, p.cmpRows)
+		if dedup {
+			buf = slices.CompactFunc(buf, func(a, b *row) bool { return p.cmpRows(a, b) == 0 })
+		}
+		if want > 0 && len(buf) > want {
+			clear(buf[want:])
+			buf, bound = buf[:want], buf[want-1]
+		}
+	}
+	err := docs(src, func(key []byte, doc eval.Value) error {
+		fan := int64(-1)
+		return p.expand(q, p.base, doc, func(b vars) error {
+			fan++
+			e := tupleEnv(p.base, b)
+			if ok, err := q.filter(e); err != nil || !ok {
+				return err
+			}
+			ord, err := q.orderValues(e)
+			if err != nil {
+				return err
+			}
+			r := &row{ord: ord, pos: pos{key: key, fan: fan}}
+			if p.shape == Ordered && !p.after(s, r) {
+				return nil
+			}
+			if lateProject {
+				r.env = e
+			} else {
+				if r.val, err = q.project(e); err != nil || !r.val.IsDefined() {
+					return err
+				}
+				if !p.after(s, r) {
+					return nil
+				}
+			}
+			if bound != nil && p.cmpRows(r, bound) >= 0 {
+				return nil
+			}
+			buf = append(buf, r)
+			if want > 0 && len(buf) >= 2*want+64 {
+				compact()
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	compact()
+	if lateProject {
+		for _, r := range buf {
+			if r.val, err = q.project(r.env); err != nil {
+				return nil, err
+			}
+			r.env = nil
+		}
+	}
+	return &Partial{rows: buf, done: bound == nil}, nil
+}
+
+// runGroups aggregates the partition's tuples by group key. For a GROUP BY
+// query without DISTINCT it keeps only groups after the state's key and,
+// when want > 0, at most about 2·want groups: when there are more, the
+// groups from the want-th on are dropped and their smallest key becomes a
+// cutoff; tuples of groups at or after the cutoff are ignored from then
+// on, so the groups kept are complete.
+func (p *Plan) runGroups(src Source, s *State, want int) (*Partial, error) {
+	q := p.top
+	t := newGroupTable(q)
+	if p.shape == Aggregate {
+		t.get(nil, nil)
+	}
+	filtered := p.shape == Grouped && !q.distinct
+	bounded := filtered && want > 0
+	pt := &Partial{}
+	evict := func() {
+		slices.SortFunc(t.list, func(a, b *group) int { return cmpTuple(a.key, b.key) })
+		if bounded && len(t.list) > want {
+			pt.cutoff, pt.hasCutoff = t.list[want].key, true
+			t.reset(slices.Clone(t.list[:want]))
+		}
+	}
+	err := docs(src, func(key []byte, doc eval.Value) error {
+		return p.expand(q, p.base, doc, func(b vars) error {
+			e := tupleEnv(p.base, b)
+			if ok, err := q.filter(e); err != nil || !ok {
+				return err
+			}
+			gk, err := q.groupKey(e)
+			if err != nil {
+				return err
+			}
+			if filtered {
+				if s.started && cmpTuple(gk, s.vals) <= 0 {
+					return nil
+				}
+				if pt.hasCutoff && cmpTuple(gk, pt.cutoff) >= 0 {
+					return nil
+				}
+			}
+			if err := t.get(gk, b).accumulate(q, e); err != nil {
+				return err
+			}
+			if bounded && len(t.list) >= 2*want+64 {
+				evict()
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	evict()
+	pt.groups, pt.done = t.list, !pt.hasCutoff
+	return pt, nil
+}
+
+// oneDoc is the input of a query without FROM: one empty document, so
+// that the query's one row is produced once, by Merge.
+type oneDoc struct{ read bool }
+
+func (o *oneDoc) Next() ([]byte, eval.Value, bool, error) {
+	if o.read {
+		return nil, eval.Value{}, false, nil
+	}
+	o.read = true
+	return []byte{}, eval.Value{}, true, nil
+}
