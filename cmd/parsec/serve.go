@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
