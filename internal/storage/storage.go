@@ -164,3 +164,42 @@ func (quietLogger) Errorf(format string, args ...interface{}) {
 func (quietLogger) Fatalf(format string, args ...interface{}) {
 	panic(fmt.Sprintf("BUG: storage: "+format, args...))
 }
+
+// Iter walks the keys of [lo, hi) in order. It is not safe for concurrent
+// use; Close it when done.
+type Iter struct {
+	it *pebble.Iterator
+}
+
+// NewIter returns an iterator over [lo, hi), positioned before the first key.
+func (db *DB) NewIter(lo, hi []byte) (*Iter, error) {
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	return &Iter{it: it}, nil
+}
+
+// First moves to the first key; false when there is none.
+func (i *Iter) First() bool { return i.it.First() }
+
+// Next moves to the next key; false at the end.
+func (i *Iter) Next() bool { return i.it.Next() }
+
+// SeekGE moves to the first key at or after k.
+func (i *Iter) SeekGE(k []byte) bool { return i.it.SeekGE(k) }
+
+// Key is the current key, valid until the next move.
+func (i *Iter) Key() []byte { return i.it.Key() }
+
+// Value is the current value, valid until the next move.
+func (i *Iter) Value() ([]byte, error) { return i.it.ValueAndErr() }
+
+// Close releases the iterator and reports any error it met.
+func (i *Iter) Close() error {
+	err := i.it.Error()
+	if cerr := i.it.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -59,11 +59,11 @@ func (s *Server) documents(req *request, dbID, collID string) {
 	case http.MethodPost:
 		switch {
 		case headerBool(r, "x-ms-cosmos-is-query-plan-request"):
-			s.writeError(req, errNotImplemented("query plans are not supported by this server version"))
+			s.queryPlan(req, c)
 		case headerBool(r, "x-ms-cosmos-is-batch-request"):
 			s.batch(req, c)
 		case isQuery(r):
-			s.writeError(req, errNotImplemented("queries are not supported by this server version"))
+			s.query(req, c)
 		case headerBool(r, "x-ms-documentdb-is-upsert"):
 			s.write(req, c, engine.OpUpsert, "")
 		default:

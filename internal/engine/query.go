@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/query/ast"
+	"github.com/parsecdb/parsec/internal/query/eval"
+	"github.com/parsecdb/parsec/internal/query/exec"
+	"github.com/parsecdb/parsec/internal/storage"
+	"github.com/parsecdb/parsec/internal/throughput"
+)
+
+// QueryScope says which items a query may read: the items of one partition
+// key (or, for hierarchical keys, of a key prefix), of one partition key
+// range, or, when neither is set, of the whole container.
+type QueryScope struct {
+	Key     epk.Key
+	HasKey  bool
+	RangeID string
+}
+
+// QueryPage is one page of a query's results.
+type QueryPage struct {
+	Rows [][]byte // JSON
+	// Continuation resumes the query after this page; empty on the last page.
+	Continuation string
+	Charge       float64
+	DocsRead     int
+	BytesRead    int
+	Sessions     []string
+}
+
+// span is a key span of one partition that a query reads.
+type span struct {
+	p      *Partition
+	lo, hi []byte
+}
+
+// queryRange returns the EPK range a scope covers, and whether the scope
+// is a single full key (whose items share one EPK).
+func (c *Container) queryRange(scope QueryScope) (epk.Range, bool, error) {
+	if !scope.HasKey {
+		return epk.FullRange(), false, nil
+	}
+	if c.fixed {
+		return epk.FullRange(), false, nil
+	}
+	k := scope.Key
+	if len(k) == 0 {
+		var err error
+		if k, err = c.ResolveKey(k); err != nil {
+			return epk.Range{}, false, err
+		}
+	}
+	if len(k) > len(c.paths) || (len(k) < len(c.paths) && c.def.Kind != epk.MultiHash) {
+		return epk.Range{}, false, fmt.Errorf("%w: the partition key %s does not fit the container's partition key %v", ErrPartitionKeyMismatch, k, c.def.Paths)
+	}
+	if len(k) == len(c.paths) {
+		e, err := c.epkOf(k)
+		if err != nil {
+			return epk.Range{}, false, err
+		}
+		return epk.Range{Min: e, Max: e}, true, nil
+	}
+	r, err := c.def.PrefixRange(k)
+	if err != nil {
+		return epk.Range{}, false, badRequest("invalid partition key prefix: %v", err)
+	}
+	return r, false, nil
+}
+
+// QueryRanges returns the EPK ranges a query with this scope reads, in the
+// form query plans give them.
+func (c *Container) QueryRanges(scope QueryScope) ([]exec.QueryRange, error) {
+	r, point, err := c.queryRange(scope)
+	if err != nil {
+		return nil, err
+	}
+	if point {
+		return []exec.QueryRange{{Min: r.Min, Max: r.Min, IsMinInclusive: true, IsMaxInclusive: true}}, nil
+	}
+	return []exec.QueryRange{{Min: r.Min, Max: r.Max, IsMinInclusive: true}}, nil
+}
+
+// spans returns the key spans a scope covers, partition by partition, in
+// key order.
+func (c *Container) spans(scope QueryScope) ([]span, error) {
+	r, point, err := c.queryRange(scope)
+	if err != nil {
+		return nil, err
+	}
+	var parts []*Partition
+	if scope.RangeID != "" {
+		p, err := c.PartitionByID(scope.RangeID)
+		if err != nil {
+			return nil, err
+		}
+		parts = []*Partition{p}
+	} else {
+		parts = c.Partitions()
+	}
+	var out []span
+	for _, p := range parts {
+		pr := p.Range()
+		lo, hi := maxString(pr.Min, r.Min), pr.Max
+		if point {
+			if !(pr.Min <= r.Min && (r.Min < pr.Max || pr.Max == epk.MaxEPK)) {
+				continue
+			}
+			klo := storage.ItemKey(nil, c.rid, r.Min, "")
+			khi := append(storage.ItemKey(nil, c.rid, r.Min, "")[:len(klo)-1], 1)
+			out = append(out, span{p: p, lo: klo, hi: khi})
+			continue
+		}
+		if r.Max != epk.MaxEPK && (hi == epk.MaxEPK || r.Max < hi) {
+			hi = r.Max
+		}
+		if hi != epk.MaxEPK && lo >= hi {
+			continue
+		}
+		if hi == epk.MaxEPK {
+			hi = ""
+		}
+		klo, khi := storage.ItemSpan(c.rid, lo, hi)
+		out = append(out, span{p: p, lo: klo, hi: khi})
+	}
+	return out, nil
+}
+
+func maxString(a, b string) string {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// queryToken is the content of a query continuation token.
+type queryToken struct {
+	Rid   string `json:"rid"`
+	Range string `json:"range,omitempty"`
+	State []byte `json:"state"`
+}
+
+// Query runs one page of a compiled query over the items in scope. The
+// continuation token resumes every partition where the previous page
+// stopped (see package exec); it is tied to this container and scope.
+func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string, pageSize int) (QueryPage, error) {
+	var page QueryPage
+	info := c.Info()
+	spans, err := c.spans(scope)
+	if err != nil {
+		return page, err
+	}
+	var state *exec.State
+	if continuation != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(continuation)
+		var t queryToken
+		if err == nil {
+			err = json.Unmarshal(raw, &t)
+		}
+		if err != nil {
+			return page, badRequest("the continuation token is malformed")
+		}
+		if t.Rid != info.Rid || t.Range != scope.RangeID {
+			return page, badRequest("the continuation token belongs to another container or partition key range")
+		}
+		if state, err = plan.UnmarshalState(t.State); err != nil {
+			return page, badRequest("the continuation token does not belong to this query: %v", err)
+		}
+	}
+	now := c.e.opts.Now()
+	for _, s := range spans {
+		if err := s.p.admit(now); err != nil {
+			return page, err
+		}
+		page.Sessions = append(page.Sessions, s.p.SessionToken())
+	}
+	sources := make([]exec.Source, len(spans))
+	srcs := make([]*itemSource, len(spans))
+	for i, s := range spans {
+		srcs[i] = &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
+		sources[i] = srcs[i]
+	}
+	rows, next, err := exec.Exec(plan, sources, state, pageSize)
+	for _, s := range srcs {
+		if cerr := s.close(); err == nil {
+			err = cerr
+		}
+		page.DocsRead += s.docs
+		page.BytesRead += s.bytes
+	}
+	if err != nil {
+		if errors.Is(err, eval.ErrInvalidQuery) || errors.Is(err, exec.ErrBadContinuation) {
+			return page, badRequest("%v", err)
+		}
+		return page, fmt.Errorf("%w: query failed: %v", ErrUnavailable, err)
+	}
+	for _, r := range rows {
+		page.Rows = append(page.Rows, r.AppendJSON(nil))
+	}
+	if !next.Done() {
+		b, err := next.MarshalBinary()
+		if err != nil {
+			return page, fmt.Errorf("BUG: cannot encode query state: %v", err)
+		}
+		t, _ := json.Marshal(queryToken{Rid: info.Rid, Range: scope.RangeID, State: b})
+		page.Continuation = base64.RawURLEncoding.EncodeToString(t)
+	}
+	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, 0)
+	if len(spans) > 0 {
+		each := page.Charge / float64(len(spans))
+		for _, s := range spans {
+			s.p.charge(now, each)
+		}
+	}
+	return page, nil
+}
+
+// itemSource feeds a partition's items to the executor, in key order. It
+// opens its iterator lazily, and a Seek restarts it at a later key, so a
+// streaming query resumes without reading what earlier pages read.
+type itemSource struct {
+	db         *storage.DB
+	lo, hi     []byte
+	it         *storage.Iter
+	positioned bool
+	docs       int
+	bytes      int
+}
+
+// Seek positions the source at the first key at or after key.
+func (s *itemSource) Seek(key []byte) error {
+	if err := s.close(); err != nil {
+		return err
+	}
+	if bytes.Compare(key, s.lo) > 0 {
+		s.lo = append([]byte(nil), key...)
+	}
+	return nil
+}
+
+func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
+	if s.it == nil {
+		it, err := s.db.NewIter(s.lo, s.hi)
+		if err != nil {
+			return nil, eval.Value{}, false, err
+		}
+		s.it, s.positioned = it, false
+	}
+	var ok bool
+	if !s.positioned {
+		ok, s.positioned = s.it.First(), true
+	} else {
+		ok = s.it.Next()
+	}
+	if !ok {
+		return nil, eval.Value{}, false, nil
+	}
+	v, err := s.it.Value()
+	if err != nil {
+		return nil, eval.Value{}, false, err
+	}
+	_, _, doc, err := decodeItem(v)
+	if err != nil {
+		return nil, eval.Value{}, false, err
+	}
+	val, err := eval.FromJSON(doc)
+	if err != nil {
+		return nil, eval.Value{}, false, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
+	}
+	s.docs++
+	s.bytes += len(doc)
+	return append([]byte(nil), s.it.Key()...), val, true, nil
+}
+
+func (s *itemSource) close() error {
+	if s.it == nil {
+		return nil
+	}
+	err := s.it.Close()
+	s.it = nil
+	return err
+}
+
+// ParseQuery parses and checks a query and its parameters, then compiles it.
+func ParseQuery(q *ast.Query, params map[string]eval.Value) (*exec.Plan, error) {
+	if err := eval.CheckParams(q, params); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	p, err := exec.Compile(q, params)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	return p, nil
+}
