@@ -197,7 +197,7 @@ func TestHotKeyIsThrottledAndNamedWhileOtherPartitionProceeds(t *testing.T) {
 	counter := &countingTransport{}
 	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
 	retrying, _ := azcosmos.NewClientWithKey(s.URL()+"/", cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: counter, Retry: policy.RetryOptions{MaxRetries: 20, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: time.Second}}})
+		Transport: counter, Retry: policy.RetryOptions{MaxRetries: 500, RetryDelay: 5 * time.Millisecond, MaxRetryDelay: 100 * time.Millisecond}}})
 	rc, _ := retrying.NewContainer("db", "c")
 	var sdkErrs []error
 	for i := 0; time.Now().Before(stop); i++ {
