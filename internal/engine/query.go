@@ -287,8 +287,8 @@ func (s *itemSource) close() error {
 	return err
 }
 
-// ParseQuery parses and checks a query and its parameters, then compiles it.
-func ParseQuery(q *ast.Query, params map[string]eval.Value) (*exec.Plan, error) {
+// CompileQuery checks a parsed query against its parameters and compiles it.
+func CompileQuery(q *ast.Query, params map[string]eval.Value) (*exec.Plan, error) {
 	if err := eval.CheckParams(q, params); err != nil {
 		return nil, badRequest("%v", err)
 	}

@@ -1,9 +1,9 @@
 package epk
 
 import (
+	"github.com/parsecdb/parsec/internal/jsondoc"
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 // Kind is the JSON type of one partition key component.
@@ -191,49 +191,5 @@ func appendNumber(dst []byte, f float64) []byte {
 
 const hexUpper = "0123456789ABCDEF"
 
-// appendQuoted appends s as a JSON string. s is expected to be valid UTF-8;
-// invalid bytes are written as \ufffd.
-func appendQuoted(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, `\ufffd`...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		if b >= 0x20 && b != '"' && b != '\\' {
-			i++
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexUpper[b>>4], hexUpper[b&0xF])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendQuoted appends s as a JSON string token (see jsondoc.AppendQuote).
+func appendQuoted(dst []byte, s string) []byte { return jsondoc.AppendQuote(dst, s) }

@@ -113,9 +113,10 @@ func decodeKey(key []byte, escaped bool) string {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendQuote appends s as a JSON string token. Only '"', '\\' and control
-// characters are escaped (no HTML escaping); invalid UTF-8 becomes U+FFFD so
-// the output is always valid UTF-8 JSON.
+// AppendQuote appends s as a JSON string token, in the one canonical form
+// the project writes: '"', '\\' and control characters are escaped (\n \r
+// \t \b \f, else \u00xx in lowercase hex; no HTML escaping), and invalid
+// UTF-8 is written as the escape \ufffd, so the output is always valid JSON.
 func AppendQuote(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
@@ -136,6 +137,10 @@ func AppendQuote(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'r')
 			case '\t':
 				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
@@ -146,7 +151,7 @@ func AppendQuote(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
+			dst = append(dst, `\ufffd`...)
 			i++
 			start = i
 			continue

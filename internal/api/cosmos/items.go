@@ -204,39 +204,58 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) {
 }
 
 func (s *Server) readFeed(req *request, c *engine.Container) {
-	max := engine.DefaultPageSize
-	if v := req.r.Header.Get("x-ms-max-item-count"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n == 0 || n < -1 {
-			s.writeError(req, errBadRequest("x-ms-max-item-count must be a positive integer or -1, not %q", v))
-			return
-		}
-		max = n
+	max, err := maxItemCount(req.r)
+	if err != nil {
+		s.writeError(req, err)
+		return
 	}
 	f, err := c.ReadFeed(req.r.Header.Get(hdrRangeID), req.r.Header.Get("x-ms-continuation"), max)
 	if err != nil {
 		s.writeError(req, err)
 		return
 	}
+	s.writeDocuments(req, c, f.Docs, f.Continuation, f.Sessions, f.Charge)
+}
+
+// maxItemCount reads x-ms-max-item-count: a positive page size, -1 for the
+// server's choice (returned as 0), or DefaultPageSize when absent.
+func maxItemCount(r *http.Request) (int, error) {
+	v := r.Header.Get("x-ms-max-item-count")
+	if v == "" {
+		return engine.DefaultPageSize, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n == 0 || n < -1 {
+		return 0, errBadRequest("x-ms-max-item-count must be a positive integer or -1, not %q", v)
+	}
+	if n == -1 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// writeDocuments sends one page of a documents feed (a read feed or a
+// query): the {"_rid","Documents","_count"} envelope and the paging headers.
+func (s *Server) writeDocuments(req *request, c *engine.Container, docs [][]byte, continuation string, sessions []string, charge float64) {
 	var b bytes.Buffer
 	b.WriteString(`{"_rid":"`)
 	b.WriteString(c.Info().Rid)
 	b.WriteString(`","Documents":[`)
-	for i, d := range f.Docs {
+	for i, d := range docs {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.Write(d)
 	}
 	b.WriteString(`],"_count":`)
-	b.WriteString(strconv.Itoa(len(f.Docs)))
+	b.WriteString(strconv.Itoa(len(docs)))
 	b.WriteByte('}')
-	req.charge = f.Charge
-	req.session = strings.Join(f.Sessions, ",")
+	req.charge = charge
+	req.session = strings.Join(sessions, ",")
 	h := req.w.Header()
-	h.Set("x-ms-item-count", strconv.Itoa(len(f.Docs)))
-	if f.Continuation != "" {
-		h.Set("x-ms-continuation", f.Continuation)
+	h.Set("x-ms-item-count", strconv.Itoa(len(docs)))
+	if continuation != "" {
+		h.Set("x-ms-continuation", continuation)
 	}
 	if rid := req.r.Header.Get(hdrRangeID); rid != "" {
 		h.Set(hdrRangeID, rid)
