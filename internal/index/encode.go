@@ -1,0 +1,133 @@
+package index
+
+import (
+	"math"
+
+	"github.com/parsecdb/parsec/internal/query/eval"
+)
+
+// MaxStringBytes is how much of a string value a term keeps.
+const MaxStringBytes = 256
+
+// Type bytes of encoded values, in the query language's order.
+const (
+	tagNull   = 0x01
+	tagBool   = 0x02
+	tagNumber = 0x03
+	tagString = 0x04
+)
+
+// AppendPath appends the encoding of a property path.
+func AppendPath(dst []byte, path []string) []byte {
+	for _, seg := range path {
+		dst = append(dst, 0x01)
+		dst = appendEscaped(dst, seg)
+	}
+	return append(dst, 0x00)
+}
+
+func appendEscaped(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			dst = append(dst, 0x00, 0xFF)
+			continue
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, 0x00, 0x01)
+}
+
+// Indexable reports whether v is a value terms hold: null, a boolean, a
+// number or a string.
+func Indexable(v eval.Value) bool {
+	switch v.Kind() {
+	case eval.Null, eval.Bool, eval.Number, eval.String:
+		return true
+	}
+	return false
+}
+
+// AppendValue appends the encoding of a scalar value; v must be Indexable.
+func AppendValue(dst []byte, v eval.Value) []byte {
+	switch v.Kind() {
+	case eval.Null:
+		return append(dst, tagNull)
+	case eval.Bool:
+		if v.AsBool() {
+			return append(dst, tagBool, 1)
+		}
+		return append(dst, tagBool, 0)
+	case eval.Number:
+		f := v.AsFloat()
+		if f == 0 {
+			f = 0 // -0 → 0
+		}
+		b := math.Float64bits(f)
+		if b>>63 == 1 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		return append(dst, tagNumber, byte(b>>56), byte(b>>48), byte(b>>40), byte(b>>32), byte(b>>24), byte(b>>16), byte(b>>8), byte(b))
+	case eval.String:
+		s := v.AsString()
+		if len(s) > MaxStringBytes {
+			s = s[:MaxStringBytes]
+		}
+		return appendEscaped(append(dst, tagString), s)
+	}
+	panic("BUG: index: AppendValue of a " + v.Kind().String())
+}
+
+// AppendTypeStart appends the smallest encoding of kind k's values: every
+// value of the type encodes at or after it.
+func AppendTypeStart(dst []byte, k eval.Kind) []byte { return append(dst, tag(k)) }
+
+// AppendTypeEnd appends the encoding just past kind k's values.
+func AppendTypeEnd(dst []byte, k eval.Kind) []byte { return append(dst, tag(k)+1) }
+
+func tag(k eval.Kind) byte {
+	switch k {
+	case eval.Null:
+		return tagNull
+	case eval.Bool:
+		return tagBool
+	case eval.Number:
+		return tagNumber
+	case eval.String:
+		return tagString
+	}
+	panic("BUG: index: no terms of kind " + k.String())
+}
+
+// ValueLen returns the length of the encoded value at the start of b, or
+// -1 if b does not start with one.
+func ValueLen(b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
+	switch b[0] {
+	case tagNull:
+		return 1
+	case tagBool:
+		if len(b) < 2 {
+			return -1
+		}
+		return 2
+	case tagNumber:
+		if len(b) < 9 {
+			return -1
+		}
+		return 9
+	case tagString:
+		for i := 1; i+1 < len(b); i++ {
+			if b[i] == 0 {
+				if b[i+1] == 0x01 {
+					return i + 2
+				}
+				i++ // 0x00 0xFF: an escaped zero byte
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,138 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parsecdb/parsec/internal/query/eval"
+)
+
+// randomScalar returns a random indexable value, biased towards collisions
+// and edge cases.
+func randomScalar(r *rand.Rand) eval.Value {
+	switch r.IntN(4) {
+	case 0:
+		return eval.NullValue()
+	case 1:
+		return eval.BoolValue(r.IntN(2) == 0)
+	case 2:
+		switch r.IntN(5) {
+		case 0:
+			return eval.IntValue(r.Int64N(7) - 3)
+		case 1:
+			return eval.IntValue(r.Int64() - r.Int64())
+		case 2:
+			return eval.NumberValue(math.Copysign(0, -1))
+		case 3:
+			return eval.NumberValue((r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(40)-20)))
+		}
+		return eval.NumberValue(float64(r.IntN(5)) - 2.5)
+	}
+	const alphabet = "ab\x00\x01\xffé"
+	n := r.IntN(6)
+	if r.IntN(20) == 0 {
+		n = MaxStringBytes + r.IntN(3) - 1
+	}
+	var b strings.Builder
+	for range n {
+		b.WriteByte(alphabet[r.IntN(len(alphabet))])
+	}
+	return eval.StringValue(b.String())
+}
+
+// TestEncodingKeepsOrder checks the promise the lookups rely on: x < y in
+// the query language's order implies enc(x) <= enc(y), equal values encode
+// equally, and every encoding is self-delimiting.
+func TestEncodingKeepsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		x, y := randomScalar(r), randomScalar(r)
+		ex, ey := AppendValue(nil, x), AppendValue(nil, y)
+		c := eval.Compare(x, y)
+		bc := bytes.Compare(ex, ey)
+		if c < 0 && bc > 0 || c > 0 && bc < 0 || c == 0 && bc != 0 {
+			t.Fatalf("order not kept: %v vs %v compare %d, encodings %x vs %x compare %d", x, y, c, ex, ey, bc)
+		}
+		exact := !(x.Kind() == eval.String && len(x.AsString()) > MaxStringBytes) && !(x.Kind() == eval.Number && x.IsExactInt() && float64(int64(x.AsFloat())) != x.AsFloat())
+		if exact && y.Kind() == x.Kind() && !(y.Kind() == eval.String && len(y.AsString()) > MaxStringBytes) && bc == 0 && c != 0 {
+			t.Fatalf("distinct values %v and %v encode equally", x, y)
+		}
+		if n := ValueLen(append(ex, 0x7f, 0x00)); n != len(ex) {
+			t.Fatalf("ValueLen(%x...) = %d, want %d", ex, n, len(ex))
+		}
+		if !(bytes.Compare(AppendTypeStart(nil, x.Kind()), ex) <= 0 && bytes.Compare(ex, AppendTypeEnd(nil, x.Kind())) < 0) {
+			t.Fatalf("%v encodes outside its type's span", x)
+		}
+	}
+}
+
+func TestPathEncodingIsPrefixFree(t *testing.T) {
+	paths := [][]string{{"a"}, {"a", "b"}, {"ab"}, {"a\x00"}, {"a", ""}, {""}, {"a\x00", "b"}}
+	for i, p := range paths {
+		for j, q := range paths {
+			ep, eq := AppendPath(nil, p), AppendPath(nil, q)
+			if i != j && bytes.HasPrefix(eq, ep) {
+				t.Errorf("path %q encodes as a prefix of %q (%x, %x)", p, q, ep, eq)
+			}
+		}
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	cases := []struct {
+		policy  string
+		indexed []string // paths joined by "/"
+		not     []string
+	}{
+		{``, []string{"a", "a/b", "_ts", "id"}, []string{"_etag"}},
+		{`{"indexingMode":"consistent","includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/big/*"}]}`,
+			[]string{"a", "bigger"}, []string{"big", "big/x/y"}},
+		{`{"includedPaths":[{"path":"/name/?"},{"path":"/addr/*"}],"excludedPaths":[{"path":"/*"},{"path":"/addr/zip/?"}]}`,
+			[]string{"name", "addr/city", "addr/geo/lat"}, []string{"other", "name/x", "addr/zip"}},
+		{`{"includedPaths":[{"path":"/\"a b\"/?"}],"excludedPaths":[{"path":"/*"}]}`, []string{"a b"}, []string{"a"}},
+		{`{"indexingMode":"none"}`, nil, []string{"a", "id"}},
+		{`{"includedPaths":[{"path":"/tags/[]/?"}],"excludedPaths":[{"path":"/*"}]}`, nil, []string{"tags", "a"}},
+	}
+	for _, c := range cases {
+		p, err := Compile(json.RawMessage(c.policy))
+		if err != nil {
+			t.Fatalf("%s: %v", c.policy, err)
+		}
+		for _, s := range c.indexed {
+			if !p.Indexed(strings.Split(s, "/")) {
+				t.Errorf("%s: /%s is not indexed", c.policy, s)
+			}
+		}
+		for _, s := range c.not {
+			if p.Indexed(strings.Split(s, "/")) {
+				t.Errorf("%s: /%s is indexed", c.policy, s)
+			}
+		}
+	}
+	for _, bad := range []string{`{"indexingMode":"sometimes"}`, `{"includedPaths":[{"path":"a/*"}]}`, `{"includedPaths":[{"path":"/a"}]}`, `{"includedPaths":[{"path":"/?"}]}`, `[1]`} {
+		if _, err := Compile(json.RawMessage(bad)); err == nil {
+			t.Errorf("Compile(%s) accepted a bad policy", bad)
+		}
+	}
+}
+
+func TestTerms(t *testing.T) {
+	doc, err := eval.FromJSON([]byte(`{"id":"x","a":{"b":5,"c":[1,2],"d":{"e":null}},"s":"t","_etag":"\"1\"","skip":{"x":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := MustCompile(json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"},{"path":"/skip/*"}]}`))
+	var got []string
+	p.Terms(doc, func(path []string, v eval.Value) { got = append(got, "/"+strings.Join(path, "/")+"="+v.String()) })
+	want := []string{"/id=\"x\"", "/a/b=5", "/a/d/e=null", "/s=\"t\""}
+	if !slices.Equal(got, want) {
+		t.Fatalf("terms = %q, want %q", got, want)
+	}
+	var none *Policy
+	none.Terms(doc, func([]string, eval.Value) { t.Fatal("a nil policy gave a term") })
+}
