@@ -56,6 +56,9 @@ type Command struct {
 	// Split, when set, makes this command a split of the partition (and it
 	// carries no operations); see split.go.
 	Split *splitSpec
+	// Reindex, when set, makes this command a chunk of an index build (and
+	// it carries no operations); see index.go.
+	Reindex *reindexSpec
 }
 
 // OpResult is the outcome of one operation.
@@ -139,8 +142,10 @@ func decodeItem(v []byte) (lsn uint64, etag, doc []byte, err error) {
 }
 
 // applyCtx is what apply needs to know of the container. It is fixed for
-// the container's life, so apply stays deterministic.
+// the container's life, but for the index, which is fixed for the group of
+// commands being applied; so apply stays deterministic.
 type applyCtx struct {
+	index *indexState
 	rid   [storage.RidLen]byte
 	self  string // "dbs/<dbRid>/colls/<collRid>/docs/"
 	paths [][]string
@@ -281,6 +286,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		if _, err := t.logical(ac, op, -1, delta); err != nil {
 			return OpResult{}, err
 		}
+		if err := t.index(ac, op.EPK, op.ID, curDoc, nil); err != nil {
+			return OpResult{}, err
+		}
 		t.put(key, nil)
 		t.items--
 		t.bytes += delta
@@ -324,6 +332,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		if r != nil {
 			return *r, err
 		}
+		return OpResult{}, err
+	}
+	if err := t.index(ac, op.EPK, op.ID, curDoc, doc); err != nil {
 		return OpResult{}, err
 	}
 	t.put(key, val)

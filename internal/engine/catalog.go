@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -55,6 +56,9 @@ type Engine struct {
 
 	mu  sync.RWMutex
 	dbs map[string]*database
+
+	// builders counts the running index builds (see index.go).
+	builders sync.WaitGroup
 }
 
 type database struct {
@@ -145,12 +149,13 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 // Close stops every partition's apply loop. It does not close the store.
 func (e *Engine) Close() {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, db := range e.dbs {
 		for _, c := range db.colls {
 			c.stop()
 		}
 	}
+	e.mu.Unlock()
+	e.builders.Wait() // they end once the loops are stopped
 }
 
 func (e *Engine) now() int64 { return e.opts.Now().Unix() }
@@ -284,6 +289,11 @@ type ContainerInfo struct {
 	// RangesSeq changes whenever Ranges does; it is the pkranges feed's etag.
 	RangesSeq   uint64 `json:"rangesSeq"`
 	NextRangeID int    `json:"nextRangeId"`
+	// IndexGen is the generation of the index that writes maintain; it
+	// changes with the indexing policy. IndexBuilding says that the
+	// generation is still being built from the items (see index.go).
+	IndexGen      uint32 `json:"indexGen,omitempty"`
+	IndexBuilding bool   `json:"indexBuilding,omitempty"`
 }
 
 // Etag is the container's quoted etag.
@@ -339,6 +349,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 		Ts: e.now(), Seq: s, PartitionKey: spec.PartitionKey, IndexingPolicy: spec.IndexingPolicy,
 		DefaultTTL: spec.DefaultTTL, Extra: spec.Extra, Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
 		MaxThroughputEver: max(t.RUs, t.AutoscaleMax), Fixed: fixed, RangesSeq: s,
+		IndexGen: 1, // a new container's index is complete: there are no items
 	}
 	if len(info.IndexingPolicy) == 0 {
 		info.IndexingPolicy = DefaultIndexingPolicy
@@ -452,8 +463,11 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 		return ContainerInfo{}, err
 	}
 	info.Seq, info.Ts = s, e.now()
-	if len(spec.IndexingPolicy) > 0 {
+	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
+	if reindex {
 		info.IndexingPolicy = spec.IndexingPolicy
+		info.IndexGen++
+		info.IndexBuilding = true
 	}
 	info.DefaultTTL = spec.DefaultTTL
 	info.Extra = spec.Extra
@@ -461,6 +475,9 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 		return ContainerInfo{}, err
 	}
 	c.setInfo(info)
+	if reindex {
+		c.startIndexBuild(info)
+	}
 	return info, nil
 }
 
@@ -520,18 +537,8 @@ func validateSpec(spec ContainerSpec) error {
 		return badRequest("defaultTtl must be -1 (no default expiry) or a positive number of seconds, not %d", *spec.DefaultTTL)
 	}
 	if len(spec.IndexingPolicy) > 0 {
-		var p struct {
-			IndexingMode *string `json:"indexingMode"`
-		}
-		if err := json.Unmarshal(spec.IndexingPolicy, &p); err != nil {
-			return badRequest("indexingPolicy is not a valid policy object: %v", err)
-		}
-		if p.IndexingMode != nil {
-			switch *p.IndexingMode {
-			case "consistent", "Consistent", "none", "None", "lazy", "Lazy":
-			default:
-				return badRequest("indexingPolicy.indexingMode must be \"consistent\" or \"none\", not %q", *p.IndexingMode)
-			}
+		if _, err := index.Compile(spec.IndexingPolicy); err != nil {
+			return badRequest("%v", err)
 		}
 	}
 	return nil

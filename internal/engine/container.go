@@ -24,6 +24,8 @@ type Container struct {
 	fixed bool
 
 	info atomic.Pointer[ContainerInfo]
+	// index is the index writes maintain and queries may use (index.go).
+	index atomic.Pointer[indexState]
 
 	mu      sync.RWMutex
 	parts   []*Partition // ordered by range; they cover ""..."FF"
@@ -67,6 +69,10 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 	}
 	sort.Slice(c.parts, func(i, j int) bool { return c.parts[i].info.Min < c.parts[j].info.Min })
 	c.startNewPartitions(e.opts.Now())
+	if err := c.initIndex(info); err != nil {
+		c.stop()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -98,7 +104,11 @@ func (c *Container) partitionRate(n int) float64 {
 	return t / float64(n)
 }
 
-func (c *Container) applyCtx() *applyCtx { return &c.ac }
+func (c *Container) applyCtx() *applyCtx {
+	ac := c.ac
+	ac.index = c.index.Load()
+	return &ac
+}
 
 // stop ends every partition's apply loop, retired ones included, and waits.
 func (c *Container) stop() {
@@ -122,6 +132,8 @@ func (c *Container) deleteInto(b *storage.Batch) {
 	lo, hi = storage.ContainerPartitionsSpan(c.rid)
 	_ = b.DeleteRange(lo, hi)
 	lo, hi = storage.LogicalSpan(c.rid, "", "")
+	_ = b.DeleteRange(lo, hi)
+	lo, hi = storage.IndexGenerationsSpan(c.rid, 0, 0)
 	_ = b.DeleteRange(lo, hi)
 }
 

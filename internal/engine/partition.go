@@ -124,24 +124,28 @@ func (p *Partition) run() {
 		}
 		group = append(group[:0], first)
 		size := cmdBytes(first.cmd)
-		split := first.cmd.Split != nil
+		alone := runsAlone(first.cmd)
 	drain:
-		for !split && len(group) < maxGroupCommands && size < maxGroupBytes {
+		for !alone && len(group) < maxGroupCommands && size < maxGroupBytes {
 			select {
 			case r := <-p.queue:
 				group = append(group, r)
 				size += cmdBytes(r.cmd)
-				split = r.cmd.Split != nil
+				alone = runsAlone(r.cmd)
 			default:
 				break drain
 			}
 		}
-		if split {
+		if alone {
 			last := group[len(group)-1]
 			if len(group) > 1 {
 				p.commitGroup(group[:len(group)-1])
 			}
-			p.split(last)
+			if last.cmd.Split != nil {
+				p.split(last)
+			} else {
+				p.reindex(last)
+			}
 		} else {
 			p.commitGroup(group)
 		}
@@ -150,6 +154,10 @@ func (p *Partition) run() {
 		}
 	}
 }
+
+// runsAlone reports whether a command runs apart from any group: a split,
+// and a reindex chunk, which reads the committed items.
+func runsAlone(c *Command) bool { return c.Split != nil || c.Reindex != nil }
 
 // drain answers every request still queued when the loop stops.
 func (p *Partition) drain() {
@@ -167,7 +175,7 @@ func (p *Partition) drain() {
 // forward hands a request that reached a retired partition to the child
 // that now owns it, or answers 410 if the client named this range.
 func (p *Partition) forward(r *request) {
-	if r.named || r.cmd.Split != nil || len(r.cmd.Ops) == 0 {
+	if r.named || len(r.cmd.Ops) == 0 {
 		r.err = fmt.Errorf("%w: partition key range %q has split; refresh the partition key ranges", ErrPartitionGone, p.info.ID)
 		close(r.done)
 		return

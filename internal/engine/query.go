@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/query/ast"
@@ -32,6 +33,9 @@ type QueryPage struct {
 	Charge       float64
 	DocsRead     int
 	BytesRead    int
+	// IndexEntries is how many index entries the page read.
+	IndexEntries int
+	Index        IndexUtilization
 	Sessions     []string
 }
 
@@ -74,10 +78,53 @@ func (c *Container) queryRange(scope QueryScope) (epk.Range, bool, error) {
 	return r, false, nil
 }
 
-// QueryRanges returns the EPK ranges a query with this scope reads, in the
-// form query plans give them.
-func (c *Container) QueryRanges(scope QueryScope) ([]exec.QueryRange, error) {
-	r, point, err := c.queryRange(scope)
+// scopeOf narrows a scope without a partition key to the key (or key
+// prefix) that the query's WHERE clause fixes with equalities on the
+// partition key paths: such a query targets only the partitions that can
+// hold matches.
+func (c *Container) scopeOf(plan *exec.Plan, scope QueryScope) QueryScope {
+	if scope.HasKey || c.fixed {
+		return scope
+	}
+	filters := plan.Filters()
+	var key epk.Key
+	for _, path := range c.paths {
+		comp, ok := keyComponent(filters, path)
+		if !ok {
+			break
+		}
+		key = append(key, comp)
+	}
+	if len(key) == len(c.paths) || len(key) > 0 && c.def.Kind == epk.MultiHash {
+		scope.Key, scope.HasKey = key, true
+	}
+	return scope
+}
+
+// keyComponent returns the one value an equality filter gives path.
+func keyComponent(filters []exec.Filter, path []string) (epk.Component, bool) {
+	for _, f := range filters {
+		if len(f.Values) != 1 || !slices.Equal(f.Path, path) {
+			continue
+		}
+		switch v := f.Values[0]; v.Kind() {
+		case eval.Null:
+			return epk.Null(), true
+		case eval.Bool:
+			return epk.Bool(v.AsBool()), true
+		case eval.Number:
+			return epk.Number(v.AsFloat()), true
+		case eval.String:
+			return epk.String(v.AsString()), true
+		}
+	}
+	return epk.Component{}, false
+}
+
+// QueryRanges returns the EPK ranges a query reads, in the form query plans
+// give them.
+func (c *Container) QueryRanges(plan *exec.Plan, scope QueryScope) ([]exec.QueryRange, error) {
+	r, point, err := c.queryRange(c.scopeOf(plan, scope))
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +199,8 @@ type queryToken struct {
 func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string, pageSize int) (QueryPage, error) {
 	var page QueryPage
 	info := c.Info()
+	rangeID := scope.RangeID
+	scope = c.scopeOf(plan, scope)
 	spans, err := c.spans(scope)
 	if err != nil {
 		return page, err
@@ -166,7 +215,7 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		if err != nil {
 			return page, badRequest("the continuation token is malformed")
 		}
-		if t.Rid != info.Rid || t.Range != scope.RangeID {
+		if t.Rid != info.Rid || t.Range != rangeID {
 			return page, badRequest("the continuation token belongs to another container or partition key range")
 		}
 		if state, err = plan.UnmarshalState(t.State); err != nil {
@@ -180,17 +229,39 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		}
 		page.Sessions = append(page.Sessions, s.p.SessionToken())
 	}
+	ix := c.index.Load()
+	filters := plan.Filters()
+	lk := c.chooseLookup(ix, filters, scope)
+	page.Index = indexUtilization(ix, filters, lk)
+	var cands [][]byte
+	if lk != nil {
+		if cands, page.IndexEntries, err = lk.candidates(c.e.store, c.rid, ix.gen); err != nil {
+			return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)
+		}
+	}
 	sources := make([]exec.Source, len(spans))
-	srcs := make([]*itemSource, len(spans))
+	var scans []*itemSource
+	var lookups []*indexSource
 	for i, s := range spans {
-		srcs[i] = &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
-		sources[i] = srcs[i]
+		if lk != nil {
+			src := &indexSource{db: c.e.store, keys: within(cands, s.lo, s.hi)}
+			lookups = append(lookups, src)
+			sources[i] = src
+			continue
+		}
+		src := &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
+		scans = append(scans, src)
+		sources[i] = src
 	}
 	rows, next, err := exec.Exec(plan, sources, state, pageSize)
-	for _, s := range srcs {
+	for _, s := range scans {
 		if cerr := s.close(); err == nil {
 			err = cerr
 		}
+		page.DocsRead += s.docs
+		page.BytesRead += s.bytes
+	}
+	for _, s := range lookups {
 		page.DocsRead += s.docs
 		page.BytesRead += s.bytes
 	}
@@ -208,10 +279,10 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		if err != nil {
 			return page, fmt.Errorf("BUG: cannot encode query state: %v", err)
 		}
-		t, _ := json.Marshal(queryToken{Rid: info.Rid, Range: scope.RangeID, State: b})
+		t, _ := json.Marshal(queryToken{Rid: info.Rid, Range: rangeID, State: b})
 		page.Continuation = base64.RawURLEncoding.EncodeToString(t)
 	}
-	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, 0)
+	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, page.IndexEntries)
 	if len(spans) > 0 {
 		each := page.Charge / float64(len(spans))
 		for _, s := range spans {

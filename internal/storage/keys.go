@@ -126,3 +126,46 @@ func LogicalSpan(rid [RidLen]byte, minEPK, maxEPK string) (lo, hi []byte) {
 	}
 	return lo, hi
 }
+
+const prefixIndex = 'I'
+
+// IndexPrefix appends the prefix of a container's index entries of one
+// generation (each indexing policy change starts a new one):
+//
+//	I <container rid, 8 bytes> <generation, 4 bytes big-endian> <term> <EPK hex> 0x00 <item id>
+//
+// where the term is a property path and value encoded by package index, so
+// that the entries of one path are one span ordered by value. An entry's
+// suffix after the term is the item key's suffix after the container rid.
+func IndexPrefix(dst []byte, rid [RidLen]byte, gen uint32) []byte {
+	dst = append(dst, prefixIndex)
+	dst = append(dst, rid[:]...)
+	return append(dst, byte(gen>>24), byte(gen>>16), byte(gen>>8), byte(gen))
+}
+
+// IndexEntry appends the key of the index entry of a term for an item.
+func IndexEntry(dst []byte, rid [RidLen]byte, gen uint32, term []byte, epk, id string) []byte {
+	dst = IndexPrefix(dst, rid, gen)
+	dst = append(dst, term...)
+	dst = append(dst, epk...)
+	dst = append(dst, 0)
+	return append(dst, id...)
+}
+
+// IndexGenerationsSpan bounds the index entries of a container's
+// generations [from, to); to = 0 means all generations from on.
+func IndexGenerationsSpan(rid [RidLen]byte, from, to uint32) (lo, hi []byte) {
+	lo = IndexPrefix(nil, rid, from)
+	if to == 0 {
+		return lo, PrefixEnd(append([]byte{prefixIndex}, rid[:]...))
+	}
+	return lo, IndexPrefix(nil, rid, to)
+}
+
+// AppendItemKeyFromSuffix appends the item key whose suffix after the
+// container rid is suffix (the tail of an index entry).
+func AppendItemKeyFromSuffix(dst []byte, rid [RidLen]byte, suffix []byte) []byte {
+	dst = append(dst, prefixItem)
+	dst = append(dst, rid[:]...)
+	return append(dst, suffix...)
+}

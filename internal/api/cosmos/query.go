@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,10 +106,49 @@ func (s *Server) query(req *request, c *engine.Container) {
 		}
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		req.w.Header().Set("x-ms-documentdb-query-metrics", fmt.Sprintf(
-			"totalExecutionTimeInMs=%.2f;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=%.2f;indexLookupTimeInMs=0.00;documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=%d;retrievedDocumentSize=%d;outputDocumentCount=%d;outputDocumentSize=%d;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00",
-			ms, ms, page.DocsRead, page.BytesRead, len(page.Rows), out))
+			"totalExecutionTimeInMs=%.2f;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=%.2f;indexLookupTimeInMs=0.00;documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=%d;retrievedDocumentSize=%d;outputDocumentCount=%d;outputDocumentSize=%d;writeOutputTimeInMs=0.00;indexUtilizationRatio=%.2f",
+			ms, ms, page.DocsRead, page.BytesRead, len(page.Rows), out, utilizationRatio(len(page.Rows), page.DocsRead)))
+	}
+	if headerBool(r, "x-ms-cosmos-populateindexmetrics") {
+		req.w.Header().Set("x-ms-cosmos-index-utilization", indexUtilizationHeader(page.Index))
 	}
 	s.writeDocuments(req, c, page.Rows, page.Continuation, page.Sessions, page.Charge)
+}
+
+// utilizationRatio is output rows over retrieved documents (1 when nothing
+// was read), as Cosmos DB reports it.
+func utilizationRatio(rows, docs int) float64 {
+	if docs == 0 {
+		return 1
+	}
+	return float64(rows) / float64(docs)
+}
+
+// indexUtilizationHeader encodes x-ms-cosmos-index-utilization as the SDKs
+// decode it: base64 of a JSON object listing the single-path indexes the
+// query used and those it could have used.
+func indexUtilizationHeader(u engine.IndexUtilization) string {
+	type single struct {
+		FilterExpression string
+		IndexSpec        string
+		FilterPreciseSet bool
+		IndexPreciseSet  bool
+		IndexImpactScore string
+	}
+	list := func(specs []string, impact string) []single {
+		out := make([]single, 0, len(specs))
+		for _, spec := range specs {
+			out = append(out, single{IndexSpec: spec, FilterPreciseSet: true, IndexPreciseSet: true, IndexImpactScore: impact})
+		}
+		return out
+	}
+	b, _ := json.Marshal(map[string]any{
+		"UtilizedSingleIndexes":     list(u.Utilized, "High"),
+		"PotentialSingleIndexes":    list(u.Potential, "High"),
+		"UtilizedCompositeIndexes":  []any{},
+		"PotentialCompositeIndexes": []any{},
+	})
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // queryPlan answers a query plan request: how a client that merges
@@ -119,7 +159,7 @@ func (s *Server) queryPlan(req *request, c *engine.Container) {
 		s.writeError(req, err)
 		return
 	}
-	ranges, err := c.QueryRanges(scope)
+	ranges, err := c.QueryRanges(plan, scope)
 	if err != nil {
 		s.writeError(req, err)
 		return
