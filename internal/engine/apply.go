@@ -8,6 +8,8 @@ import (
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/query/eval"
+	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -40,6 +42,9 @@ type Op struct {
 	Patch []jsondoc.PatchOp
 	// IfMatch, when set, is the etag the current version must have.
 	IfMatch string
+	// Condition, when set, is a patch's condition ("FROM c WHERE ..."): the
+	// current version must satisfy it.
+	Condition *exec.Plan
 }
 
 // Command is the unit the apply loop executes: one operation, or a batch.
@@ -296,6 +301,15 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	}
 
 	body := op.Body
+	if op.Kind == OpPatch && op.Condition != nil {
+		ok, err := conditionHolds(op.Condition, key, curDoc)
+		if err != nil {
+			return fail(http.StatusBadRequest, badRequest("the patch condition cannot be evaluated: %v", err))
+		}
+		if !ok {
+			return fail(http.StatusPreconditionFailed, fmt.Errorf("%w: the item does not satisfy the patch condition", ErrPreconditionFailed))
+		}
+	}
 	if op.Kind == OpPatch {
 		base := jsondoc.StripSystem(nil, curDoc)
 		patched, err := jsondoc.ApplyPatch(base, op.Patch)
@@ -445,4 +459,30 @@ func keyOf(values [][]byte) (epk.Key, error) {
 		key[i] = c
 	}
 	return key, nil
+}
+
+// conditionHolds reports whether a stored document satisfies a compiled
+// patch condition: whether the query gives it a row.
+func conditionHolds(cond *exec.Plan, key, doc []byte) (bool, error) {
+	v, err := eval.FromJSON(doc)
+	if err != nil {
+		return false, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
+	}
+	rows, _, err := exec.Exec(cond, []exec.Source{&oneDoc{key: key, doc: v}}, nil, 1)
+	return len(rows) > 0, err
+}
+
+// oneDoc is a Source of one document.
+type oneDoc struct {
+	key  []byte
+	doc  eval.Value
+	done bool
+}
+
+func (s *oneDoc) Next() ([]byte, eval.Value, bool, error) {
+	if s.done {
+		return nil, eval.Value{}, false, nil
+	}
+	s.done = true
+	return s.key, s.doc, true, nil
 }

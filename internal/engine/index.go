@@ -269,36 +269,51 @@ type lookup struct {
 	spec string // "/a/?"
 }
 
-// chooseLookup picks the most selective indexed filter: equality with the
-// fewest values, then a range bounded on both sides, then one bounded on
-// one side. Filters on the partition key are left out when the scope
-// already holds the key. nil: scan.
-func (c *Container) chooseLookup(ix *indexState, filters []exec.Filter, scope QueryScope) *lookup {
+// chooseLookup picks the most selective indexed filter, the one with the
+// fewest index entries, and returns it with its candidates (see
+// candidates) and the entries read. Filters on the partition key are left
+// out when the scope already holds the key. Counting stops at the best
+// count so far, so choosing costs at most a few times the chosen lookup.
+// A nil lookup means scan.
+func (c *Container) chooseLookup(ix *indexState, filters []exec.Filter, scope QueryScope) (*lookup, [][]byte, int, error) {
 	if ix == nil || !ix.ready {
-		return nil
+		return nil, nil, 0, nil
 	}
 	filters = mergeRanges(filters)
-	best, bestCost := -1, 0
+	// Likely the most selective first: equalities with few values, then
+	// ranges bounded on both sides.
+	order := make([]int, 0, len(filters))
 	for i := range filters {
 		f := &filters[i]
-		if !ix.policy.Indexed(f.Path) || scope.HasKey && c.isKeyPath(f.Path) {
-			continue
+		if ix.policy.Indexed(f.Path) && !(scope.HasKey && c.isKeyPath(f.Path)) {
+			order = append(order, i)
 		}
-		cost := 1000
+	}
+	guess := func(f *exec.Filter) int {
 		switch {
 		case f.IsEquality():
-			cost = len(f.Values)
+			return len(f.Values)
 		case f.Lo.IsDefined() && f.Hi.IsDefined():
-			cost = 100
+			return 100
 		}
-		if best < 0 || cost < bestCost {
-			best, bestCost = i, cost
+		return 1000
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return guess(&filters[a]) - guess(&filters[b]) })
+	var best *lookup
+	var bestKeys [][]byte
+	read, bestEntries := 0, -1
+	for _, i := range order {
+		l := &lookup{f: filters[i], spec: index.Spec(filters[i].Path)}
+		keys, entries, complete, err := l.candidates(c.e.store, c.rid, ix.gen, bestEntries)
+		read += entries
+		if err != nil {
+			return nil, nil, read, err
+		}
+		if complete && (bestEntries < 0 || entries < bestEntries) {
+			best, bestKeys, bestEntries = l, keys, entries
 		}
 	}
-	if best < 0 {
-		return nil
-	}
-	return &lookup{f: filters[best], spec: index.Spec(filters[best].Path)}
+	return best, bestKeys, read, nil
 }
 
 // mergeRanges combines a lower and an upper bound on one path (of one
@@ -338,8 +353,9 @@ func (c *Container) isKeyPath(path []string) bool {
 // candidates returns the keys of the items the lookup selects, ascending
 // and unique, and how many index entries it read. Approximate encodings
 // (see package index) make it a superset of the matches: bounds are
-// always inclusive.
-func (l *lookup) candidates(db *storage.DB, rid [storage.RidLen]byte, gen uint32) ([][]byte, int, error) {
+// always inclusive. With limit >= 0 it gives up (complete false) once it
+// has read more than limit entries.
+func (l *lookup) candidates(db *storage.DB, rid [storage.RidLen]byte, gen uint32, limit int) (keys [][]byte, entries int, complete bool, err error) {
 	base := index.AppendPath(storage.IndexPrefix(nil, rid, gen), l.f.Path)
 	var spans [][2][]byte
 	if l.f.IsEquality() {
@@ -363,11 +379,11 @@ func (l *lookup) candidates(db *storage.DB, rid [storage.RidLen]byte, gen uint32
 			spans = append(spans, [2][]byte{lo, hi})
 		}
 	}
-	var keys [][]byte
-	entries := 0
 	for _, s := range spans {
 		err := db.Iterate(s[0], s[1], func(k, _ []byte) (bool, error) {
-			entries++
+			if entries++; limit >= 0 && entries > limit {
+				return false, nil
+			}
 			rest := k[len(base):]
 			n := index.ValueLen(rest)
 			if n < 0 {
@@ -376,13 +392,12 @@ func (l *lookup) candidates(db *storage.DB, rid [storage.RidLen]byte, gen uint32
 			keys = append(keys, storage.AppendItemKeyFromSuffix(nil, rid, rest[n:]))
 			return true, nil
 		})
-		if err != nil {
-			return nil, entries, err
+		if err != nil || limit >= 0 && entries > limit {
+			return nil, entries, false, err
 		}
 	}
 	slices.SortFunc(keys, bytes.Compare)
-	keys = slices.CompactFunc(keys, bytes.Equal)
-	return keys, entries, nil
+	return slices.CompactFunc(keys, bytes.Equal), entries, true, nil
 }
 
 // within returns the keys in [lo, hi) of sorted keys.

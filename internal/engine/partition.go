@@ -99,11 +99,26 @@ var errDeleted = notFound("the container was deleted")
 func (p *Partition) submit(r *request) ([]OpResult, error) {
 	r.done = make(chan struct{})
 	select {
+	case <-p.quit:
+		return nil, errDeleted
+	default:
+	}
+	select {
 	case p.queue <- r:
 	case <-p.quit:
 		return nil, errDeleted
 	}
-	<-r.done
+	select {
+	case <-r.done:
+	case <-p.done:
+		// The loop has exited; a request queued after its last drain is
+		// never answered.
+		select {
+		case <-r.done:
+		default:
+			return nil, errDeleted
+		}
+	}
 	return r.res, r.err
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/parsecdb/parsec/internal/query/ast"
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/exec"
+	"github.com/parsecdb/parsec/internal/query/parser"
 	"github.com/parsecdb/parsec/internal/storage"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
@@ -231,14 +232,12 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 	}
 	ix := c.index.Load()
 	filters := plan.Filters()
-	lk := c.chooseLookup(ix, filters, scope)
-	page.Index = indexUtilization(ix, filters, lk)
-	var cands [][]byte
-	if lk != nil {
-		if cands, page.IndexEntries, err = lk.candidates(c.e.store, c.rid, ix.gen); err != nil {
-			return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)
-		}
+	lk, cands, entries, err := c.chooseLookup(ix, filters, scope)
+	if err != nil {
+		return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)
 	}
+	page.IndexEntries = entries
+	page.Index = indexUtilization(ix, filters, lk)
 	sources := make([]exec.Source, len(spans))
 	var scans []*itemSource
 	var lookups []*indexSource
@@ -368,4 +367,18 @@ func CompileQuery(q *ast.Query, params map[string]eval.Value) (*exec.Plan, error
 		return nil, badRequest("%v", err)
 	}
 	return p, nil
+}
+
+// CompilePatchCondition compiles a patch's condition, "FROM c WHERE ...",
+// as the query "SELECT * FROM c WHERE ...".
+func CompilePatchCondition(cond string) (*exec.Plan, error) {
+	text := "SELECT * " + cond
+	q, err := parser.Parse(text)
+	if err == nil {
+		var p *exec.Plan
+		if p, err = exec.Compile(q, nil); err == nil {
+			return p, nil
+		}
+	}
+	return nil, badRequest("the patch condition is invalid: %v (the condition is read as the query %q)", err, text)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/query/exec"
 )
 
 const (
@@ -86,7 +87,7 @@ func (s *Server) document(req *request, dbID, collID, id string) {
 	case http.MethodPut:
 		s.write(req, c, engine.OpReplace, id)
 	case http.MethodDelete:
-		s.keyed(req, c, engine.OpDelete, id, nil)
+		s.keyed(req, c, engine.OpDelete, id, nil, nil)
 	case http.MethodPatch:
 		body, err := readBody(req)
 		if err != nil {
@@ -98,11 +99,14 @@ func (s *Server) document(req *request, dbID, collID, id string) {
 			s.writeError(req, errBadRequest("the patch request is invalid: %v", err))
 			return
 		}
+		var plan *exec.Plan
 		if cond != "" {
-			s.writeError(req, errBadRequest("conditional patch (\"condition\") is not supported by this server version"))
-			return
+			if plan, err = engine.CompilePatchCondition(cond); err != nil {
+				s.writeError(req, err)
+				return
+			}
 		}
-		s.keyed(req, c, engine.OpPatch, id, ops)
+		s.keyed(req, c, engine.OpPatch, id, ops, plan)
 	default:
 		s.writeError(req, errMethod(req.r.Method, "an item"))
 	}
@@ -134,7 +138,7 @@ func (s *Server) write(req *request, c *engine.Container, kind engine.OpKind, ur
 }
 
 // keyed handles delete and patch, which address an item by key and id.
-func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp) {
+func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp, cond *exec.Plan) {
 	key, has, err := partitionKeyHeader(req.r)
 	if err != nil {
 		s.writeError(req, err)
@@ -145,7 +149,7 @@ func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id
 		s.writeError(req, err)
 		return
 	}
-	op.Patch = patch
+	op.Patch, op.Condition = patch, cond
 	op.IfMatch = req.r.Header.Get("If-Match")
 	s.executeOne(req, c, op)
 }
@@ -395,7 +399,7 @@ func prepareBatchOp(c *engine.Container, bo batchOp, hdrKey epk.Key, hasHdr bool
 			var cond string
 			cond, op.Patch, err = jsondoc.ParsePatch(bo.ResourceBody)
 			if err == nil && cond != "" {
-				err = errBadRequest("conditional patch (\"condition\") is not supported by this server version")
+				op.Condition, err = engine.CompilePatchCondition(cond)
 			}
 		}
 	}
