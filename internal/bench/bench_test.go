@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,11 @@ type fakeCosmos struct {
 	dbs   map[string]bool
 	colls map[string]string // db/coll → partition key path
 	docs  map[string][]byte // pk|id → body
+	etags map[string]int    // pk|id → version of the body, sent as etag
+	// conflictEvery, when > 0, changes the item under every n-th replace
+	// before it is checked, so that its If-Match fails; conflicts counts them.
+	conflictEvery       int64
+	replaces, conflicts atomic.Int64
 
 	reads, creates, upserts, bad atomic.Int64
 	// throttleEvery, when > 0, answers every n-th item request with 429;
@@ -40,7 +47,7 @@ type fakeCosmos struct {
 func newFakeCosmos(t *testing.T, itemSize int) (*fakeCosmos, *httptest.Server) {
 	f := &fakeCosmos{
 		t: t, verifier: auth.NewVerifier(testKey(t), nil), itemSize: itemSize,
-		dbs: map[string]bool{}, colls: map[string]string{}, docs: map[string][]byte{},
+		dbs: map[string]bool{}, colls: map[string]string{}, docs: map[string][]byte{}, etags: map[string]int{},
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
@@ -166,7 +173,35 @@ func (f *fakeCosmos) item(w http.ResponseWriter, r *http.Request, segs []string,
 			f.fail(w, http.StatusNotFound, "no item %s in partition %s", segs[5], pk[0])
 			return
 		}
+		w.Header().Set("etag", strconv.Quote(strconv.Itoa(f.etags[pk[0]+"|"+segs[5]])))
 		ok(200, "1", doc)
+	case len(segs) == 6 && r.Method == http.MethodPut:
+		var in struct{ ID, PK string }
+		if err := json.Unmarshal(body, &in); err != nil || in.ID != segs[5] || pkHdr != `["`+in.PK+`"]` || len(body) != f.itemSize {
+			f.fail(w, http.StatusBadRequest, "replace of %s with partition key %s: %d bytes %q", segs[5], pkHdr, len(body), body)
+			return
+		}
+		ifMatch := r.Header.Get("If-Match")
+		if ifMatch == "" {
+			f.fail(w, http.StatusBadRequest, "replace of %s without If-Match", segs[5])
+			return
+		}
+		k := in.PK + "|" + in.ID
+		if _, exists := f.docs[k]; !exists {
+			f.fail(w, http.StatusNotFound, "no item %s", in.ID)
+			return
+		}
+		if f.conflictEvery > 0 && f.replaces.Add(1)%f.conflictEvery == 0 {
+			f.etags[k]++ // a concurrent writer
+			f.conflicts.Add(1)
+		}
+		if cur := strconv.Quote(strconv.Itoa(f.etags[k])); ifMatch != cur {
+			f.fail(w, http.StatusPreconditionFailed, "the item's etag is %s, not %s", cur, ifMatch)
+			return
+		}
+		f.docs[k] = body
+		f.etags[k]++
+		ok(200, "5", body)
 	case len(segs) == 5 && r.Method == http.MethodPost:
 		var in struct{ ID, PK string }
 		if err := json.Unmarshal(body, &in); err != nil {
@@ -186,6 +221,7 @@ func (f *fakeCosmos) item(w http.ResponseWriter, r *http.Request, segs []string,
 		if strings.EqualFold(r.Header.Get("x-ms-documentdb-is-upsert"), "true") {
 			f.upserts.Add(1)
 			f.docs[k] = body
+			f.etags[k]++
 			if exists {
 				ok(200, "5", body)
 			} else {
@@ -199,6 +235,7 @@ func (f *fakeCosmos) item(w http.ResponseWriter, r *http.Request, segs []string,
 			return
 		}
 		f.docs[k] = body
+		f.etags[k]++
 		ok(201, "5", body)
 	default:
 		f.fail(w, http.StatusBadRequest, "unexpected item request %s %s", r.Method, r.URL.Path)
@@ -302,6 +339,48 @@ func TestRunUpsertOverwritesLoadedItems(t *testing.T) {
 	}
 }
 
+// TestRunRMWUsesEtags: every read-modify-write replaces the item with
+// If-Match: the etag its read returned and the version it read plus one;
+// when the item changed in between, the replace gets 412 and counts as an
+// error, and no update is lost.
+func TestRunRMWUsesEtags(t *testing.T) {
+	f, srv := newFakeCosmos(t, 400)
+	f.conflictEvery = 4
+	for _, client := range []string{ClientNetHTTP, ClientRaw} {
+		f.mu.Lock()
+		for k := range f.docs { // start every run from version 0
+			delete(f.docs, k)
+		}
+		f.mu.Unlock()
+		f.conflicts.Store(0)
+		res, log := runBench(t, Options{Endpoint: srv.URL, Workload: "rmw", Client: client, Items: 50, ItemSize: 400,
+			Concurrency: 3, Operations: 400, Duration: time.Minute, Container: "rmw-" + client})
+		rmw := res.ByOperation["rmw"]
+		if f.bad.Load() != 0 || rmw == nil || res.Operations+res.Errors != 400 || res.Throttled != 0 {
+			t.Fatalf("%s: %+v\n%s", client, res, log)
+		}
+		// Injected conflicts all fail; concurrent workers on one item may add some.
+		if res.ErrorsByStatus["412"] != res.Errors || res.Errors < uint64(f.conflicts.Load()) || f.conflicts.Load() < 50 {
+			t.Fatalf("%s: %d injected conflicts, errors %v", client, f.conflicts.Load(), res.ErrorsByStatus)
+		}
+		if rmw.Requests != 2*400 || rmw.Operations != res.Operations {
+			t.Fatalf("%s: %d requests for 400 read-modify-writes", client, rmw.Requests)
+		}
+		// The versions add up to the successful read-modify-writes.
+		var sum uint64
+		f.mu.Lock()
+		for k, b := range f.docs {
+			if !strings.HasPrefix(k, markerID) {
+				sum += parseVersion(b)
+			}
+		}
+		f.mu.Unlock()
+		if sum != res.Operations {
+			t.Fatalf("%s: versions sum to %d after %d successful read-modify-writes", client, sum, res.Operations)
+		}
+	}
+}
+
 func TestRunCountsThrottlesAndErrors(t *testing.T) {
 	f, srv := newFakeCosmos(t, 256)
 	f.throttleEvery, f.failEvery = 7, 11
@@ -393,7 +472,7 @@ func TestRunSetupErrors(t *testing.T) {
 	// Bad options.
 	f(Options{Endpoint: "localhost:8081"}, "must start with http:// or https://")
 	f(Options{Endpoint: "http://127.0.0.1:1/x"}, "without a path")
-	f(Options{Workload: "nope"}, `--workload "nope" is unknown; choose one of read, trivial, upsert, write`)
+	f(Options{Workload: "nope"}, `--workload "nope" is unknown; choose one of query-cross, query-pk, read, rmw, trivial, upsert, write, ycsb-a, ycsb-b, ycsb-c, ycsb-d, ycsb-e, ycsb-f`)
 	f(Options{Key: "not base64!"}, "--key")
 	f(Options{Workload: "read"}, "--items must be at least 1")
 	f(Options{Items: 1, ItemSize: 10}, "--item-size must be between")
@@ -401,6 +480,16 @@ func TestRunSetupErrors(t *testing.T) {
 	f(Options{Items: 1, Duration: -time.Second}, "--duration must be positive")
 	f(Options{Items: 1, Container: "a/b"}, "--container")
 	f(Options{Items: 1, Throughput: 100}, "--throughput must be at least 400")
+	f(Options{Items: 1, Distribution: "pareto"}, `--distribution "pareto" is unknown; choose one of uniform, zipfian, latest`)
+	for _, theta := range []float64{-0.5, 1, 1.5, math.NaN()} {
+		f(Options{Items: 1, Distribution: DistZipfian, ZipfTheta: theta}, "--zipf-theta must be above 0 and below 1")
+	}
+	for _, rate := range []float64{-1, math.Inf(1), math.NaN()} {
+		f(Options{Items: 1, Rate: rate}, "--rate must be a positive number")
+	}
+	f(Options{Items: 1, Operations: -3}, "--operations must not be negative")
+	f(Options{Items: 1, PageSize: -2}, "--page-size must be")
+	f(Options{Workload: "ycsb-e"}, "--items must be at least 1 for the ycsb-e workload")
 }
 
 func TestRunCancelled(t *testing.T) {
@@ -420,13 +509,32 @@ func TestRunCancelled(t *testing.T) {
 func TestBodiesAndIDs(t *testing.T) {
 	pad := randomPad(2000, 1)
 	for _, size := range []int{MinItemSize, 1024, 2000} {
-		b := appendBody(nil, []byte("c1a2b3c4d5e6f-1234567890123"), []byte("p999"), size, pad)
-		var v struct{ ID, PK, Pad string }
-		if len(b) != size || json.Unmarshal(b, &v) != nil || v.ID != "c1a2b3c4d5e6f-1234567890123" || v.PK != "p999" {
-			t.Fatalf("size %d: %d bytes %q", size, len(b), b)
+		for _, nv := range []struct {
+			n int
+			v uint64
+		}{{0, 0}, {9, 10}, {123456789, 1<<64 - 1}} {
+			b := appendBody(nil, []byte("c1a2b3c4d5e6f-1234567890123"), []byte("p999"), nv.n, nv.v, size, pad)
+			var v struct {
+				ID, PK, Pad string
+				N           int
+				V           uint64
+			}
+			if len(b) != size || json.Unmarshal(b, &v) != nil || v.ID != "c1a2b3c4d5e6f-1234567890123" || v.PK != "p999" || v.N != nv.n || v.V != nv.v {
+				t.Fatalf("size %d: %d bytes %q", size, len(b), b)
+			}
+			if got := parseVersion(b); got != nv.v {
+				t.Fatalf("parseVersion(%q) = %d", b, got)
+			}
 		}
 	}
 	if string(appendItemID(nil, 42)) != "i42" {
 		t.Fatal("appendItemID")
+	}
+	ks := &keyspace{loaded: 10, run: "abc"}
+	if string(ks.appendID(nil, 9)) != "i9" || string(ks.appendID(nil, 10)) != "cabc-10" {
+		t.Fatal("keyspace.appendID")
+	}
+	if parseVersion([]byte(`{"id":"x","v": 17,"_etag":"\"1\""}`)) != 17 || parseVersion([]byte(`{"id":"x"}`)) != 0 {
+		t.Fatal("parseVersion")
 	}
 }

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,16 +21,34 @@ type Options struct {
 	Key string
 	// Workload is the name of a workload in Workloads.
 	Workload string
-	// Items is how many items the read and upsert workloads address, loaded
-	// before the run if the container has fewer.
+	// Items is how many items the workloads that address items (all but
+	// write and trivial) load before the run if the container has fewer.
 	Items int
 	// ItemSize is the size in bytes of every item body sent.
 	ItemSize int
-	// Concurrency is the number of closed-loop workers, each with at most one
-	// request in flight.
+	// Concurrency is the number of workers, each with at most one operation
+	// in flight.
 	Concurrency int
 	// Duration is how long the measured run lasts.
 	Duration time.Duration
+	// Operations, when positive, ends the run once that many operations
+	// have started (or at Duration, whichever comes first).
+	Operations int64
+	// Rate, when positive, makes the run an open loop: Rate operations per
+	// second in total, each worker scheduling its share at fixed intervals.
+	// 0 is a closed loop (each worker sends as soon as its last operation
+	// was answered).
+	Rate float64
+	// Distribution is the key distribution: DistUniform, DistZipfian or
+	// DistLatest. Default: the workload's (uniform but for ycsb-d).
+	Distribution string
+	// ZipfTheta is the Zipfian constant of the zipfian and latest
+	// distributions, in (0, 1). Default DefaultZipfTheta.
+	ZipfTheta float64
+	// PageSize is the x-ms-max-item-count of queries: a positive number of
+	// items per page, -1 for the server's choice, 0 to send none (the
+	// server's default, 100 for Cosmos).
+	PageSize int
 	// Database and Container name where the items live; created if missing.
 	Database, Container string
 	// Throughput is the RU/s given to the container when it is created.
@@ -69,13 +89,17 @@ const (
 
 // Limits of the options.
 const (
-	// MinItemSize leaves room for {"id":..,"pk":..,"pad":""} with long ids.
+	// MinItemSize leaves room for {"id":..,"pk":..,"n":..,"v":..,"pad":""}
+	// with long ids.
 	MinItemSize = 128
 	// MaxItemSize is the Cosmos item size limit.
 	MaxItemSize = 2 << 20
-	// MaxItems bounds the per-item request state: 8 bytes per item up
-	// front, about 150 more for each item once it is read.
+	// MaxItems bounds the loaded items (the zipfian and latest
+	// distributions precompute a sum over them; each item's request state,
+	// about 200 bytes, is built when it is first addressed).
 	MaxItems = 10_000_000
+	// MaxRate bounds --rate (operations per second).
+	MaxRate = 100_000_000
 )
 
 // SetDefaults fills in the zero fields that have a default.
@@ -109,6 +133,15 @@ func (o *Options) SetDefaults() {
 	}
 	if o.Client == "" {
 		o.Client = ClientNetHTTP
+	}
+	if o.Distribution == "" {
+		o.Distribution = DistUniform
+		if w := Workloads[o.Workload]; w != nil && w.Distribution != "" {
+			o.Distribution = w.Distribution
+		}
+	}
+	if o.ZipfTheta == 0 {
+		o.ZipfTheta = DefaultZipfTheta
 	}
 }
 
@@ -160,6 +193,21 @@ func (o *Options) Validate() error {
 	}
 	if o.Throughput < 400 {
 		return fmt.Errorf("--throughput must be at least 400 RU/s, not %d", o.Throughput)
+	}
+	if !slices.Contains(Distributions, o.Distribution) {
+		return fmt.Errorf("--distribution %q is unknown; choose one of %s", o.Distribution, strings.Join(Distributions, ", "))
+	}
+	if !(o.ZipfTheta > 0 && o.ZipfTheta < 1) {
+		return fmt.Errorf("--zipf-theta must be above 0 and below 1 (the Zipfian generator needs theta < 1), not %v", o.ZipfTheta)
+	}
+	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Rate > MaxRate {
+		return fmt.Errorf("--rate must be a positive number of operations per second (at most %d), not %v", MaxRate, o.Rate)
+	}
+	if o.Operations < 0 {
+		return fmt.Errorf("--operations must not be negative, not %d", o.Operations)
+	}
+	if o.PageSize < -1 {
+		return fmt.Errorf("--page-size must be a positive number of items, -1 (the server's choice) or 0 (no header), not %d", o.PageSize)
 	}
 	return nil
 }

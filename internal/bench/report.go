@@ -12,10 +12,12 @@ import (
 	"time"
 )
 
-// Result is what a run measured. Operations are the successful (2xx)
-// requests; Throughput and Latency cover only them. 429s are counted in
-// Throttled, every other failure (a non-2xx status or a transport error) in
-// Errors. RequestCharge sums x-ms-request-charge over every response.
+// Result is what a run measured. Operations are the successful ones (every
+// response 2xx); Throughput and Latency cover only them. An operation
+// answered 429 is counted in Throttled, one that failed otherwise (a
+// non-2xx status or a transport error) in Errors. Requests counts the HTTP
+// requests (an RMW sends two, a query one per page). RequestCharge sums
+// x-ms-request-charge over every response.
 type Result struct {
 	Workload           string  `json:"workload"`
 	Endpoint           string  `json:"endpoint"`
@@ -42,11 +44,54 @@ type Result struct {
 	// shared with the server, this is CPU the server did not get.
 	ClientCPUPerRequest float64 `json:"clientCpuUsPerRequest"`
 	ClientCores         float64 `json:"clientCores"`
+	// Loop is "closed" or "open" (--rate); OpenLoop holds the schedule's
+	// figures of an open loop.
+	Loop     string    `json:"loop"`
+	OpenLoop *OpenLoop `json:"openLoop,omitempty"`
+	// Distribution and ZipfTheta are the key distribution of a workload
+	// that addresses items (ZipfTheta only for zipfian and latest).
+	Distribution string  `json:"distribution,omitempty"`
+	ZipfTheta    float64 `json:"zipfTheta,omitempty"`
+	// ByOperation breaks the figures down by operation kind ("read",
+	// "upsert", ...): one entry per kind of the workload's mix.
+	ByOperation map[string]*OpResult `json:"byOperation"`
 	// Interrupted is set when the run was cancelled before its duration.
 	Interrupted bool `json:"interrupted,omitempty"`
 
 	hist *Histogram
 }
+
+// OpenLoop are the schedule's figures of an open-loop run. Latencies then
+// run from each operation's intended start, so they include the time an
+// operation waited for its worker.
+type OpenLoop struct {
+	// TargetRate is --rate; AchievedRate the operations started per second
+	// (whatever their outcome).
+	TargetRate   float64 `json:"targetRate"`
+	AchievedRate float64 `json:"achievedRate"`
+	// BehindSchedule counts the operations that started more than 1 ms
+	// after their intended time, MaxLagMs the largest such delay.
+	BehindSchedule uint64  `json:"behindSchedule"`
+	MaxLagMs       float64 `json:"maxLagMs"`
+}
+
+// OpResult are the figures of one operation kind.
+type OpResult struct {
+	Operations    uint64  `json:"operations"`
+	Throughput    float64 `json:"throughput"`
+	Latency       Latency `json:"latencyMs"`
+	Requests      uint64  `json:"requests"`
+	RequestCharge float64 `json:"requestCharge"`
+	Throttled     uint64  `json:"throttled"`
+	Errors        uint64  `json:"errors"`
+	// Rows counts the documents the queries of this kind returned.
+	Rows uint64 `json:"rows,omitempty"`
+
+	hist *Histogram
+}
+
+// Histogram returns the merged latency histogram of the operation kind.
+func (r *OpResult) Histogram() *Histogram { return r.hist }
 
 // Latency holds latency quantiles of successful requests in milliseconds.
 type Latency struct {
@@ -61,17 +106,51 @@ type Latency struct {
 // Histogram returns the merged latency histogram of the successful requests.
 func (r *Result) Histogram() *Histogram { return r.hist }
 
+func latencyOf(h *Histogram) Latency {
+	us := func(d time.Duration) float64 { return math.Round(ms(d)*1000) / 1000 } // ms to the µs
+	return Latency{
+		P50: us(h.Quantile(0.50)), P95: us(h.Quantile(0.95)), P99: us(h.Quantile(0.99)),
+		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean()),
+	}
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// ru converts 1/10000 RU to RU, rounded to 1/100.
+func ru(charge uint64) float64 { return math.Round(float64(charge)/100) / 100 }
+
 func (r *Result) fill(workers []*worker, elapsed, cpu time.Duration) {
 	h := NewHistogram()
 	r.ErrorsByStatus = map[string]uint64{}
+	r.ByOperation = map[string]*OpResult{}
+	r.OpenLoop = &OpenLoop{}
 	var charge uint64
+	var maxLag time.Duration
+	opCharge := map[string]uint64{}
 	for _, w := range workers {
 		s := &w.stats
-		h.Merge(s.hist)
-		r.Operations += s.ok.Load()
+		for i := range w.perOp {
+			ps := &w.perOp[i]
+			name := ps.op.String()
+			or := r.ByOperation[name]
+			if or == nil {
+				or = &OpResult{hist: NewHistogram()}
+				r.ByOperation[name] = or
+			}
+			or.hist.Merge(ps.hist)
+			h.Merge(ps.hist)
+			or.Requests += ps.requests
+			or.Throttled += ps.throttled
+			or.Errors += ps.failed
+			or.Rows += ps.rows
+			opCharge[name] += ps.charge
+			r.Requests += ps.requests
+		}
 		r.Throttled += s.throttled.Load()
 		r.Errors += s.failed.Load()
 		charge += s.charge.Load()
+		r.OpenLoop.BehindSchedule += s.behind.Load()
+		maxLag = max(maxLag, s.maxLag)
 		for st, n := range s.byStatus {
 			k := strconv.Itoa(st)
 			r.ErrorsByStatus[k] += n
@@ -87,26 +166,33 @@ func (r *Result) fill(workers []*worker, elapsed, cpu time.Duration) {
 		}
 	}
 	r.hist = h
-	r.Requests = r.Operations + r.Throttled + r.Errors
+	r.Operations = h.Count()
 	r.Seconds = elapsed.Seconds()
+	started := r.Operations + r.Throttled + r.Errors
 	if r.Seconds > 0 {
 		r.Throughput = float64(r.Operations) / r.Seconds
 		r.RUPerSecond = float64(charge) / 10000 / r.Seconds
 		r.ClientCores = cpu.Seconds() / r.Seconds
+		r.OpenLoop.AchievedRate = round1(float64(started) / r.Seconds)
 	}
-	r.RequestCharge = math.Round(float64(charge)/100) / 100
+	r.OpenLoop.MaxLagMs = math.Round(ms(maxLag)*1000) / 1000
+	r.RequestCharge = ru(charge)
 	if r.Requests > 0 {
 		r.ClientCPUPerRequest = float64(cpu.Microseconds()) / float64(r.Requests)
 	}
-	us := func(d time.Duration) float64 { return math.Round(ms(d)*1000) / 1000 } // ms to the µs
-	r.Latency = Latency{
-		P50: us(h.Quantile(0.50)), P95: us(h.Quantile(0.95)), P99: us(h.Quantile(0.99)),
-		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean()),
+	r.Latency = latencyOf(h)
+	for name, or := range r.ByOperation {
+		or.Operations = or.hist.Count()
+		or.Latency = latencyOf(or.hist)
+		or.RequestCharge = ru(opCharge[name])
+		if r.Seconds > 0 {
+			or.Throughput = round1(float64(or.Operations) / r.Seconds)
+		}
 	}
-	r.Throughput = math.Round(r.Throughput*10) / 10
-	r.RUPerSecond = math.Round(r.RUPerSecond*10) / 10
+	r.Throughput = round1(r.Throughput)
+	r.RUPerSecond = round1(r.RUPerSecond)
 	r.ClientCores = math.Round(r.ClientCores*100) / 100
-	r.ClientCPUPerRequest = math.Round(r.ClientCPUPerRequest*10) / 10
+	r.ClientCPUPerRequest = round1(r.ClientCPUPerRequest)
 }
 
 func (r *Result) setSample(k, msg string) {
@@ -132,10 +218,43 @@ func (r *Result) WriteText(w io.Writer) error {
 		b.WriteString(" [interrupted]")
 	}
 	b.WriteByte('\n')
-	fmt.Fprintf(&b, "throughput      %.0f ops/s (%d ok of %d requests)\n", r.Throughput, r.Operations, r.Requests)
+	started := r.Operations + r.Throttled + r.Errors
+	if started == r.Requests {
+		fmt.Fprintf(&b, "throughput      %.0f ops/s (%d ok of %d requests)\n", r.Throughput, r.Operations, r.Requests)
+	} else {
+		fmt.Fprintf(&b, "throughput      %.0f ops/s (%d ok of %d operations, %d requests)\n", r.Throughput, r.Operations, started, r.Requests)
+	}
+	if ol := r.OpenLoop; ol != nil {
+		fmt.Fprintf(&b, "open loop       target %.0f ops/s, started %.0f ops/s; %d behind schedule (max %s ms late); latency from the intended start\n",
+			ol.TargetRate, ol.AchievedRate, ol.BehindSchedule, fmtMs(ol.MaxLagMs))
+	}
+	switch {
+	case r.Distribution == DistUniform:
+		fmt.Fprintf(&b, "keys            uniform\n")
+	case r.Distribution != "":
+		fmt.Fprintf(&b, "keys            %s (theta %g)\n", r.Distribution, r.ZipfTheta)
+	}
 	l := r.Latency
 	fmt.Fprintf(&b, "latency (ms)    p50 %s  p95 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 		fmtMs(l.P50), fmtMs(l.P95), fmtMs(l.P99), fmtMs(l.P999), fmtMs(l.Max), fmtMs(l.Mean))
+	rows := false
+	for _, o := range r.ByOperation {
+		rows = rows || o.Rows > 0
+	}
+	if len(r.ByOperation) > 1 || started != r.Requests || rows {
+		fmt.Fprintf(&b, "by operation    %8s %8s %8s %8s %8s %7s %7s %8s %6s %6s\n", "ops/s", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "req/op", "RU/op", "rows/op", "429s", "errors")
+		for _, name := range slices.Sorted(maps.Keys(r.ByOperation)) {
+			o := r.ByOperation[name]
+			n := max(o.Operations+o.Throttled+o.Errors, 1)
+			rows := "-"
+			if o.Rows > 0 {
+				rows = strconv.FormatFloat(float64(o.Rows)/float64(max(o.Operations, 1)), 'f', 1, 64)
+			}
+			fmt.Fprintf(&b, "  %-13s %8.0f %8s %8s %8s %8s %7.2f %7.2f %8s %6d %6d\n", name, o.Throughput,
+				fmtMs(o.Latency.P50), fmtMs(o.Latency.P95), fmtMs(o.Latency.P99), fmtMs(o.Latency.P999),
+				float64(o.Requests)/float64(n), o.RequestCharge/float64(n), rows, o.Throttled, o.Errors)
+		}
+	}
 	fmt.Fprintf(&b, "request charge  %.2f RU (%.0f RU/s)\n", r.RequestCharge, r.RUPerSecond)
 	fmt.Fprintf(&b, "throttled (429) %d\n", r.Throttled)
 	fmt.Fprintf(&b, "errors          %d\n", r.Errors)

@@ -14,13 +14,14 @@ import (
 
 // Run runs the benchmark o describes against o.Endpoint: it checks that the
 // endpoint answers (and accepts the key), creates the database and
-// container and loads the items the workload needs, then runs
-// o.Concurrency closed-loop workers for o.Duration and returns what they
-// measured. Setup messages and, with o.Progress, a line per second go to
-// log. Cancelling ctx ends the run early; the result then covers the time
-// run so far. Errors are setup failures (bad options, unreachable endpoint,
-// rejected key, a container that cannot be created or loaded); failed
-// requests during the run are counted in the Result, not returned.
+// container and loads the items the workload needs, then runs o.Concurrency
+// workers for o.Duration (or o.Operations operations), in a closed loop or,
+// with o.Rate, an open one, and returns what they measured. Setup messages
+// and, with o.Progress, a line per second go to log. Cancelling ctx ends the
+// run early; the result then covers the time run so far. Errors are setup
+// failures (bad options, unreachable endpoint, rejected key, a container
+// that cannot be created or loaded); failed requests during the run are
+// counted in the Result, not returned.
 func Run(ctx context.Context, o Options, log io.Writer) (*Result, error) {
 	o.SetDefaults()
 	if err := o.Validate(); err != nil {
@@ -46,6 +47,7 @@ func Run(ctx context.Context, o Options, log io.Writer) (*Result, error) {
 		return nil, err
 	}
 	ks := newKeyspace(&o, seed)
+	ks.run = strconv.FormatInt(time.Now().UnixNano(), 36)
 	res := &Result{Workload: o.Workload, Endpoint: o.Endpoint, Client: o.Client, Concurrency: o.Concurrency, ItemSize: o.ItemSize, Items: o.Items}
 	if wl.NeedsContainer {
 		if res.PartitionKeyRanges, err = c.ensureContainer(ctx, &o, log); err != nil {
@@ -61,32 +63,42 @@ func Run(ctx context.Context, o Options, log io.Writer) (*Result, error) {
 		return nil, err
 	}
 
-	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	keys := newKeyDist(o.Distribution, o.ZipfTheta, o.Items, seed, ks.ins)
+	var budget *atomic.Int64
+	if o.Operations > 0 {
+		budget = new(atomic.Int64)
+		budget.Store(o.Operations)
+	}
 	workers := make([]*worker, o.Concurrency)
 	for i := range workers {
 		w := newWorker(ctx, i, c, &o, ks, seed)
-		w.run = runID
-		w.mix = newChooser(wl.Mix)
+		w.setMix(wl.Mix)
+		w.keys = keys.chooser()
+		w.budget = budget
+		if o.Rate > 0 {
+			// Worker i sends operations i, i+N, i+2N, ... of the run's
+			// schedule, which has one every 1/Rate seconds.
+			w.period = float64(o.Concurrency) * float64(time.Second) / o.Rate
+			w.phase = float64(i) * float64(time.Second) / o.Rate
+		}
 		workers[i] = w
 	}
 
-	var stop atomic.Bool
-	timer := time.AfterFunc(o.Duration, func() { stop.Store(true) })
-	defer timer.Stop()
 	cpu0 := processCPU()
 	start := time.Now()
+	deadline := start.Add(o.Duration)
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.loop(ctx, &stop)
+			w.loop(ctx, start, deadline)
 		}()
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	if o.Progress {
-		reportProgress(log, workers, start, finished)
+		reportProgress(log, workers, start, o.Rate > 0, finished)
 	} else {
 		<-finished
 	}
@@ -94,15 +106,29 @@ func Run(ctx context.Context, o Options, log io.Writer) (*Result, error) {
 	cpu := processCPU() - cpu0
 
 	res.fill(workers, elapsed, cpu)
+	if wl.NeedsItems {
+		res.Distribution = o.Distribution
+		if o.Distribution != DistUniform {
+			res.ZipfTheta = o.ZipfTheta
+		}
+	}
+	res.Loop = "closed"
+	if o.Rate > 0 {
+		res.Loop = "open"
+		res.OpenLoop.TargetRate = o.Rate
+	} else {
+		res.OpenLoop = nil
+	}
 	res.Interrupted = ctx.Err() != nil
 	return res, nil
 }
 
 // reportProgress prints a line per second until finished is closed: the
-// last second's successful ops/s, its p99, its 429s and errors, and RU/s.
-func reportProgress(log io.Writer, workers []*worker, start time.Time, finished <-chan struct{}) {
+// last second's successful ops/s, its p99, its 429s and errors, RU/s and,
+// in an open loop, the sends that fell behind schedule.
+func reportProgress(log io.Writer, workers []*worker, start time.Time, open bool, finished <-chan struct{}) {
 	cur, prev, iv := NewHistogram(), NewHistogram(), NewHistogram()
-	var prevThrottled, prevFailed, prevCharge uint64
+	var prevThrottled, prevFailed, prevCharge, prevBehind uint64
 	last := start
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -112,21 +138,28 @@ func reportProgress(log io.Writer, workers []*worker, start time.Time, finished 
 			return
 		case now := <-tick.C:
 			cur.Reset()
-			var throttled, failed, charge uint64
+			var throttled, failed, charge, behind uint64
 			for _, w := range workers {
-				cur.Merge(w.stats.hist)
+				for i := range w.perOp {
+					cur.Merge(w.perOp[i].hist)
+				}
 				throttled += w.stats.throttled.Load()
 				failed += w.stats.failed.Load()
 				charge += w.stats.charge.Load()
+				behind += w.stats.behind.Load()
 			}
 			cur.Snapshot(iv)
 			iv.Sub(prev)
 			secs := now.Sub(last).Seconds()
-			fmt.Fprintf(log, "%5.0fs  %9.0f ops/s  p99 %7.2f ms  429s %d  errors %d  %9.0f RU/s\n",
+			line := fmt.Sprintf("%5.0fs  %9.0f ops/s  p99 %7.2f ms  429s %d  errors %d  %9.0f RU/s",
 				now.Sub(start).Seconds(), float64(iv.Count())/secs, ms(iv.Quantile(0.99)),
 				throttled-prevThrottled, failed-prevFailed, float64(charge-prevCharge)/10000/secs)
+			if open {
+				line += fmt.Sprintf("  behind schedule %d", behind-prevBehind)
+			}
+			fmt.Fprintln(log, line)
 			prev, cur = cur, prev
-			prevThrottled, prevFailed, prevCharge, last = throttled, failed, charge, now
+			prevThrottled, prevFailed, prevCharge, prevBehind, last = throttled, failed, charge, behind, now
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 )
 
 // netHTTPSender sends through the client's shared http.Transport. It reuses
@@ -20,7 +21,15 @@ type netHTTPSender struct {
 
 	dateV, authV, actV   []string
 	jsonCT, upsertV, uaV []string
-	versionV             []string
+	versionV, queryCT    []string
+	ifMatchV, contV      []string
+	pageSizeV            []string
+
+	// The etag and continuation of the last response, as net/http parsed
+	// them: sending one of them back (an RMW's If-Match, a query's next
+	// page) reuses the string instead of converting the bytes again.
+	lastEtag, lastCont string
+	etag, cont         []byte // their bytes, handed out in reply
 }
 
 // bodyReader is a reusable request body.
@@ -41,7 +50,9 @@ func newNetHTTPSender(ctx context.Context, c *client, itemSize int) *netHTTPSend
 		upsertV:  []string{"True"},
 		uaV:      []string{userAgent},
 		versionV: []string{APIVersion},
+		queryCT:  []string{"application/query+json"},
 	}
+	s.newValues()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.String()+"/", nil)
 	if err != nil {
 		panic("BUG: cannot build the request template: " + err.Error())
@@ -78,9 +89,46 @@ func (s *netHTTPSender) send(c *call, r *reply) error {
 	} else {
 		delete(h, "X-Ms-Documentdb-Is-Upsert")
 	}
+	if len(c.ifMatch) > 0 {
+		s.ifMatchV[0] = s.lastEtag
+		if string(c.ifMatch) != s.lastEtag {
+			s.ifMatchV[0] = string(c.ifMatch)
+		}
+		h["If-Match"] = s.ifMatchV
+	} else {
+		delete(h, "If-Match")
+	}
+	if c.query {
+		h["X-Ms-Documentdb-Isquery"] = s.upsertV // "True"
+	} else {
+		delete(h, "X-Ms-Documentdb-Isquery")
+	}
+	if c.crossPartition {
+		h["X-Ms-Documentdb-Query-Enablecrosspartition"] = s.upsertV
+	} else {
+		delete(h, "X-Ms-Documentdb-Query-Enablecrosspartition")
+	}
+	if len(c.continuation) > 0 {
+		s.contV[0] = s.lastCont
+		if string(c.continuation) != s.lastCont {
+			s.contV[0] = string(c.continuation)
+		}
+		h["X-Ms-Continuation"] = s.contV
+	} else {
+		delete(h, "X-Ms-Continuation")
+	}
+	if c.pageSize != "" {
+		s.pageSizeV[0] = c.pageSize
+		h["X-Ms-Max-Item-Count"] = s.pageSizeV
+	} else {
+		delete(h, "X-Ms-Max-Item-Count")
+	}
 	if c.body != nil {
 		s.buf = c.body // keep the capacity it grew to
 		h["Content-Type"] = s.jsonCT
+		if c.query {
+			h["Content-Type"] = s.queryCT
+		}
 		s.body.Reset(c.body)
 		req.Body, req.ContentLength = s.body, int64(len(c.body))
 	} else {
@@ -124,6 +172,20 @@ func (s *netHTTPSender) send(c *call, r *reply) error {
 	if v := resp.Header["X-Ms-Retry-After-Ms"]; len(v) > 0 {
 		r.retryAfter = parseRetryAfter(v[0])
 	}
+	s.lastEtag, s.lastCont, r.itemCount = "", "", 0
+	s.etag, s.cont = s.etag[:0], s.cont[:0]
+	if v := resp.Header["Etag"]; len(v) > 0 {
+		s.lastEtag = v[0]
+		s.etag = append(s.etag, v[0]...)
+	}
+	if v := resp.Header["X-Ms-Continuation"]; len(v) > 0 {
+		s.lastCont = v[0]
+		s.cont = append(s.cont, v[0]...)
+	}
+	if v := resp.Header["X-Ms-Item-Count"]; len(v) > 0 {
+		r.itemCount, _ = strconv.Atoi(v[0])
+	}
+	r.etag, r.continuation = s.etag, s.cont
 	return nil
 }
 
@@ -135,4 +197,10 @@ func (s *netHTTPSender) renew() {
 	s.body = &bodyReader{}
 	s.buf = make([]byte, 0, cap(s.buf))
 	s.dateV, s.authV, s.actV = []string{""}, []string{""}, []string{""}
+	s.newValues()
+}
+
+// newValues allocates the header value slices that change per request.
+func (s *netHTTPSender) newValues() {
+	s.ifMatchV, s.contV, s.pageSizeV = []string{""}, []string{""}, []string{""}
 }

@@ -31,6 +31,7 @@ type rawSender struct {
 	wbuf       []byte
 	buf        []byte // the body buffer handed out by buffer()
 	rd         []byte // the response body
+	etag, cont []byte // the response's etag and x-ms-continuation
 }
 
 func newRawSender(ctx context.Context, c *client, itemSize int) *rawSender {
@@ -113,9 +114,28 @@ func (s *rawSender) send(c *call, r *reply) error {
 	if c.upsert {
 		b = appendHeader(b, "X-Ms-Documentdb-Is-Upsert", "True")
 	}
+	if len(c.ifMatch) > 0 {
+		b = appendHeader(b, "If-Match", c.ifMatch)
+	}
+	if c.query {
+		b = appendHeader(b, "X-Ms-Documentdb-Isquery", "True")
+		if c.crossPartition {
+			b = appendHeader(b, "X-Ms-Documentdb-Query-Enablecrosspartition", "True")
+		}
+		if len(c.continuation) > 0 {
+			b = appendHeader(b, "X-Ms-Continuation", c.continuation)
+		}
+		if c.pageSize != "" {
+			b = appendHeader(b, "X-Ms-Max-Item-Count", c.pageSize)
+		}
+	}
 	if c.body != nil {
 		s.buf = c.body // keep the capacity it grew to
-		b = append(b, "Content-Type: application/json\r\nContent-Length: "...)
+		if c.query {
+			b = append(b, "Content-Type: application/query+json\r\nContent-Length: "...)
+		} else {
+			b = append(b, "Content-Type: application/json\r\nContent-Length: "...)
+		}
 		b = strconv.AppendInt(b, int64(len(c.body)), 10)
 		b = append(b, "\r\n"...)
 	}
@@ -133,7 +153,7 @@ func (s *rawSender) send(c *call, r *reply) error {
 	return err
 }
 
-func appendHeader(b []byte, name, value string) []byte {
+func appendHeader[T string | []byte](b []byte, name string, value T) []byte {
 	b = append(b, name...)
 	b = append(b, ": "...)
 	b = append(b, value...)
@@ -161,7 +181,8 @@ func (s *rawSender) read(method string, r *reply) (keep bool, err error) {
 		status = status*10 + int(ch-'0')
 	}
 	keep = line[7] == '1' // HTTP/1.0 closes by default
-	r.status, r.charge, r.retryAfter = status, 0, -1
+	r.status, r.charge, r.retryAfter, r.itemCount = status, 0, -1, 0
+	r.etag, r.continuation = s.etag[:0], s.cont[:0]
 	length, chunked := -1, false
 	for {
 		line, err = s.br.ReadSlice('\n')
@@ -198,6 +219,14 @@ func (s *rawSender) read(method string, r *reply) (keep bool, err error) {
 			if n, ok := parseUint(val); ok {
 				r.retryAfter = time.Duration(n) * time.Millisecond
 			}
+		case equalFold(name, "etag"):
+			r.etag = append(r.etag[:0], val...)
+			s.etag = r.etag
+		case equalFold(name, "x-ms-continuation"):
+			r.continuation = append(r.continuation[:0], val...)
+			s.cont = r.continuation
+		case equalFold(name, "x-ms-item-count"):
+			r.itemCount, _ = parseUint(val)
 		}
 	}
 	body := s.rd[:0]

@@ -111,14 +111,15 @@ type loadedMarker struct {
 	PK       string `json:"pk"`
 	Items    int    `json:"items"`
 	ItemSize int    `json:"itemSize"`
+	Format   int    `json:"format"`
 }
 
 // loadItems makes sure items i0..i<N-1> exist with bodies of ItemSize bytes.
 //
-// A finished load is recorded in a marker item ({"items":N,"itemSize":S},
-// id and partition key "bench-loaded"), written after the last item. If the
-// marker says at least N items of the same size were loaded, nothing is
-// done; if it says M < N of the same size, items M..N-1 are loaded;
+// A finished load is recorded in a marker item ({"items":N,"itemSize":S,
+// "format":F}, id and partition key "bench-loaded"), written after the last
+// item. If the marker says at least N items of the same size and format
+// were loaded, nothing is done; if it says M < N, items M..N-1 are loaded;
 // otherwise all N are. Items are upserted, so a load interrupted half way is
 // simply redone. It reports progress to log once a second when progress is
 // set, otherwise once at the start and once at the end.
@@ -133,7 +134,7 @@ func (c *client) loadItems(ctx context.Context, o *Options, ks *keyspace, log io
 	switch r.status {
 	case http.StatusOK:
 		var m loadedMarker
-		if err := json.Unmarshal(r.body, &m); err == nil && m.ItemSize == o.ItemSize {
+		if err := json.Unmarshal(r.body, &m); err == nil && m.ItemSize == o.ItemSize && m.Format == itemFormat {
 			if m.Items >= o.Items {
 				return nil
 			}
@@ -210,7 +211,7 @@ func (c *client) loadItems(ctx context.Context, o *Options, ks *keyspace, log io
 	el := time.Since(start)
 	fmt.Fprintf(log, "loaded %d items in %v (%.0f items/s)\n", n, el.Round(time.Millisecond), float64(n)/el.Seconds())
 
-	m, _ := json.Marshal(loadedMarker{ID: markerID, PK: markerID, Items: o.Items, ItemSize: o.ItemSize})
+	m, _ := json.Marshal(loadedMarker{ID: markerID, PK: markerID, Items: o.Items, ItemSize: o.ItemSize, Format: itemFormat})
 	pkHdr["x-ms-documentdb-is-upsert"] = "True"
 	r, err = c.call(ctx, http.MethodPost, ks.docsPath, pkHdr, m, true)
 	if err != nil {

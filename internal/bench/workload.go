@@ -8,19 +8,26 @@ import (
 	"sync/atomic"
 )
 
-// OpKind is one kind of request a worker sends.
+// OpKind is one kind of operation a worker performs. Most are one request;
+// OpRMW is two and the queries are one request per result page.
 type OpKind uint8
 
-// The operations. Read and Upsert address the loaded items i0..i<N-1>;
-// Create makes a new item with an id no one has used.
+// The operations. Read, Upsert, RMW, QueryPK and Scan address an item
+// number chosen by the run's key distribution; Create inserts a new item
+// with the next unused number.
 const (
-	OpTrivial OpKind = iota + 1 // GET / without authentication
-	OpRead                      // point read of a loaded item
-	OpCreate                    // create of a new item (POST, durable)
-	OpUpsert                    // upsert of a loaded item (POST with x-ms-documentdb-is-upsert)
+	OpTrivial    OpKind = iota + 1 // GET / without authentication
+	OpRead                         // point read of an item
+	OpCreate                       // create of a new item (POST, durable); YCSB's insert
+	OpUpsert                       // upsert of a whole item (POST with x-ms-documentdb-is-upsert); YCSB's update
+	OpRMW                          // read-modify-write: GET, then PUT with If-Match
+	OpQueryPK                      // query of every item of one partition key, all pages
+	OpQueryCross                   // cross-partition ORDER BY query, all pages
+	OpScan                         // YCSB scan: a range of n within one partition key
+	numOps
 )
 
-var opNames = [...]string{"", "trivial", "read", "create", "upsert"}
+var opNames = [...]string{"", "trivial", "read", "create", "upsert", "rmw", "query-pk", "query-cross", "scan"}
 
 func (k OpKind) String() string { return opNames[k] }
 
@@ -30,9 +37,9 @@ type Weighted struct {
 	Weight int
 }
 
-// Workload describes what the workers send. A worker picks each request's
-// operation from Mix with probability Weight/sum(Weights), and the item of a
-// Read or Upsert uniformly from the loaded items.
+// Workload describes what the workers send. A worker picks each operation
+// from Mix with probability Weight/sum(Weights), and the item it addresses
+// from the run's key distribution.
 type Workload struct {
 	Name    string
 	Summary string
@@ -42,6 +49,8 @@ type Workload struct {
 	// NeedsItems: the workload addresses loaded items, so --items of them are
 	// loaded first if the container has fewer.
 	NeedsItems bool
+	// Distribution is the default key distribution ("" for uniform).
+	Distribution string
 }
 
 // Workloads are the workloads by name.
@@ -54,6 +63,34 @@ var Workloads = map[string]*Workload{
 		Mix: []Weighted{{OpUpsert, 1}}, NeedsContainer: true, NeedsItems: true},
 	"trivial": {Name: "trivial", Summary: "GET / without authentication, for a trivial baseline server (cmd/trivialhttp)",
 		Mix: []Weighted{{OpTrivial, 1}}},
+	"rmw": {Name: "rmw", Summary: "read-modify-write: GET an item, then PUT it back with If-Match: its etag (412 on conflict)",
+		Mix: []Weighted{{OpRMW, 1}}, NeedsContainer: true, NeedsItems: true},
+	"query-pk": {Name: "query-pk", Summary: "query of all items of one partition key (SELECT * FROM c WHERE c.pk = @pk), every page",
+		Mix: []Weighted{{OpQueryPK, 1}}, NeedsContainer: true, NeedsItems: true},
+	"query-cross": {Name: "query-cross", Summary: "cross-partition SELECT TOP 10 * FROM c ORDER BY c.n DESC, every page",
+		Mix: []Weighted{{OpQueryCross, 1}}, NeedsContainer: true, NeedsItems: true},
+	"ycsb-a": {Name: "ycsb-a", Summary: "YCSB A: 50% read, 50% update (upsert)",
+		Mix: []Weighted{{OpRead, 50}, {OpUpsert, 50}}, NeedsContainer: true, NeedsItems: true},
+	"ycsb-b": {Name: "ycsb-b", Summary: "YCSB B: 95% read, 5% update (upsert)",
+		Mix: []Weighted{{OpRead, 95}, {OpUpsert, 5}}, NeedsContainer: true, NeedsItems: true},
+	"ycsb-c": {Name: "ycsb-c", Summary: "YCSB C: 100% read",
+		Mix: []Weighted{{OpRead, 1}}, NeedsContainer: true, NeedsItems: true},
+	"ycsb-d": {Name: "ycsb-d", Summary: "YCSB D: 95% read, 5% insert (create); reads favour the latest items",
+		Mix: []Weighted{{OpRead, 95}, {OpCreate, 5}}, NeedsContainer: true, NeedsItems: true, Distribution: DistLatest},
+	"ycsb-e": {Name: "ycsb-e", Summary: "YCSB E: 95% scan (TOP 1-100 of one partition key from n on), 5% insert",
+		Mix: []Weighted{{OpScan, 95}, {OpCreate, 5}}, NeedsContainer: true, NeedsItems: true},
+	"ycsb-f": {Name: "ycsb-f", Summary: "YCSB F: 50% read, 50% read-modify-write",
+		Mix: []Weighted{{OpRead, 50}, {OpRMW, 50}}, NeedsContainer: true, NeedsItems: true},
+}
+
+// has reports whether the workload's mix includes op.
+func (wl *Workload) has(op OpKind) bool {
+	for _, w := range wl.Mix {
+		if w.Op == op && w.Weight > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkloadNames returns the workload names, sorted.
@@ -89,59 +126,81 @@ func newChooser(mix []Weighted) chooser {
 	return c
 }
 
-func (c *chooser) next(rng *rand.Rand) OpKind {
+// next returns the index in ops of the next operation.
+func (c *chooser) next(rng *rand.Rand) int {
 	if len(c.ops) == 1 {
-		return c.ops[0]
+		return 0
 	}
 	x := rng.IntN(c.total)
 	for i, cum := range c.cum {
 		if x < cum {
-			return c.ops[i]
+			return i
 		}
 	}
-	return c.ops[len(c.ops)-1]
+	return len(c.ops) - 1
 }
 
 // Items and partition keys.
 //
-// Loaded item n (0 <= n < --items) has id "i<n>" and partition key
-// "p<n mod PartitionKeys>". A created item has id "c<run>-<g>", where run is
-// the run's start time in base 36 (unique per run) and g = seq*concurrency +
-// worker numbers the creates of the run, and partition key
-// "p<g mod PartitionKeys>". Every body is
+// Items are numbered. Loaded item n (0 <= n < --items) has id "i<n>"; an
+// item inserted during a run gets the next number (--items, --items+1, ...)
+// and the id "c<run>-<n>", where run is the run's start time in base 36
+// (unique per run). Item n has partition key "p<n mod PartitionKeys>" and
+// the body
 //
-//	{"id":"<id>","pk":"<pk>","pad":"<random [0-9a-z]>"}
+//	{"id":"<id>","pk":"<pk>","n":<n>,"v":<v>,"pad":"<random [0-9a-z]>"}
 //
-// padded to exactly --item-size bytes. The pad is random (not one repeated
+// padded to exactly --item-size bytes. n is the item number, which the
+// queries order and filter on; v counts the read-modify-writes of the item
+// (loads, creates and upserts write 0). The pad is random (not one repeated
 // byte) so that storage compression does not make the items unrealistically
 // small.
 const PartitionKeys = 1000
 
 // markerID is the id (and partition key) of the item that records what was
-// loaded: {"id":..,"pk":..,"items":N,"itemSize":S}.
+// loaded: {"id":..,"pk":..,"items":N,"itemSize":S,"format":F}.
 const markerID = "bench-loaded"
 
-// bodyOverhead is len(`{"id":"","pk":"","pad":""}`).
-const bodyOverhead = 26
+// itemFormat is the version of the item bodies in the marker: items loaded
+// in another format (before "n" and "v") are loaded again.
+const itemFormat = 2
+
+// bodyOverhead is len(`{"id":"","pk":"","n":,"v":,"pad":""}`).
+const bodyOverhead = 36
 
 // appendItemID appends the id of loaded item n.
 func appendItemID(dst []byte, n int) []byte {
 	return strconv.AppendInt(append(dst, 'i'), int64(n), 10)
 }
 
-// appendBody appends an item body of exactly size bytes (size must leave
-// room for id and pk; see MinItemSize). pad must hold at least size bytes.
-func appendBody(dst []byte, id, pk []byte, size int, pad string) []byte {
-	n := size - bodyOverhead - len(id) - len(pk)
-	if n < 0 {
+// decimalLen is the number of decimal digits of v.
+func decimalLen(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
+// appendBody appends the body of item n with version v, of exactly size
+// bytes (size must leave room for the rest; see MinItemSize). pad must hold
+// at least size bytes.
+func appendBody(dst []byte, id, pk []byte, n int, v uint64, size int, pad string) []byte {
+	p := size - bodyOverhead - len(id) - len(pk) - decimalLen(uint64(n)) - decimalLen(v)
+	if p < 0 {
 		panic("BUG: item size too small for its id and partition key")
 	}
 	dst = append(dst, `{"id":"`...)
 	dst = append(dst, id...)
 	dst = append(dst, `","pk":"`...)
 	dst = append(dst, pk...)
-	dst = append(dst, `","pad":"`...)
-	dst = append(dst, pad[:n]...)
+	dst = append(dst, `","n":`...)
+	dst = strconv.AppendUint(dst, uint64(n), 10)
+	dst = append(dst, `,"v":`...)
+	dst = strconv.AppendUint(dst, v, 10)
+	dst = append(dst, `,"pad":"`...)
+	dst = append(dst, pad[:p]...)
 	return append(dst, `"}`...)
 }
 
@@ -156,34 +215,65 @@ func randomPad(n int, seed uint64) string {
 	return string(b)
 }
 
+// The query texts. The partition key and the lower bound of n are
+// parameters; a scan's TOP is part of the text (1-100, so 100 texts).
+const (
+	queryPKPrefix = `{"query":"SELECT * FROM c WHERE c.pk = @pk","parameters":[{"name":"@pk","value":"`
+	queryPKSuffix = `"}]}`
+	queryCross    = `{"query":"SELECT TOP 10 * FROM c ORDER BY c.n DESC","parameters":[]}`
+	scanPrefix    = `{"query":"SELECT TOP `
+	scanMiddle    = ` * FROM c WHERE c.pk = @pk AND c.n >= @n ORDER BY c.n","parameters":[{"name":"@pk","value":"`
+	scanMiddle2   = `"},{"name":"@n","value":`
+	scanSuffix    = `}]}`
+	// MaxScanLength is the largest TOP of a scan; each scan's is uniform in
+	// [1, MaxScanLength].
+	MaxScanLength = 100
+)
+
 // keyspace is the request state shared by all workers: the signed resources
 // and precomputed strings of the container and its items.
 type keyspace struct {
 	docsPath    string    // /dbs/{db}/colls/{c}/docs
 	docsRawPath string    // docsPath escaped for the wire
-	docsPOST    *Resource // POST to docsPath (create, upsert)
+	docsPOST    *Resource // POST to docsPath (create, upsert, queries)
 	trivial     *Resource // GET / (never signed; only its path is used)
+	run         string    // the run id in inserted items' ids
+	loaded      int       // items 0..loaded-1 are the loaded ones ("i<n>")
 	// pkHeader[k] is the x-ms-documentdb-partitionkey value of "p<k>",
 	// as a one-element header slice that is shared and never mutated.
 	pkHeader [PartitionKeys][]string
 	pkName   [PartitionKeys][]byte
-	// items[n] is item n's read target, built on first use.
-	items []atomic.Pointer[itemTarget]
-	pad   string
+	// pageSize is the x-ms-max-item-count of queries ("" to send none).
+	pageSize string
+	// targets caches item targets, built on first use, in chunks of
+	// targetChunk items: targets[n/targetChunk][n%targetChunk].
+	targets []atomic.Pointer[targetChunk]
+	ins     *inserts
+	pad     string
 }
 
-// itemTarget is a loaded item's path (as is and escaped) and its signed
-// GET resource.
+// itemTarget is an item's path (as is and escaped) and its signed GET and
+// PUT resources.
 type itemTarget struct {
 	path, rawPath string
-	get           *Resource
+	get, put      *Resource
 }
+
+const targetChunkLen = 4096
+
+type targetChunk [targetChunkLen]atomic.Pointer[itemTarget]
+
+// maxTargets bounds the item numbers whose targets are cached (loaded and
+// inserted together); beyond it targets are built for each request.
+const maxTargets = MaxItems + 1<<26
 
 func newKeyspace(o *Options, seed uint64) *keyspace {
 	ks := &keyspace{
 		docsPath: "/dbs/" + o.Database + "/colls/" + o.Container + "/docs",
-		items:    make([]atomic.Pointer[itemTarget], o.Items),
+		loaded:   o.Items,
+		targets:  make([]atomic.Pointer[targetChunk], (maxTargets+targetChunkLen-1)/targetChunkLen),
 		pad:      randomPad(o.ItemSize, seed),
+		ins:      newInserts(int64(o.Items), o.Distribution == DistLatest),
 	}
 	ks.docsRawPath = escapePath(ks.docsPath)
 	ks.docsPOST = NewResource("POST", ks.docsPath)
@@ -193,21 +283,48 @@ func newKeyspace(o *Options, seed uint64) *keyspace {
 		ks.pkName[k] = []byte(name)
 		ks.pkHeader[k] = []string{`["` + name + `"]`}
 	}
+	if o.PageSize != 0 {
+		ks.pageSize = strconv.Itoa(o.PageSize)
+	}
 	return ks
 }
 
-// item returns the read target of loaded item n.
+// appendID appends the id of item n.
+func (ks *keyspace) appendID(dst []byte, n int) []byte {
+	if n < ks.loaded {
+		return appendItemID(dst, n)
+	}
+	dst = append(append(append(dst, 'c'), ks.run...), '-')
+	return strconv.AppendInt(dst, int64(n), 10)
+}
+
+// item returns the target of item n.
 func (ks *keyspace) item(n int) *itemTarget {
-	if t := ks.items[n].Load(); t != nil {
+	if n >= maxTargets {
+		return ks.newTarget(n)
+	}
+	ch := ks.targets[n/targetChunkLen].Load()
+	if ch == nil {
+		ch = new(targetChunk)
+		if !ks.targets[n/targetChunkLen].CompareAndSwap(nil, ch) {
+			ch = ks.targets[n/targetChunkLen].Load()
+		}
+	}
+	slot := &ch[n%targetChunkLen]
+	if t := slot.Load(); t != nil {
 		return t
 	}
-	id := "/i" + strconv.Itoa(n)
+	t := ks.newTarget(n)
+	if slot.CompareAndSwap(nil, t) {
+		return t
+	}
+	return slot.Load()
+}
+
+func (ks *keyspace) newTarget(n int) *itemTarget {
+	id := "/" + string(ks.appendID(nil, n))
 	path := ks.docsPath + id
-	t := &itemTarget{path: path, rawPath: ks.docsRawPath + id, get: NewResource("GET", path)}
-	if ks.items[n].CompareAndSwap(nil, t) {
-		return t
-	}
-	return ks.items[n].Load()
+	return &itemTarget{path: path, rawPath: ks.docsRawPath + escapePath(id), get: NewResource("GET", path), put: NewResource("PUT", path)}
 }
 
 // escapePath escapes a request path as net/http sends it.
