@@ -14,6 +14,7 @@ Usage:
   parsec serve [flags]     run the server (parsec serve --help for its flags)
   parsec partitions DB/C   print a container's partition map, budgets, storage and hot keys
   parsec bench [flags]     load-test a Cosmos DB endpoint (parsec bench --help for its flags)
+  parsec advise [flags]    rank partition-key candidates on sample data or a live container
   parsec version           print the version
 
 `
@@ -37,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return partitions(args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(args[1:], stdout, stderr)
+	case "advise":
+		return advise(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "parsec", version)
 		return 0
