@@ -11,6 +11,7 @@ import (
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/storage"
+	"github.com/parsecdb/parsec/synthkey"
 )
 
 // OpKind is the kind of one item operation.
@@ -154,6 +155,8 @@ type applyCtx struct {
 	rid   [storage.RidLen]byte
 	self  string // "dbs/<dbRid>/colls/<collRid>/docs/"
 	paths [][]string
+	// synth is the declared synthetic partition key, or nil.
+	synth *synthkey.Expr
 	// maxLogicalBytes caps the storage of one logical partition.
 	maxLogicalBytes int64
 	// maxPartitionBytes, when > 0, caps the storage of the partition (fixed
@@ -439,6 +442,9 @@ func checkPatchedIdentity(ac *applyCtx, doc []byte, op *Op) error {
 	}
 	if !key.Equal(op.Key) {
 		return badRequest("a patch cannot change the partition key of an item (it would change from %s to %s)", op.Key, key)
+	}
+	if ac.synth != nil {
+		return checkSyntheticPatch(ac.synth, doc, op.Key)
 	}
 	return nil
 }

@@ -261,6 +261,9 @@ type ContainerSpec struct {
 	PartitionKey   epk.Definition
 	IndexingPolicy json.RawMessage
 	DefaultTTL     *int64
+	// SyntheticKey, when set, is the partition key as a key expression
+	// (package synthkey); writes compute it (see synthetic.go).
+	SyntheticKey string
 	// Extra holds the other properties of the container body, echoed verbatim
 	// (uniqueKeyPolicy, conflictResolutionPolicy, computedProperties, ...).
 	Extra map[string]json.RawMessage
@@ -276,6 +279,7 @@ type ContainerInfo struct {
 	PartitionKey   epk.Definition             `json:"partitionKey"`
 	IndexingPolicy json.RawMessage            `json:"indexingPolicy,omitempty"`
 	DefaultTTL     *int64                     `json:"defaultTtl,omitempty"`
+	SyntheticKey   string                     `json:"syntheticKey,omitempty"`
 	Extra          map[string]json.RawMessage `json:"extra,omitempty"`
 	Throughput     int                        `json:"throughput,omitempty"`
 	AutoscaleMax   int                        `json:"autoscaleMax,omitempty"`
@@ -347,7 +351,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	info := ContainerInfo{
 		ID: spec.ID, DB: dbID, Rid: encodeRid(binary.BigEndian.AppendUint32(dbRid, uint32(s))),
 		Ts: e.now(), Seq: s, PartitionKey: spec.PartitionKey, IndexingPolicy: spec.IndexingPolicy,
-		DefaultTTL: spec.DefaultTTL, Extra: spec.Extra, Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
+		DefaultTTL: spec.DefaultTTL, SyntheticKey: spec.SyntheticKey, Extra: spec.Extra, Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
 		MaxThroughputEver: max(t.RUs, t.AutoscaleMax), Fixed: fixed, RangesSeq: s,
 		IndexGen: 1, // a new container's index is complete: there are no items
 	}
@@ -458,6 +462,9 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if !sameDefinition(spec.PartitionKey, info.PartitionKey) {
 		return ContainerInfo{}, badRequest("the partition key of a container cannot be changed (it is %v %s)", info.PartitionKey.Paths, info.PartitionKey.Kind)
 	}
+	if spec.SyntheticKey != "" && spec.SyntheticKey != info.SyntheticKey {
+		return ContainerInfo{}, badRequest("the synthetic partition key of a container cannot be changed (it is %q)", info.SyntheticKey)
+	}
 	s, err := e.seq.take(1)
 	if err != nil {
 		return ContainerInfo{}, err
@@ -539,6 +546,11 @@ func validateSpec(spec ContainerSpec) error {
 	if len(spec.IndexingPolicy) > 0 {
 		if _, err := index.Compile(spec.IndexingPolicy); err != nil {
 			return badRequest("%v", err)
+		}
+	}
+	if spec.SyntheticKey != "" {
+		if _, err := compileSynthetic(spec.SyntheticKey, spec.PartitionKey); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/storage"
+	"github.com/parsecdb/parsec/synthkey"
 )
 
 // Container is an open container: its record, its partition map, and its
@@ -19,6 +20,8 @@ type Container struct {
 	def   epk.Definition
 	paths [][]string
 	ac    applyCtx
+	// synth is the declared synthetic partition key, or nil (synthetic.go).
+	synth *synthkey.Expr
 	// fixed marks a container created without a partition key: one
 	// partition, capped in throughput and storage, never split.
 	fixed bool
@@ -41,12 +44,17 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 		return nil, fmt.Errorf("BUG: container %q has a malformed rid %q", info.ID, info.Rid)
 	}
 	c := &Container{e: e, def: info.PartitionKey, fixed: info.Fixed}
+	if info.SyntheticKey != "" {
+		if c.synth, err = compileSynthetic(info.SyntheticKey, info.PartitionKey); err != nil {
+			return nil, fmt.Errorf("container %q: %w", info.ID, err)
+		}
+	}
 	copy(c.rid[:], rid)
 	for _, p := range info.PartitionKey.Paths {
 		c.paths = append(c.paths, epk.SplitPath(p))
 	}
 	dbRid := encodeRid(rid[:4])
-	c.ac = applyCtx{rid: c.rid, self: "dbs/" + dbRid + "/colls/" + info.Rid + "/docs/", paths: c.paths,
+	c.ac = applyCtx{rid: c.rid, self: "dbs/" + dbRid + "/colls/" + info.Rid + "/docs/", paths: c.paths, synth: c.synth,
 		maxLogicalBytes: e.opts.LogicalPartitionMaxBytes}
 	if c.fixed {
 		c.ac.maxPartitionBytes = e.opts.FixedMaxBytes

@@ -285,7 +285,7 @@ func (c *Container) chooseLookup(ix *indexState, filters []exec.Filter, scope Qu
 	order := make([]int, 0, len(filters))
 	for i := range filters {
 		f := &filters[i]
-		if ix.policy.Indexed(f.Path) && !(scope.HasKey && c.isKeyPath(f.Path)) {
+		if ix.policy.Indexed(f.Path) && !((scope.HasKey || len(scope.Keys) > 0) && c.isKeyPath(f.Path)) {
 			order = append(order, i)
 		}
 	}
@@ -341,10 +341,19 @@ func mergeRanges(fs []exec.Filter) []exec.Filter {
 	return out
 }
 
+// isKeyPath reports whether path is a partition key path, or a base path of
+// the synthetic key.
 func (c *Container) isKeyPath(path []string) bool {
 	for _, p := range c.paths {
 		if slices.Equal(p, path) {
 			return true
+		}
+	}
+	if c.synth != nil {
+		for _, p := range c.synth.Segments() {
+			if slices.Equal(p, path) {
+				return true
+			}
 		}
 	}
 	return false

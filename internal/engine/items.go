@@ -75,16 +75,30 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if err != nil {
 		return Op{}, badRequest("the item's partition key (%s) is invalid: %v", strings.Join(c.def.Paths, ", "), err)
 	}
-	if !hasHeader && !c.fixed {
-		return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
-	}
-	hk, err := c.ResolveKey(header)
-	if err != nil {
-		return Op{}, err
-	}
-	if !hk.Equal(key) {
-		return Op{}, fmt.Errorf("%w: the partition key in the request, %s, does not match the item's partition key %s = %s",
-			ErrPartitionKeyMismatch, hk, strings.Join(c.def.Paths, ", "), key)
+	if c.synth != nil {
+		if key, body, err = c.synthesize(body, sc.Values); err != nil {
+			return Op{}, err
+		}
+		fits, err := c.headerFits(header, key)
+		if err != nil {
+			return Op{}, err
+		}
+		if !fits {
+			return Op{}, fmt.Errorf("%w: the partition key in the request, %s, is neither the item's synthetic partition key %s = %s nor the base values (%s) that give it",
+				ErrPartitionKeyMismatch, header, strings.Join(c.def.Paths, ", "), key, strings.Join(c.synth.Paths(), ", "))
+		}
+	} else {
+		if !hasHeader && !c.fixed {
+			return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
+		}
+		hk, err := c.ResolveKey(header)
+		if err != nil {
+			return Op{}, err
+		}
+		if !hk.Equal(key) {
+			return Op{}, fmt.Errorf("%w: the partition key in the request, %s, does not match the item's partition key %s = %s",
+				ErrPartitionKeyMismatch, hk, strings.Join(c.def.Paths, ", "), key)
+		}
 	}
 	e, err := c.epkOf(key)
 	if err != nil {
@@ -102,9 +116,22 @@ func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHead
 	if !hasHeader && !c.fixed {
 		return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
 	}
-	key, err := c.ResolveKey(header)
+	keys, isBase, err := c.baseHeader(header)
 	if err != nil {
 		return Op{}, err
+	}
+	var key epk.Key
+	switch {
+	case isBase && len(keys) > 1:
+		if key, err = c.locate(keys, id); err != nil {
+			return Op{}, err
+		}
+	case isBase:
+		key = keys[0]
+	default:
+		if key, err = c.ResolveKey(header); err != nil {
+			return Op{}, err
+		}
 	}
 	e, err := c.epkOf(key)
 	if err != nil {

@@ -24,6 +24,10 @@ type QueryScope struct {
 	Key     epk.Key
 	HasKey  bool
 	RangeID string
+	// Keys, when set (and HasKey is not), are the full keys whose logical
+	// partitions hold every match: a synthetic key's base values with a
+	// random suffix.
+	Keys []epk.Key
 }
 
 // QueryPage is one page of a query's results.
@@ -83,9 +87,15 @@ func (c *Container) queryRange(scope QueryScope) (epk.Range, bool, error) {
 // prefix) that the query's WHERE clause fixes with equalities on the
 // partition key paths: such a query targets only the partitions that can
 // hold matches.
-func (c *Container) scopeOf(plan *exec.Plan, scope QueryScope) QueryScope {
+func (c *Container) scopeOf(plan *exec.Plan, scope QueryScope) (QueryScope, error) {
+	if c.synth != nil {
+		s, err := c.syntheticScope(plan.Filters(), scope)
+		if err != nil || s.HasKey || len(s.Keys) > 0 {
+			return s, err
+		}
+	}
 	if scope.HasKey || c.fixed {
-		return scope
+		return scope, nil
 	}
 	filters := plan.Filters()
 	var key epk.Key
@@ -99,7 +109,7 @@ func (c *Container) scopeOf(plan *exec.Plan, scope QueryScope) QueryScope {
 	if len(key) == len(c.paths) || len(key) > 0 && c.def.Kind == epk.MultiHash {
 		scope.Key, scope.HasKey = key, true
 	}
-	return scope
+	return scope, nil
 }
 
 // keyComponent returns the one value an equality filter gives path.
@@ -125,7 +135,22 @@ func keyComponent(filters []exec.Filter, path []string) (epk.Component, bool) {
 // QueryRanges returns the EPK ranges a query reads, in the form query plans
 // give them.
 func (c *Container) QueryRanges(plan *exec.Plan, scope QueryScope) ([]exec.QueryRange, error) {
-	r, point, err := c.queryRange(c.scopeOf(plan, scope))
+	scope, err := c.scopeOf(plan, scope)
+	if err != nil {
+		return nil, err
+	}
+	if len(scope.Keys) > 0 {
+		epks, err := c.keyEPKs(scope.Keys)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]exec.QueryRange, len(epks))
+		for i, e := range epks {
+			out[i] = exec.QueryRange{Min: e, Max: e, IsMinInclusive: true, IsMaxInclusive: true}
+		}
+		return out, nil
+	}
+	r, point, err := c.queryRange(scope)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +163,21 @@ func (c *Container) QueryRanges(plan *exec.Plan, scope QueryScope) ([]exec.Query
 // spans returns the key spans a scope covers, partition by partition, in
 // key order.
 func (c *Container) spans(scope QueryScope) ([]span, error) {
+	if len(scope.Keys) > 0 {
+		epks, err := c.keyEPKs(scope.Keys)
+		if err != nil {
+			return nil, err
+		}
+		var out []span
+		for _, e := range epks {
+			p := c.PartitionFor(e)
+			if scope.RangeID != "" && p.ID() != scope.RangeID {
+				continue
+			}
+			out = append(out, pointSpan(p, c.rid, e))
+		}
+		return out, nil
+	}
 	r, point, err := c.queryRange(scope)
 	if err != nil {
 		return nil, err
@@ -160,9 +200,7 @@ func (c *Container) spans(scope QueryScope) ([]span, error) {
 			if !(pr.Min <= r.Min && (r.Min < pr.Max || pr.Max == epk.MaxEPK)) {
 				continue
 			}
-			klo := storage.ItemKey(nil, c.rid, r.Min, "")
-			khi := append(storage.ItemKey(nil, c.rid, r.Min, "")[:len(klo)-1], 1)
-			out = append(out, span{p: p, lo: klo, hi: khi})
+			out = append(out, pointSpan(p, c.rid, r.Min))
 			continue
 		}
 		if r.Max != epk.MaxEPK && (hi == epk.MaxEPK || r.Max < hi) {
@@ -178,6 +216,27 @@ func (c *Container) spans(scope QueryScope) ([]span, error) {
 		out = append(out, span{p: p, lo: klo, hi: khi})
 	}
 	return out, nil
+}
+
+// pointSpan is the span of the items of one EPK.
+func pointSpan(p *Partition, rid [storage.RidLen]byte, e string) span {
+	lo := storage.ItemKey(nil, rid, e, "")
+	hi := append(storage.ItemKey(nil, rid, e, "")[:len(lo)-1], 1)
+	return span{p: p, lo: lo, hi: hi}
+}
+
+// keyEPKs returns the distinct EPKs of full keys, ascending.
+func (c *Container) keyEPKs(keys []epk.Key) ([]string, error) {
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		e, err := c.epkOf(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 func maxString(a, b string) string {
@@ -201,7 +260,10 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 	var page QueryPage
 	info := c.Info()
 	rangeID := scope.RangeID
-	scope = c.scopeOf(plan, scope)
+	scope, err := c.scopeOf(plan, scope)
+	if err != nil {
+		return page, err
+	}
 	spans, err := c.spans(scope)
 	if err != nil {
 		return page, err

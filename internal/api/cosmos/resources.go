@@ -147,12 +147,15 @@ type containerBody struct {
 	} `json:"partitionKey"`
 	IndexingPolicy json.RawMessage `json:"indexingPolicy"`
 	DefaultTTL     *json.Number    `json:"defaultTtl"`
+	// SyntheticKey is Parsec's extension: the partition key as a key
+	// expression (package synthkey), computed by the server on writes.
+	SyntheticKey *string `json:"parsecSyntheticKey"`
 }
 
 // systemContainerFields are the properties of a container body that the
 // server owns or models itself; the rest are echoed verbatim.
 var systemContainerFields = map[string]bool{
-	"id": true, "partitionKey": true, "indexingPolicy": true, "defaultTtl": true,
+	"id": true, "partitionKey": true, "indexingPolicy": true, "defaultTtl": true, "parsecSyntheticKey": true,
 	"_rid": true, "_self": true, "_etag": true, "_ts": true, "_docs": true, "_sprocs": true,
 	"_triggers": true, "_udfs": true, "_conflicts": true,
 }
@@ -192,6 +195,9 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 }
 
 func parseContainerRest(spec *engine.ContainerSpec, in containerBody, all map[string]json.RawMessage) error {
+	if in.SyntheticKey != nil {
+		spec.SyntheticKey = *in.SyntheticKey
+	}
 	if in.DefaultTTL != nil {
 		n, err := in.DefaultTTL.Int64()
 		if err != nil {
@@ -225,6 +231,9 @@ func renderContainer(db engine.DatabaseInfo, c engine.ContainerInfo) map[string]
 	}
 	if c.DefaultTTL != nil {
 		out["defaultTtl"] = *c.DefaultTTL
+	}
+	if c.SyntheticKey != "" {
+		out["parsecSyntheticKey"] = c.SyntheticKey
 	}
 	out["_rid"] = c.Rid
 	out["_ts"] = c.Ts
