@@ -100,7 +100,7 @@ func (c *Container) startIndexBuild(info ContainerInfo) {
 // buildIndex walks the partitions in EPK order and has each index its
 // items, a chunk per command.
 func (c *Container) buildIndex(ix *indexState) error {
-	at := ""       // the EPK the walk has reached
+	at := ""          // the EPK the walk has reached
 	var cursor []byte // the next item key, within the partition that holds at
 	for {
 		p := c.PartitionFor(at)
