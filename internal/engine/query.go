@@ -327,7 +327,10 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		page.BytesRead += s.bytes
 	}
 	if err != nil {
-		if errors.Is(err, eval.ErrInvalidQuery) || errors.Is(err, exec.ErrBadContinuation) {
+		// Every evaluation error is the query's (an invalid query, a UDF or
+		// environment the server does not have); storage failures are not.
+		var qe *eval.Error
+		if errors.As(err, &qe) || errors.Is(err, eval.ErrInvalidQuery) || errors.Is(err, exec.ErrBadContinuation) {
 			return page, badRequest("%v", err)
 		}
 		return page, fmt.Errorf("%w: query failed: %v", ErrUnavailable, err)
