@@ -286,7 +286,7 @@ func (cx *context) candidate(c Candidate, e *synthkey.Expr) (CandidateReport, er
 		id := keyID(k)
 		ks := byID[id]
 		if ks == nil {
-			x, err := def.EPK(toEPK(k))
+			x, err := def.EPK(epk.FromValues(k))
 			if err != nil {
 				return cr, err
 			}

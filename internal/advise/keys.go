@@ -80,30 +80,6 @@ func levelPaths(e *synthkey.Expr) []string {
 	return out
 }
 
-// component converts one key component to its epk form.
-func component(v any) epk.Component {
-	switch x := v.(type) {
-	case string:
-		return epk.String(x)
-	case float64:
-		return epk.Number(x)
-	case bool:
-		return epk.Bool(x)
-	case nil:
-		return epk.Null()
-	}
-	return epk.Undefined()
-}
-
-// toEPK converts a computed key to an epk.Key.
-func toEPK(k synthkey.Key) epk.Key {
-	out := make(epk.Key, len(k))
-	for i, c := range k {
-		out[i] = component(c)
-	}
-	return out
-}
-
 // keyID is a compact identity of a key (its components, typed), used as a
 // map key.
 func keyID(k []any) string {

@@ -74,7 +74,7 @@ func (cx *context) workload(e *synthkey.Expr, def epk.Definition, ranges []Parti
 				if err == nil && len(ks) > 0 {
 					wr.targetedWrites += op.Rate
 					for _, k := range ks {
-						x, err := def.EPK(toEPK(k))
+						x, err := def.EPK(epk.FromValues(k))
 						if err != nil {
 							continue
 						}
@@ -208,7 +208,7 @@ func (cx *context) routeOne(e *synthkey.Expr, def epk.Definition, ranges []Parti
 		}
 		rt.nkeys = len(ks)
 		for _, k := range ks {
-			x, err := def.EPK(toEPK(k))
+			x, err := def.EPK(epk.FromValues(k))
 			if err != nil {
 				return nil
 			}
@@ -230,7 +230,7 @@ func (cx *context) routeOne(e *synthkey.Expr, def epk.Definition, ranges []Parti
 			break
 		}
 		for _, pk := range prefixes {
-			pr, err := def.PrefixRange(toEPK(pk))
+			pr, err := def.PrefixRange(epk.FromValues(pk))
 			if err != nil {
 				return nil
 			}

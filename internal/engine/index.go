@@ -446,16 +446,12 @@ func (s *indexSource) Next() ([]byte, eval.Value, bool, error) {
 		if err != nil {
 			return nil, eval.Value{}, false, err
 		}
-		_, _, doc, err := decodeItem(v)
+		val, n, err := storedValue(v)
 		if err != nil {
 			return nil, eval.Value{}, false, err
 		}
-		val, err := eval.FromJSON(doc)
-		if err != nil {
-			return nil, eval.Value{}, false, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
-		}
 		s.docs++
-		s.bytes += len(doc)
+		s.bytes += n
 		return k, val, true, nil
 	}
 	return nil, eval.Value{}, false, nil

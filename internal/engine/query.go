@@ -400,17 +400,27 @@ func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
 	if err != nil {
 		return nil, eval.Value{}, false, err
 	}
-	_, _, doc, err := decodeItem(v)
+	val, n, err := storedValue(v)
 	if err != nil {
 		return nil, eval.Value{}, false, err
 	}
+	s.docs++
+	s.bytes += n
+	return append([]byte(nil), s.it.Key()...), val, true, nil
+}
+
+// storedValue decodes a stored item value into the document the evaluator
+// reads, and the document's size in bytes.
+func storedValue(v []byte) (eval.Value, int, error) {
+	_, _, doc, err := decodeItem(v)
+	if err != nil {
+		return eval.Value{}, 0, err
+	}
 	val, err := eval.FromJSON(doc)
 	if err != nil {
-		return nil, eval.Value{}, false, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
+		return eval.Value{}, 0, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
 	}
-	s.docs++
-	s.bytes += len(doc)
-	return append([]byte(nil), s.it.Key()...), val, true, nil
+	return val, len(doc), nil
 }
 
 func (s *itemSource) close() error {

@@ -51,29 +51,6 @@ func compileSynthetic(expr string, def epk.Definition) (*synthkey.Expr, error) {
 	return x, nil
 }
 
-// toComponent converts a synthkey value to a key component.
-func toComponent(v any) epk.Component {
-	switch v := v.(type) {
-	case string:
-		return epk.String(v)
-	case float64:
-		return epk.Number(v)
-	case bool:
-		return epk.Bool(v)
-	case nil:
-		return epk.Null()
-	}
-	return epk.Undefined()
-}
-
-func toKey(k synthkey.Key) epk.Key {
-	out := make(epk.Key, len(k))
-	for i, v := range k {
-		out[i] = toComponent(v)
-	}
-	return out
-}
-
 // fromComponent converts a key component to a synthkey base value.
 func fromComponent(c epk.Component) any {
 	switch c.Kind {
@@ -100,7 +77,7 @@ func (c *Container) synthesize(body []byte, present [][]byte) (epk.Key, []byte, 
 	if err != nil {
 		return nil, nil, badRequest("the item cannot be given the container's synthetic partition key %s: %v", c.synth, err)
 	}
-	key := toKey(k)
+	key := epk.FromValues(k)
 	var allowed []epk.Key // for a random suffix, built on first need
 	var adds []jsondoc.PatchOp
 	for i, raw := range present {
@@ -168,7 +145,7 @@ func expand(x *synthkey.Expr, base []any) ([]epk.Key, error) {
 	}
 	out := make([]epk.Key, len(keys))
 	for i, k := range keys {
-		out[i] = toKey(k)
+		out[i] = epk.FromValues(k)
 	}
 	return out, nil
 }

@@ -193,3 +193,28 @@ const hexUpper = "0123456789ABCDEF"
 
 // appendQuoted appends s as a JSON string token (see jsondoc.AppendQuote).
 func appendQuoted(dst []byte, s string) []byte { return jsondoc.AppendQuote(dst, s) }
+
+// FromValue converts a JSON scalar as Go holds it (string, float64, bool,
+// nil for null) to a component; any other value is undefined.
+func FromValue(v any) Component {
+	switch x := v.(type) {
+	case string:
+		return String(x)
+	case float64:
+		return Number(x)
+	case bool:
+		return Bool(x)
+	case nil:
+		return Null()
+	}
+	return Undefined()
+}
+
+// FromValues converts JSON scalars (see FromValue) to a key.
+func FromValues(vals []any) Key {
+	out := make(Key, len(vals))
+	for i, v := range vals {
+		out[i] = FromValue(v)
+	}
+	return out
+}
