@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/query/ast"
@@ -314,7 +315,7 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		scans = append(scans, src)
 		sources[i] = src
 	}
-	rows, next, err := exec.Exec(plan, sources, state, pageSize)
+	rows, next, err := execPage(plan, sources, state, pageSize)
 	for _, s := range scans {
 		if cerr := s.close(); err == nil {
 			err = cerr
@@ -355,6 +356,46 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 	}
 	return page, nil
 }
+
+// execPage runs one page of a query over its sources. Shapes that need
+// every partition (ORDER BY, DISTINCT, GROUP BY, aggregates) run their
+// partitions in parallel, at most maxParallel at a time, and merge; a
+// streaming page reads its partitions lazily in key order, stopping when
+// the page is full.
+func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSize int) ([]eval.Value, *exec.State, error) {
+	if plan.Shape() == exec.Streaming || len(sources) < 2 {
+		return exec.Exec(plan, sources, state, pageSize)
+	}
+	if state == nil {
+		state = plan.Start()
+	}
+	if state.Done() {
+		return nil, state, nil
+	}
+	want := plan.Want(state, pageSize)
+	partials := make([]*exec.Partial, len(sources))
+	errs := make([]error, len(sources))
+	sem := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	for i, src := range sources {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			partials[i], errs[i] = plan.RunPartition(src, state, want)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return plan.Merge(state, partials, pageSize)
+}
+
+// maxParallel bounds the partitions one query page runs at once.
+const maxParallel = 16
 
 // itemSource feeds a partition's items to the executor, in key order. It
 // opens its iterator lazily, and a Seek restarts it at a later key, so a
