@@ -3,8 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/activityid"
 )
 
 // APIVersion is the x-ms-version the bench sends (the one the Go SDK sends).
@@ -94,7 +94,7 @@ func (c *client) call(ctx context.Context, method, path string, hdr map[string]s
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("x-ms-version", APIVersion)
-	req.Header.Set("x-ms-activity-id", newActivityID())
+	req.Header.Set("x-ms-activity-id", activityid.New())
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -123,23 +123,4 @@ func (c *client) call(ctx context.Context, method, path string, hdr map[string]s
 // unexpected describes a response the bench cannot go on with.
 func unexpected(what string, r *response) error {
 	return fmt.Errorf("cannot %s: the server answered %d %s: %s", what, r.status, http.StatusText(r.status), r.message())
-}
-
-// newActivityID returns a random UUID in the form the SDKs send.
-func newActivityID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
 }

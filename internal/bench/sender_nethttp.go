@@ -19,11 +19,11 @@ type netHTTPSender struct {
 	buf  []byte // the body buffer handed out by buffer()
 	rd   []byte // the response body
 
-	dateV, authV, actV   []string
-	jsonCT, upsertV, uaV []string
-	versionV, queryCT    []string
-	ifMatchV, contV      []string
-	pageSizeV            []string
+	dateV, authV, actV []string
+	jsonCT, trueV, uaV []string
+	versionV, queryCT  []string
+	ifMatchV, contV    []string
+	pageSizeV          []string
 
 	// The etag and continuation of the last response, as net/http parsed
 	// them: sending one of them back (an RMW's If-Match, a query's next
@@ -47,7 +47,7 @@ func newNetHTTPSender(ctx context.Context, c *client, itemSize int) *netHTTPSend
 		authV:    []string{""},
 		actV:     []string{""},
 		jsonCT:   []string{"application/json"},
-		upsertV:  []string{"True"},
+		trueV:    []string{"True"},
 		uaV:      []string{userAgent},
 		versionV: []string{APIVersion},
 		queryCT:  []string{"application/query+json"},
@@ -79,16 +79,10 @@ func (s *netHTTPSender) send(c *call, r *reply) error {
 		delete(h, "X-Ms-Activity-Id")
 		delete(h, "X-Ms-Version")
 	}
-	if c.pk != nil {
-		h["X-Ms-Documentdb-Partitionkey"] = c.pk
-	} else {
-		delete(h, "X-Ms-Documentdb-Partitionkey")
-	}
-	if c.upsert {
-		h["X-Ms-Documentdb-Is-Upsert"] = s.upsertV
-	} else {
-		delete(h, "X-Ms-Documentdb-Is-Upsert")
-	}
+	toggle(h, "X-Ms-Documentdb-Partitionkey", c.pk, c.pk != nil)
+	toggle(h, "X-Ms-Documentdb-Is-Upsert", s.trueV, c.upsert)
+	toggle(h, "X-Ms-Documentdb-Isquery", s.trueV, c.query)
+	toggle(h, "X-Ms-Documentdb-Query-Enablecrosspartition", s.trueV, c.crossPartition)
 	if len(c.ifMatch) > 0 {
 		s.ifMatchV[0] = s.lastEtag
 		if string(c.ifMatch) != s.lastEtag {
@@ -97,16 +91,6 @@ func (s *netHTTPSender) send(c *call, r *reply) error {
 		h["If-Match"] = s.ifMatchV
 	} else {
 		delete(h, "If-Match")
-	}
-	if c.query {
-		h["X-Ms-Documentdb-Isquery"] = s.upsertV // "True"
-	} else {
-		delete(h, "X-Ms-Documentdb-Isquery")
-	}
-	if c.crossPartition {
-		h["X-Ms-Documentdb-Query-Enablecrosspartition"] = s.upsertV
-	} else {
-		delete(h, "X-Ms-Documentdb-Query-Enablecrosspartition")
 	}
 	if len(c.continuation) > 0 {
 		s.contV[0] = s.lastCont
@@ -117,12 +101,8 @@ func (s *netHTTPSender) send(c *call, r *reply) error {
 	} else {
 		delete(h, "X-Ms-Continuation")
 	}
-	if c.pageSize != "" {
-		s.pageSizeV[0] = c.pageSize
-		h["X-Ms-Max-Item-Count"] = s.pageSizeV
-	} else {
-		delete(h, "X-Ms-Max-Item-Count")
-	}
+	s.pageSizeV[0] = c.pageSize
+	toggle(h, "X-Ms-Max-Item-Count", s.pageSizeV, c.pageSize != "")
 	if c.body != nil {
 		s.buf = c.body // keep the capacity it grew to
 		h["Content-Type"] = s.jsonCT
@@ -203,4 +183,13 @@ func (s *netHTTPSender) renew() {
 // newValues allocates the header value slices that change per request.
 func (s *netHTTPSender) newValues() {
 	s.ifMatchV, s.contV, s.pageSizeV = []string{""}, []string{""}, []string{""}
+}
+
+// toggle sets the header name to v when on, and removes it otherwise.
+func toggle(h http.Header, name string, v []string, on bool) {
+	if on {
+		h[name] = v
+	} else {
+		delete(h, name)
+	}
 }

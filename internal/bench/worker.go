@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/activityid"
 )
 
 // workerStats are one worker's counters. The worker is their only writer;
@@ -184,7 +186,7 @@ func newWorker(ctx context.Context, id int, c *client, o *Options, ks *keyspace,
 	}
 	w.cur = &w.scratch
 	for range activityIDs {
-		w.acts = append(w.acts, newActivityID())
+		w.acts = append(w.acts, activityid.New())
 	}
 	if o.Client == ClientRaw {
 		w.s = newRawSender(ctx, c, o.ItemSize)

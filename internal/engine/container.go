@@ -19,7 +19,10 @@ type Container struct {
 	rid   [storage.RidLen]byte
 	def   epk.Definition
 	paths [][]string
-	ac    applyCtx
+	// scanPaths are what a write scans a document for: paths, then the
+	// synthetic key's base paths.
+	scanPaths [][]string
+	ac        applyCtx
 	// synth is the declared synthetic partition key, or nil (synthetic.go).
 	synth *synthkey.Expr
 	// fixed marks a container created without a partition key: one
@@ -52,6 +55,10 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 	copy(c.rid[:], rid)
 	for _, p := range info.PartitionKey.Paths {
 		c.paths = append(c.paths, epk.SplitPath(p))
+	}
+	c.scanPaths = c.paths[:len(c.paths):len(c.paths)]
+	if c.synth != nil {
+		c.scanPaths = append(c.scanPaths, c.synth.Segments()...)
 	}
 	dbRid := encodeRid(rid[:4])
 	c.ac = applyCtx{rid: c.rid, self: "dbs/" + dbRid + "/colls/" + info.Rid + "/docs/", paths: c.paths, synth: c.synth,

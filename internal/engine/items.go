@@ -54,7 +54,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if len(body) > MaxItemBytes {
 		return Op{}, fmt.Errorf("%w: the item is %d bytes; the limit is %d bytes", ErrTooLarge, len(body), MaxItemBytes)
 	}
-	sc, err := jsondoc.Scan(body, c.paths)
+	sc, err := jsondoc.Scan(body, c.scanPaths)
 	if err != nil {
 		if errors.Is(err, jsondoc.ErrNotObject) {
 			return Op{}, badRequest("the item must be a JSON object")
@@ -71,12 +71,12 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if err := validateResourceID("item", id); err != nil {
 		return Op{}, err
 	}
-	key, err := keyOf(sc.Values)
+	key, err := keyOf(sc.Values[:len(c.paths)])
 	if err != nil {
 		return Op{}, badRequest("the item's partition key (%s) is invalid: %v", strings.Join(c.def.Paths, ", "), err)
 	}
 	if c.synth != nil {
-		if key, body, err = c.synthesize(body, sc.Values); err != nil {
+		if key, body, err = c.synthesize(body, sc.Values[:len(c.paths)], sc.Values[len(c.paths):]); err != nil {
 			return Op{}, err
 		}
 		fits, err := c.headerFits(header, key)

@@ -88,9 +88,9 @@ func (c *Container) queryRange(scope QueryScope) (epk.Range, bool, error) {
 // prefix) that the query's WHERE clause fixes with equalities on the
 // partition key paths: such a query targets only the partitions that can
 // hold matches.
-func (c *Container) scopeOf(plan *exec.Plan, scope QueryScope) (QueryScope, error) {
+func (c *Container) scopeOf(filters []exec.Filter, scope QueryScope) (QueryScope, error) {
 	if c.synth != nil {
-		s, err := c.syntheticScope(plan.Filters(), scope)
+		s, err := c.syntheticScope(filters, scope)
 		if err != nil || s.HasKey || len(s.Keys) > 0 {
 			return s, err
 		}
@@ -98,7 +98,6 @@ func (c *Container) scopeOf(plan *exec.Plan, scope QueryScope) (QueryScope, erro
 	if scope.HasKey || c.fixed {
 		return scope, nil
 	}
-	filters := plan.Filters()
 	var key epk.Key
 	for _, path := range c.paths {
 		comp, ok := keyComponent(filters, path)
@@ -136,7 +135,7 @@ func keyComponent(filters []exec.Filter, path []string) (epk.Component, bool) {
 // QueryRanges returns the EPK ranges a query reads, in the form query plans
 // give them.
 func (c *Container) QueryRanges(plan *exec.Plan, scope QueryScope) ([]exec.QueryRange, error) {
-	scope, err := c.scopeOf(plan, scope)
+	scope, err := c.scopeOf(plan.Filters(), scope)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +260,8 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 	var page QueryPage
 	info := c.Info()
 	rangeID := scope.RangeID
-	scope, err := c.scopeOf(plan, scope)
+	filters := plan.Filters()
+	scope, err := c.scopeOf(filters, scope)
 	if err != nil {
 		return page, err
 	}
@@ -294,7 +294,6 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		page.Sessions = append(page.Sessions, s.p.SessionToken())
 	}
 	ix := c.index.Load()
-	filters := plan.Filters()
 	lk, cands, entries, err := c.chooseLookup(ix, filters, scope)
 	if err != nil {
 		return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)

@@ -70,10 +70,12 @@ func fromComponent(c epk.Component) any {
 
 // synthesize computes a document's synthetic key and stores it in the
 // document where it is missing. present holds the raw values at the
-// partition key paths. A present value must be the computed one (or, for a
-// random suffix, one of the values the base values allow).
-func (c *Container) synthesize(body []byte, present [][]byte) (epk.Key, []byte, error) {
-	k, err := c.synth.Compute(body, nil)
+// partition key paths, base those at the synthetic key's base paths (both
+// from the one scan of the document, see scanPaths). A present value must
+// be the computed one (or, for a random suffix, one of the values the base
+// values allow).
+func (c *Container) synthesize(body []byte, present, base [][]byte) (epk.Key, []byte, error) {
+	k, err := c.synth.FromRaw(base, nil)
 	if err != nil {
 		return nil, nil, badRequest("the item cannot be given the container's synthetic partition key %s: %v", c.synth, err)
 	}
@@ -91,7 +93,7 @@ func (c *Container) synthesize(body []byte, present [][]byte) (epk.Key, []byte, 
 		}
 		if _, _, random := c.synth.RandomRange(); random {
 			if allowed == nil {
-				if allowed, err = c.expandDoc(body); err != nil {
+				if allowed, err = expandRaw(c.synth, base); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -114,15 +116,18 @@ func (c *Container) synthesize(body []byte, present [][]byte) (epk.Key, []byte, 
 }
 
 // expandDoc returns every key the document's base values allow.
-func (c *Container) expandDoc(body []byte) ([]epk.Key, error) { return expandDoc(c.synth, body) }
-
 func expandDoc(x *synthkey.Expr, body []byte) ([]epk.Key, error) {
 	sc, err := jsondoc.Scan(body, x.Segments())
 	if err != nil {
 		return nil, badRequest("the item is not valid JSON: %v", err)
 	}
-	base := make([]any, len(sc.Values))
-	for i, raw := range sc.Values {
+	return expandRaw(x, sc.Values)
+}
+
+// expandRaw is expandDoc from the raw values at the base paths.
+func expandRaw(x *synthkey.Expr, raws [][]byte) ([]epk.Key, error) {
+	base := make([]any, len(raws))
+	for i, raw := range raws {
 		if raw == nil {
 			base[i] = synthkey.Undefined
 			continue

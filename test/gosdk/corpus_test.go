@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/query/golden"
 	"github.com/parsecdb/parsec/internal/query/parser"
 	"github.com/parsecdb/parsec/internal/server"
 )
@@ -38,59 +39,15 @@ type corpusCase struct {
 	err    string // expected error substring, or ""
 }
 
-// parseCorpus reads queries.txt in the format TestGolden reads: cases are
-// separated by blank lines; in a case, lines starting with # are comments,
-// "params: {...}" gives the parameters, "order: any" compares rows as a
-// multiset, "=> [...]" starts the expected rows (continuing to the end of
-// the case), "error: text" expects an error containing text, and every
-// other line is query text.
+// parseCorpus reads queries.txt (format: package golden).
 func parseCorpus(t *testing.T) []corpusCase {
 	t.Helper()
-	raw, err := os.ReadFile(corpusQueries)
+	cs, err := golden.Load(corpusQueries)
 	must(t, err, "read corpus")
-	var cases []corpusCase
-	var c *corpusCase
-	inExpect := false
-	flush := func() {
-		if c != nil {
-			if c.query == "" || c.expect == "" && c.err == "" {
-				t.Fatalf("queries.txt:%d: incomplete case", c.line)
-			}
-			cases = append(cases, *c)
-		}
-		c, inExpect = nil, false
+	cases := make([]corpusCase, len(cs))
+	for i, c := range cs {
+		cases[i] = corpusCase{line: c.Line, query: c.Query, params: c.Params, anyOrd: c.AnyOrder, expect: c.Expect, err: c.Err}
 	}
-	for i, line := range strings.Split(string(raw), "\n") {
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" {
-			flush()
-			continue
-		}
-		if strings.HasPrefix(trimmed, "#") {
-			continue
-		}
-		if c == nil {
-			c = &corpusCase{line: i + 1}
-		}
-		switch {
-		case inExpect:
-			c.expect += "\n" + line
-		case strings.HasPrefix(trimmed, "params:"):
-			c.params = strings.TrimSpace(strings.TrimPrefix(trimmed, "params:"))
-		case trimmed == "order: any":
-			c.anyOrd = true
-		case strings.HasPrefix(trimmed, "=>"):
-			c.expect, inExpect = strings.TrimPrefix(trimmed, "=>"), true
-		case strings.HasPrefix(trimmed, "error:"):
-			c.err = strings.TrimSpace(strings.TrimPrefix(trimmed, "error:"))
-		default:
-			if c.query != "" {
-				c.query += "\n"
-			}
-			c.query += line
-		}
-	}
-	flush()
 	return cases
 }
 

@@ -1,14 +1,14 @@
 package cosmos
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/activityid"
 
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
@@ -83,7 +83,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a := r.Header[hActivityID]; len(a) > 0 && a[0] != "" {
 		h[hActivityID] = a[:1]
 	} else {
-		h[hActivityID] = []string{newActivityID()}
+		h[hActivityID] = []string{activityid.New()}
 	}
 	h[hGatewayVer] = vGatewayVer
 	h[hContentType] = vJSON
@@ -205,24 +205,6 @@ func (s *Server) setCommon(req *request) {
 	} else {
 		h[hSessionToken] = vNeutralSession
 	}
-}
-
-func newActivityID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
 }
 
 // headerBool reads a boolean header, which SDKs send as true, True or TRUE.

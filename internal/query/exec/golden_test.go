@@ -2,11 +2,11 @@ package exec
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/parsecdb/parsec/internal/query/eval"
+	"github.com/parsecdb/parsec/internal/query/golden"
 )
 
 // goldenCase is one case of testdata/queries.txt.
@@ -19,61 +19,17 @@ type goldenCase struct {
 	err    string // expected error substring
 }
 
-// parseGolden reads testdata/queries.txt. Cases are separated by blank
-// lines. In a case, lines starting with # are comments; "params: {...}"
-// gives parameters; "order: any" compares rows as a multiset; "=> [...]"
-// gives the expected rows as JSON (continuing to the end of the case);
-// "error: text" expects an error containing text; every other line is
-// query text.
+// parseGolden reads a corpus file (format: package golden).
 func parseGolden(t *testing.T, path string) []goldenCase {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	cs, err := golden.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cases []goldenCase
-	var c *goldenCase
-	inExpect := false
-	flush := func() {
-		if c != nil {
-			if c.query == "" || c.expect == "" && c.err == "" {
-				t.Fatalf("%s:%d: incomplete case", path, c.line)
-			}
-			cases = append(cases, *c)
-		}
-		c, inExpect = nil, false
+	cases := make([]goldenCase, len(cs))
+	for i, c := range cs {
+		cases[i] = goldenCase{line: c.Line, query: c.Query, params: c.Params, anyOrd: c.AnyOrder, expect: c.Expect, err: c.Err}
 	}
-	for i, line := range strings.Split(string(raw), "\n") {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case trimmed == "":
-			flush()
-			continue
-		case strings.HasPrefix(trimmed, "#"):
-			continue
-		}
-		if c == nil {
-			c = &goldenCase{line: i + 1}
-		}
-		switch {
-		case inExpect:
-			c.expect += "\n" + line
-		case strings.HasPrefix(trimmed, "params:"):
-			c.params = strings.TrimSpace(strings.TrimPrefix(trimmed, "params:"))
-		case trimmed == "order: any":
-			c.anyOrd = true
-		case strings.HasPrefix(trimmed, "=>"):
-			c.expect, inExpect = strings.TrimPrefix(trimmed, "=>"), true
-		case strings.HasPrefix(trimmed, "error:"):
-			c.err = strings.TrimSpace(strings.TrimPrefix(trimmed, "error:"))
-		default:
-			if c.query != "" {
-				c.query += "\n"
-			}
-			c.query += line
-		}
-	}
-	flush()
 	return cases
 }
 
