@@ -298,6 +298,9 @@ type ContainerInfo struct {
 	// generation is still being built from the items (see index.go).
 	IndexGen      uint32 `json:"indexGen,omitempty"`
 	IndexBuilding bool   `json:"indexBuilding,omitempty"`
+	// IndexFormat is the index.Format the generation was built with; an
+	// index of an older format is rebuilt when the container opens.
+	IndexFormat int `json:"indexFormat,omitempty"`
 }
 
 // Etag is the container's quoted etag.
@@ -353,7 +356,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 		Ts: e.now(), Seq: s, PartitionKey: spec.PartitionKey, IndexingPolicy: spec.IndexingPolicy,
 		DefaultTTL: spec.DefaultTTL, SyntheticKey: spec.SyntheticKey, Extra: spec.Extra, Throughput: t.RUs, AutoscaleMax: t.AutoscaleMax,
 		MaxThroughputEver: max(t.RUs, t.AutoscaleMax), Fixed: fixed, RangesSeq: s,
-		IndexGen: 1, // a new container's index is complete: there are no items
+		IndexGen: 1, IndexFormat: index.Format, // a new container's index is complete: there are no items
 	}
 	if len(info.IndexingPolicy) == 0 {
 		info.IndexingPolicy = DefaultIndexingPolicy
@@ -475,6 +478,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 		info.IndexingPolicy = spec.IndexingPolicy
 		info.IndexGen++
 		info.IndexBuilding = true
+		info.IndexFormat = index.Format
 	}
 	info.DefaultTTL = spec.DefaultTTL
 	info.Extra = spec.Extra

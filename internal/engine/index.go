@@ -56,14 +56,16 @@ var errIndexSuperseded = errors.New("the indexing policy changed again")
 
 // initIndex sets the container's index state from its record and starts
 // the build its record asks for. A record from before indexing existed
-// (IndexGen 0) gets its index built.
+// (IndexGen 0), or whose index has an older format, gets a new generation
+// built; the record changes when that build completes.
 func (c *Container) initIndex(info ContainerInfo) error {
 	pol, err := index.Compile(info.IndexingPolicy)
 	if err != nil {
 		return fmt.Errorf("container %q has an invalid indexing policy: %w", info.ID, err)
 	}
-	if info.IndexGen == 0 {
-		info.IndexGen, info.IndexBuilding = 1, true
+	if info.IndexGen == 0 || info.IndexFormat != index.Format {
+		info.IndexGen++
+		info.IndexBuilding, info.IndexFormat = true, index.Format
 		c.info.Store(&info)
 	}
 	c.index.Store(&indexState{gen: info.IndexGen, policy: pol, ready: !info.IndexBuilding && !pol.None})

@@ -6,11 +6,15 @@
 //
 // # Terms
 //
-// A document's terms are its scalar properties (null, booleans, numbers,
-// strings) reached through objects only: {"a":{"b":5}} has the term
-// /a/b = 5. Array elements are not indexed (queries on them scan), and a
-// term's path holds property names only. A policy (Compile) decides which
-// paths are indexed.
+// A document's terms are its properties reached through objects only:
+// {"a":{"b":5,"c":[1]}} has the terms /a/b = 5, /a = an object and /a/c =
+// an array. Scalars (null, booleans, numbers, strings) are recorded with
+// their value; arrays and objects only with their type, which is enough to
+// read a path's documents in ORDER BY order (see AppendBucket): every
+// document whose value at the path is defined has exactly one term there.
+// Array elements are not indexed (queries on them scan), and a term's path
+// holds property names only. A policy (Compile) decides which paths are
+// indexed.
 //
 // # Encoding
 //
@@ -26,9 +30,14 @@
 //	                      is numeric order; -0 is stored as 0)
 //	       0x04 string   the UTF-8 bytes escaped as above, then 0x00 0x01;
 //	                      only the first MaxStringBytes bytes
+//	       0x05 array    nothing more
+//	       0x06 object   nothing more
 //
-// The type bytes follow the query language's order across types (null <
-// boolean < number < string), and within a type byte order is value order:
+// A sort bucket (AppendBucket) is the same encoding, with 0x00 for an
+// undefined value.
+//
+// The type bytes follow the query language's order across types
+// (undefined < null < boolean < number < string < array < object), and within a type byte order is value order:
 // strings compare bytewise, as the evaluator compares them. Integers that
 // do not fit a float64 exactly, and long strings, are stored approximately
 // (rounded, truncated). Every such approximation keeps order (x ≤ y implies

@@ -6,15 +6,23 @@ import (
 	"github.com/parsecdb/parsec/internal/query/eval"
 )
 
+// Format is the version of the terms and their encoding. It changes
+// whenever a document's terms or their bytes do, so that an index built by
+// an older version is rebuilt rather than read wrongly.
+const Format = 2
+
 // MaxStringBytes is how much of a string value a term keeps.
 const MaxStringBytes = 256
 
 // Type bytes of encoded values, in the query language's order.
 const (
-	tagNull   = 0x01
-	tagBool   = 0x02
-	tagNumber = 0x03
-	tagString = 0x04
+	tagUndefined = 0x00 // buckets only: no term has it
+	tagNull      = 0x01
+	tagBool      = 0x02
+	tagNumber    = 0x03
+	tagString    = 0x04
+	tagArray     = 0x05
+	tagObject    = 0x06
 )
 
 // AppendPath appends the encoding of a property path.
@@ -37,17 +45,9 @@ func appendEscaped(dst []byte, s string) []byte {
 	return append(dst, 0x00, 0x01)
 }
 
-// Indexable reports whether v is a value terms hold: null, a boolean, a
-// number or a string.
-func Indexable(v eval.Value) bool {
-	switch v.Kind() {
-	case eval.Null, eval.Bool, eval.Number, eval.String:
-		return true
-	}
-	return false
-}
-
-// AppendValue appends the encoding of a scalar value; v must be Indexable.
+// AppendValue appends the encoding of a defined value. Arrays and objects
+// encode as their type byte alone: the index records that the path holds
+// one, not which.
 func AppendValue(dst []byte, v eval.Value) []byte {
 	switch v.Kind() {
 	case eval.Null:
@@ -75,8 +75,25 @@ func AppendValue(dst []byte, v eval.Value) []byte {
 			s = s[:MaxStringBytes]
 		}
 		return appendEscaped(append(dst, tagString), s)
+	case eval.Array:
+		return append(dst, tagArray)
+	case eval.Object:
+		return append(dst, tagObject)
 	}
-	panic("BUG: index: AppendValue of a " + v.Kind().String())
+	panic("BUG: index: AppendValue of undefined")
+}
+
+// AppendBucket appends the sort bucket of any value, undefined included:
+// its encoding (AppendValue), or for undefined a byte below every
+// encoding. Buckets keep the query language's order across all values,
+// x ≤ y implies bucket(x) ≤ bucket(y), so reading a path's entries in
+// byte order (with the undefined documents first) reads its documents in
+// ORDER BY order up to ties within a bucket.
+func AppendBucket(dst []byte, v eval.Value) []byte {
+	if !v.IsDefined() {
+		return append(dst, tagUndefined)
+	}
+	return AppendValue(dst, v)
 }
 
 // AppendTypeStart appends the smallest encoding of kind k's values: every
@@ -96,6 +113,10 @@ func tag(k eval.Kind) byte {
 		return tagNumber
 	case eval.String:
 		return tagString
+	case eval.Array:
+		return tagArray
+	case eval.Object:
+		return tagObject
 	}
 	panic("BUG: index: no terms of kind " + k.String())
 }
@@ -107,7 +128,7 @@ func ValueLen(b []byte) int {
 		return -1
 	}
 	switch b[0] {
-	case tagNull:
+	case tagNull, tagArray, tagObject:
 		return 1
 	case tagBool:
 		if len(b) < 2 {

@@ -149,7 +149,7 @@ func isNumber(s string) bool {
 	return true
 }
 
-// Indexed reports whether the scalar at path is indexed.
+// Indexed reports whether the value at path is indexed.
 func (p *Policy) Indexed(path []string) bool {
 	if p == nil || p.None {
 		return false

@@ -8,6 +8,7 @@ const MaxDepth = 32
 
 // Terms calls fn for every indexed term of doc (a whole stored document),
 // in document order: the path (valid only during the call) and the value.
+// A path has at most one term (eval.FromJSON keeps one member per name).
 func (p *Policy) Terms(doc eval.Value, fn func(path []string, v eval.Value)) {
 	if p == nil || p.None || doc.Kind() != eval.Object {
 		return
@@ -20,12 +21,10 @@ func (p *Policy) walk(obj eval.Value, path []string, fn func([]string, eval.Valu
 	for i := range obj.Len() {
 		name, v := obj.Member(i)
 		sub := append(path, name)
-		switch {
-		case Indexable(v):
-			if p.Indexed(sub) {
-				fn(sub, v)
-			}
-		case v.Kind() == eval.Object && len(sub) < MaxDepth && p.mayIndexBelow(sub):
+		if p.Indexed(sub) {
+			fn(sub, v)
+		}
+		if v.Kind() == eval.Object && len(sub) < MaxDepth && p.mayIndexBelow(sub) {
 			p.walk(v, sub, fn)
 		}
 	}

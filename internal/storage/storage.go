@@ -97,7 +97,15 @@ func (db *DB) NewBatch() *Batch {
 // Iterate calls fn for each key in [lo, hi) in order until fn returns false or
 // an error. The key and value slices are valid only during the call.
 func (db *DB) Iterate(lo, hi []byte, fn func(key, value []byte) (bool, error)) error {
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	return iterate(db.pdb, lo, hi, fn)
+}
+
+type iterable interface {
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+func iterate(r iterable, lo, hi []byte, fn func(key, value []byte) (bool, error)) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return err
 	}
@@ -122,6 +130,31 @@ func (db *DB) Iterate(lo, hi []byte, fn func(key, value []byte) (bool, error)) e
 	}
 	return it.Close()
 }
+
+// Snapshot is a consistent read-only view of the store as of its creation:
+// writes committed later are invisible to it. Close it when done; an open
+// snapshot keeps the versions it sees from being compacted away.
+type Snapshot struct {
+	s *pebble.Snapshot
+}
+
+// NewSnapshot returns a snapshot of the committed state.
+func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot()} }
+
+// Get appends the value of key as of the snapshot to dst. It returns
+// ErrNotFound if key is absent.
+func (s *Snapshot) Get(dst, key []byte) ([]byte, error) { return get(s.s, dst, key) }
+
+// Iterate is DB.Iterate as of the snapshot.
+func (s *Snapshot) Iterate(lo, hi []byte, fn func(key, value []byte) (bool, error)) error {
+	return iterate(s.s, lo, hi, fn)
+}
+
+// NewIter is DB.NewIter as of the snapshot.
+func (s *Snapshot) NewIter(lo, hi []byte) (*Iter, error) { return newIter(s.s, lo, hi) }
+
+// Close releases the snapshot.
+func (s *Snapshot) Close() error { return s.s.Close() }
 
 // Batch collects writes that commit atomically. It is not safe for concurrent use.
 type Batch struct {
@@ -172,8 +205,10 @@ type Iter struct {
 }
 
 // NewIter returns an iterator over [lo, hi), positioned before the first key.
-func (db *DB) NewIter(lo, hi []byte) (*Iter, error) {
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+func (db *DB) NewIter(lo, hi []byte) (*Iter, error) { return newIter(db.pdb, lo, hi) }
+
+func newIter(r iterable, lo, hi []byte) (*Iter, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +223,15 @@ func (i *Iter) Next() bool { return i.it.Next() }
 
 // SeekGE moves to the first key at or after k.
 func (i *Iter) SeekGE(k []byte) bool { return i.it.SeekGE(k) }
+
+// Last moves to the last key; false when there is none.
+func (i *Iter) Last() bool { return i.it.Last() }
+
+// Prev moves to the previous key; false at the start.
+func (i *Iter) Prev() bool { return i.it.Prev() }
+
+// SeekLT moves to the last key before k.
+func (i *Iter) SeekLT(k []byte) bool { return i.it.SeekLT(k) }
 
 // Key is the current key, valid until the next move.
 func (i *Iter) Key() []byte { return i.it.Key() }

@@ -31,11 +31,8 @@ func (f *Filter) IsEquality() bool { return f.Values != nil }
 // are left to the evaluator.
 func (p *Plan) Filters() []Filter {
 	q := p.top
-	if len(q.sources) == 0 || q.where == nil {
-		return nil
-	}
-	src := q.sources[0]
-	if !src.container || src.sub != nil || src.iter || len(src.path) != 0 {
+	alias, ok := q.documentAlias()
+	if !ok || q.where == nil {
 		return nil
 	}
 	var out []Filter
@@ -48,11 +45,11 @@ func (p *Plan) Filters() []Filter {
 				conj(x.R)
 				return
 			}
-			if f, ok := p.comparison(src.alias, x); ok {
+			if f, ok := p.comparison(alias, x); ok {
 				out = append(out, f)
 			}
 		case *ast.In:
-			path, ok := propertyPath(src.alias, x.X)
+			path, ok := propertyPath(alias, x.X)
 			if !ok || x.Not || len(x.List) == 0 {
 				return
 			}
@@ -66,7 +63,7 @@ func (p *Plan) Filters() []Filter {
 			}
 			out = append(out, f)
 		case *ast.Between:
-			path, ok := propertyPath(src.alias, x.X)
+			path, ok := propertyPath(alias, x.X)
 			if !ok || x.Not {
 				return
 			}
@@ -79,6 +76,42 @@ func (p *Plan) Filters() []Filter {
 	}
 	conj(q.where)
 	return out
+}
+
+// documentAlias returns the alias of FROM's source when that source is the
+// container's documents themselves (FROM c), not a path in them, an
+// iteration or a subquery.
+func (q *query) documentAlias() (string, bool) {
+	if len(q.sources) == 0 {
+		return "", false
+	}
+	src := q.sources[0]
+	if !src.container || src.sub != nil || src.iter || len(src.path) != 0 {
+		return "", false
+	}
+	return src.alias, true
+}
+
+// SortPath returns the property path of the document by which an ORDER BY
+// query (Ordered or OrderedDistinct) sorts first, and whether it sorts
+// descending; ok is false when the first ORDER BY key is not such a path.
+// Storage that can read a partition's documents in that order gives a
+// SortedSource, and the query then reads only as far as its page needs.
+func (p *Plan) SortPath() (path []string, desc bool, ok bool) {
+	if p.sortPath == nil {
+		return nil, false, false
+	}
+	return p.sortPath, p.top.orderBy[0].desc, true
+}
+
+// sortPath is SortPath's path, or nil.
+func (q *query) sortPath() []string {
+	alias, ok := q.documentAlias()
+	if !ok || len(q.orderBy) == 0 {
+		return nil
+	}
+	path, _ := propertyPath(alias, q.orderBy[0].x)
+	return path
 }
 
 // comparison turns path op constant (or constant op path) into a filter.

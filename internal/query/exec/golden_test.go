@@ -34,21 +34,29 @@ func parseGolden(t *testing.T, path string) []goldenCase {
 }
 
 // variant is one way to run a query: partition count, page size, whether
-// the state goes through its binary form, whether sources can seek.
+// the state goes through its binary form, whether sources can seek, and
+// whether ORDER BY queries read sorted sources (1: with the index's
+// buckets, 2: with one bucket per type).
 type variant struct {
 	parts, page     int
 	roundTrip, seek bool
+	sorted          int
 }
 
 var variants = []variant{
-	{4, 0, false, true},
-	{4, 1, true, true},
-	{4, 2, true, false},
-	{4, 7, true, true},
-	{1, 2, true, true},
-	{1, 7, false, false},
-	{3, 1, true, false},
-	{7, 3, true, true},
+	{4, 0, false, true, 0},
+	{4, 1, true, true, 0},
+	{4, 2, true, false, 0},
+	{4, 7, true, true, 0},
+	{1, 2, true, true, 0},
+	{1, 7, false, false, 0},
+	{3, 1, true, false, 0},
+	{7, 3, true, true, 0},
+	{4, 1, true, true, 1},
+	{4, 3, true, true, 2},
+	{1, 2, true, true, 2},
+	{7, 0, false, true, 1},
+	{3, 1, true, true, 2},
 }
 
 // TestGolden runs every query of testdata/queries.txt over the dataset as
@@ -88,7 +96,12 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s\n got %s\nwant %s", c.query, rowsString(rows), rowsString(want.Elems()))
 			}
 			for _, v := range variants {
-				got, err := runPages(p, split(docs, v.parts), v.page, v.roundTrip, v.seek)
+				parts := split(docs, v.parts)
+				mk := func() []Source { return sources(parts, v.seek) }
+				if v.sorted > 0 {
+					mk = func() []Source { return sortedSources(p, parts, v.sorted == 2, nil) }
+				}
+				got, err := runPagesFrom(p, mk, v.page, v.roundTrip)
 				if err != nil {
 					t.Errorf("%s\n%+v: %v", c.query, v, err)
 				} else if !equalRows(got, rows) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/parser"
 )
@@ -89,6 +90,93 @@ type noSeek struct{ s *sliceSource }
 
 func (n noSeek) Next() ([]byte, eval.Value, bool, error) { return n.s.Next() }
 
+// sortedSource is a SortedSource over a partition's documents: buckets
+// are index.AppendBucket of the value at the sort path, or, when coarse,
+// only its first byte (the type), so that buckets hold many values. Within
+// a bucket documents come in an order unrelated to key or value. read
+// counts the documents NextSorted returned.
+type sortedSource struct {
+	sliceSource
+	sorted  []doc
+	buckets [][]byte
+	desc    bool
+	coarse  bool
+	j       int
+	read    *int
+}
+
+func newSortedSource(docs []doc, path []string, desc, coarse bool, read *int) *sortedSource {
+	s := &sortedSource{sliceSource: sliceSource{docs: docs}, sorted: slices.Clone(docs), desc: desc, coarse: coarse, read: read}
+	bucket := func(d doc) []byte {
+		v := d.val
+		for _, name := range path {
+			v = v.Property(name)
+		}
+		b := index.AppendBucket(nil, v)
+		if coarse {
+			b = b[:1]
+		}
+		return b
+	}
+	scramble := func(d doc) [32]byte { return sha256.Sum256(d.key) }
+	slices.SortStableFunc(s.sorted, func(a, b doc) int {
+		c := bytes.Compare(bucket(a), bucket(b))
+		if desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		x, y := scramble(a), scramble(b)
+		return bytes.Compare(x[:], y[:])
+	})
+	for _, d := range s.sorted {
+		s.buckets = append(s.buckets, bucket(d))
+	}
+	return s
+}
+
+func (s *sortedSource) NextSorted() ([]byte, eval.Value, []byte, bool, error) {
+	if s.j >= len(s.sorted) {
+		return nil, eval.Value{}, nil, false, nil
+	}
+	d, b := s.sorted[s.j], s.buckets[s.j]
+	s.j++
+	if s.read != nil {
+		*s.read++
+	}
+	return d.key, d.val, b, true, nil
+}
+
+func (s *sortedSource) SeekSorted(v eval.Value) error {
+	b := index.AppendBucket(nil, v)
+	if s.coarse {
+		b = b[:1]
+	}
+	for s.j < len(s.sorted) {
+		c := bytes.Compare(s.buckets[s.j], b)
+		if c >= 0 && !s.desc || c <= 0 && s.desc {
+			break
+		}
+		s.j++
+	}
+	return nil
+}
+
+// sortedSources returns sorted sources when p has a sort path, else
+// seeking sources.
+func sortedSources(p *Plan, parts [][]doc, coarse bool, read *int) []Source {
+	path, desc, ok := p.SortPath()
+	if !ok {
+		return sources(parts, true)
+	}
+	srcs := make([]Source, len(parts))
+	for i, d := range parts {
+		srcs[i] = newSortedSource(d, path, desc, coarse, read)
+	}
+	return srcs
+}
+
 func sources(parts [][]doc, seek bool) []Source {
 	srcs := make([]Source, len(parts))
 	for i, p := range parts {
@@ -135,11 +223,16 @@ func parseParams(params string) (map[string]eval.Value, error) {
 // state through its binary form when roundTrip is set, and returns every
 // row.
 func runPages(p *Plan, parts [][]doc, pageSize int, roundTrip, seek bool) ([]eval.Value, error) {
+	return runPagesFrom(p, func() []Source { return sources(parts, seek) }, pageSize, roundTrip)
+}
+
+// runPagesFrom is runPages over the sources mk makes for each page.
+func runPagesFrom(p *Plan, mk func() []Source, pageSize int, roundTrip bool) ([]eval.Value, error) {
 	var st *State
 	var out []eval.Value
 	prev := ""
 	for page := 0; ; page++ {
-		rows, next, err := Exec(p, sources(parts, seek), st, pageSize)
+		rows, next, err := Exec(p, mk(), st, pageSize)
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,27 @@ type Seeker interface {
 	Seek(key []byte) error
 }
 
+// SortedSource yields the documents of one partition in the order of the
+// plan's first ORDER BY key (Plan.SortPath) instead of key order, so that
+// an ORDER BY query reads only as far as its page needs. Each document
+// comes with its bucket, bytes that the source derives from the document's
+// value v at the sort path: buckets compare bytewise, and x ≤ y in the
+// ORDER BY order (eval.Compare) implies bucket(x) ≤ bucket(y). The source
+// yields every document of the partition exactly once, buckets ascending,
+// or descending when the key sorts DESC; within a bucket in any order.
+// RunPartition uses a SortedSource only for a plan with a SortPath, and
+// otherwise reads it as a plain Source (in key order).
+type SortedSource interface {
+	Source
+	// NextSorted returns the next document in sort order, with its bucket
+	// (valid until the next call).
+	NextSorted() (key []byte, doc eval.Value, bucket []byte, ok bool, err error)
+	// SeekSorted skips the documents whose bucket comes before v's in the
+	// sort order (ascending or descending); it is called at most once,
+	// before the first NextSorted, to resume after a page.
+	SeekSorted(v eval.Value) error
+}
+
 // Partial is what one partition contributes to a page: candidate rows in
 // the shape's order with their sort keys (Streaming, Ordered, Distinct,
 // OrderedDistinct), or groups with mergeable accumulator states (Grouped,
@@ -178,11 +199,42 @@ func (p *Plan) runStream(src Source, s *State, want int) (*Partial, error) {
 	return pt, nil
 }
 
+// sortedDocs calls f for each document of src in sort order, from the
+// state's first ORDER BY value on, telling f when a document starts a new
+// bucket. Buckets out of order are an error.
+func (p *Plan) sortedDocs(src SortedSource, s *State, f func(key []byte, doc eval.Value, newBucket bool) error) error {
+	if s.started {
+		if err := src.SeekSorted(s.vals[0]); err != nil {
+			return err
+		}
+	}
+	desc := p.top.orderBy[0].desc
+	var prev []byte
+	for n := 0; ; n++ {
+		key, doc, bucket, ok, err := src.NextSorted()
+		if err != nil || !ok {
+			return err
+		}
+		c := bytes.Compare(bucket, prev)
+		if n > 0 && (c < 0 && !desc || c > 0 && desc) {
+			return fmt.Errorf("exec: sorted source out of order: bucket %x after %x", bucket, prev)
+		}
+		newBucket := n == 0 || c != 0
+		if newBucket {
+			prev = append(prev[:0], bucket...)
+		}
+		if err := f(bytes.Clone(key), doc, newBucket); err != nil {
+			return err
+		}
+	}
+}
+
 // runSorted produces the want first rows after the state's sort key in the
 // order of an Ordered, Distinct or OrderedDistinct query. It keeps at most
 // about 2·want rows in memory: when the buffer fills it is sorted and cut
 // to want rows, and rows sorting after the last kept one are dropped on
-// arrival.
+// arrival. From a SortedSource it stops at the first bucket that begins
+// once want rows are kept: every later row sorts after them.
 func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
 	q := p.top
 	dedup := p.shape != Ordered
@@ -199,7 +251,7 @@ func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
 			buf, bound = buf[:want], buf[want-1]
 		}
 	}
-	err := docs(src, func(key []byte, doc eval.Value) error {
+	visit := func(key []byte, doc eval.Value) error {
 		fan := int64(-1)
 		return p.expand(q, p.base, doc, func(b vars) error {
 			fan++
@@ -234,7 +286,27 @@ func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
 			}
 			return nil
 		})
-	})
+	}
+	var err error
+	stopped := false
+	if ss, ok := src.(SortedSource); ok && p.sortPath != nil {
+		err = p.sortedDocs(ss, s, func(key []byte, doc eval.Value, newBucket bool) error {
+			if newBucket && want > 0 && len(buf) >= want {
+				if dedup {
+					compact()
+				}
+				if stopped = len(buf) >= want; stopped {
+					return errStop
+				}
+			}
+			return visit(key, doc)
+		})
+		if err == errStop {
+			err = nil
+		}
+	} else {
+		err = docs(src, visit)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +319,7 @@ func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
 			r.env = nil
 		}
 	}
-	return &Partial{rows: buf, done: bound == nil}, nil
+	return &Partial{rows: buf, done: bound == nil && !stopped}, nil
 }
 
 // runGroups aggregates the partition's tuples by group key. For a GROUP BY

@@ -72,6 +72,8 @@ type Plan struct {
 	base   *eval.Env
 	shape  Shape
 	fp     uint64
+	// sortPath: see SortPath (Ordered and OrderedDistinct only).
+	sortPath []string
 }
 
 // query is one compiled SELECT: the top-level query or a subquery.
@@ -167,6 +169,9 @@ func CompileWith(q *ast.Query, params map[string]eval.Value, opts Options) (*Pla
 		p.shape = Ordered
 	default:
 		p.shape = Streaming
+	}
+	if p.shape == Ordered || p.shape == OrderedDistinct {
+		p.sortPath = top.sortPath()
 	}
 	p.fp = fingerprint(q, params)
 	return p, nil

@@ -112,6 +112,51 @@ func TestSyntheticPaging(t *testing.T) {
 	}
 }
 
+// TestSortedSourcesStopEarly runs ORDER BY queries over sorted sources
+// (see SortedSource) and requires the rows of a full read while reading
+// only the documents the page needs: for TOP 5 about the first buckets of
+// each partition, not the 1,000 documents.
+func TestSortedSourcesStopEarly(t *testing.T) {
+	docs := synthetic(7, 1000)
+	r := rand.New(rand.NewPCG(17, 19))
+	cases := []struct {
+		text    string
+		page    int
+		maxRead int
+	}{
+		{`SELECT TOP 5 VALUE c.id FROM c ORDER BY c.n DESC`, 10, 150},
+		{`SELECT TOP 5 VALUE c.id FROM c ORDER BY c.n`, 10, 250},
+		{`SELECT VALUE c.id FROM c WHERE c.b ORDER BY c.n DESC OFFSET 20 LIMIT 5`, 25, 400},
+		{`SELECT TOP 8 c.id, c.g FROM c ORDER BY c.g DESC, c.n`, 3, 150},
+		{`SELECT DISTINCT TOP 4 VALUE c.g FROM c ORDER BY c.g`, 4, 250},
+	}
+	for _, c := range cases {
+		p, err := compile(c.text, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := p.SortPath(); !ok {
+			t.Fatalf("%s: no sort path", c.text)
+		}
+		want, err := runPages(p, [][]doc{docs}, 0, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, coarse := range []bool{false, true} {
+			parts := randomSplit(r, docs, 4)
+			read := 0
+			got, err := runPagesFrom(p, func() []Source { return sortedSources(p, parts, coarse, &read) }, c.page, true)
+			if err != nil || !equalRows(got, want) {
+				t.Fatalf("%s (coarse %v):\n got %s %v\nwant %s", c.text, coarse, rowsString(got), err, rowsString(want))
+			}
+			if !coarse && read > c.maxRead {
+				t.Errorf("%s read %d documents, want at most %d", c.text, read, c.maxRead)
+			}
+			t.Logf("%s (coarse %v): %d documents read", c.text, coarse, read)
+		}
+	}
+}
+
 // TestGoldenRandomSplits runs every golden query over random contiguous
 // splits (empty partitions included) with random page sizes.
 func TestGoldenRandomSplits(t *testing.T) {
