@@ -32,6 +32,9 @@ type Container struct {
 	info atomic.Pointer[ContainerInfo]
 	// index is the index writes maintain and queries may use (index.go).
 	index atomic.Pointer[indexState]
+	// complete remembers which partitions, at which LSN, have an index
+	// entry on a path for every item (order.go).
+	complete completeCache
 
 	mu      sync.RWMutex
 	parts   []*Partition // ordered by range; they cover ""..."FF"

@@ -466,11 +466,15 @@ type IndexUtilization struct {
 	Potential []string
 }
 
-// indexUtilization describes the index use of a query page.
-func indexUtilization(ix *indexState, filters []exec.Filter, used *lookup) IndexUtilization {
+// indexUtilization describes the index use of a query page: a lookup, or
+// the path whose order it read.
+func indexUtilization(ix *indexState, filters []exec.Filter, used *lookup, sortPath []string) IndexUtilization {
 	var u IndexUtilization
 	if used != nil {
 		u.Utilized = append(u.Utilized, used.spec)
+	}
+	if sortPath != nil {
+		u.Utilized = append(u.Utilized, index.Spec(sortPath))
 	}
 	for _, f := range filters {
 		if ix == nil || !ix.policy.Indexed(f.Path) {

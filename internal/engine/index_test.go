@@ -11,6 +11,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/query/eval"
+	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/query/parser"
 	"github.com/parsecdb/parsec/internal/storage"
 )
@@ -187,6 +188,54 @@ var modelQueries = []string{
 	`SELECT VALUE c.id FROM c WHERE c.o.y = null`,
 }
 
+// orderQueries sort by paths whose values are of every type, or missing:
+// undefined first ascending and last descending, long strings that share
+// one truncated bucket, arrays and objects that share one bucket each.
+var orderQueries = []string{
+	`SELECT TOP 7 VALUE c.id FROM c ORDER BY c.s`,
+	`SELECT TOP 7 VALUE c.id FROM c ORDER BY c.s DESC`,
+	`SELECT VALUE c.id FROM c ORDER BY c.s DESC OFFSET 40 LIMIT 30`,
+	`SELECT TOP 9 VALUE c.id FROM c ORDER BY c.o DESC, c.id`,
+	`SELECT TOP 12 VALUE [c.id, c.tags] FROM c ORDER BY c.tags`,
+	`SELECT TOP 6 VALUE c.id FROM c ORDER BY c.o.x DESC, c.n`,
+	`SELECT VALUE c.id FROM c WHERE c.n > 10 ORDER BY c.n DESC OFFSET 3 LIMIT 12`,
+	`SELECT DISTINCT TOP 5 VALUE c.n FROM c ORDER BY c.n DESC`,
+	`SELECT TOP 4 c.id, c.flag FROM c WHERE IS_BOOL(c.flag) ORDER BY c.flag, c.id DESC`,
+}
+
+// scanQuery runs a query over every item in key order, without the index,
+// in one page.
+func scanQuery(t testing.TB, c *Container, text string) []string {
+	t.Helper()
+	q, err := parser.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := CompileQuery(q, map[string]eval.Value{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := c.spans(QueryScope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []exec.Source
+	for _, s := range spans {
+		src := &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
+		defer src.close()
+		sources = append(sources, src)
+	}
+	rows, _, err := exec.Exec(plan, sources, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = string(r.AppendJSON(nil))
+	}
+	return out
+}
+
 // TestIndexModel writes random documents (creates, upserts, replaces,
 // patches, deletes, atomic batches that fail) into a 4-partition
 // container, splits a partition and restarts the engine on the way, and
@@ -271,6 +320,17 @@ func TestIndexModel(t *testing.T) {
 			if qi != 4 && qi != 5 && docs > 2*len(want)+2 {
 				t.Fatalf("round %d: %s read %d documents for %d results", round, text, docs, len(want))
 			}
+		}
+		for _, text := range orderQueries {
+			want := scanQuery(t, c, text)
+			got, used, docs := runQuery(t, c, text, QueryScope{})
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d: %s\n got %v\nwant %v", round, text, got, want)
+			}
+			if !used {
+				t.Fatalf("round %d: %s did not use the index", round, text)
+			}
+			t.Logf("round %d: %s: %d rows, %d documents read of %d", round, text, len(got), docs, len(model))
 		}
 		switch round {
 		case 1:

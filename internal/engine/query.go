@@ -299,20 +299,35 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)
 	}
 	page.IndexEntries = entries
-	page.Index = indexUtilization(ix, filters, lk)
+	sortPath, desc, sorted := c.orderFromIndex(plan, ix, scope, lk, len(cands), plan.Want(state, pageSize), len(spans))
+	if sorted {
+		lk = nil
+	}
+	page.Index = indexUtilization(ix, filters, lk, sortPath)
 	sources := make([]exec.Source, len(spans))
 	var scans []*itemSource
 	var lookups []*indexSource
-	for i, s := range spans {
-		if lk != nil {
+	var ordered []*sortedSource
+	switch {
+	case sorted:
+		snap := c.e.store.NewSnapshot()
+		defer snap.Close()
+		ordered = c.sortedSources(snap, ix.gen, sortPath, desc, spans)
+		for i, src := range ordered {
+			sources[i] = src
+		}
+	case lk != nil:
+		for i, s := range spans {
 			src := &indexSource{db: c.e.store, keys: within(cands, s.lo, s.hi)}
 			lookups = append(lookups, src)
 			sources[i] = src
-			continue
 		}
-		src := &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
-		scans = append(scans, src)
-		sources[i] = src
+	default:
+		for i, s := range spans {
+			src := &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
+			scans = append(scans, src)
+			sources[i] = src
+		}
 	}
 	rows, next, err := execPage(plan, sources, state, pageSize)
 	for _, s := range scans {
@@ -325,6 +340,17 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 	for _, s := range lookups {
 		page.DocsRead += s.docs
 		page.BytesRead += s.bytes
+	}
+	for _, s := range ordered {
+		if cerr := s.close(); err == nil {
+			err = cerr
+		}
+		page.DocsRead += s.docs
+		page.BytesRead += s.bytes
+		page.IndexEntries += s.entriesRead
+	}
+	if len(ordered) > 0 {
+		page.IndexEntries += ordered[0].or.counted
 	}
 	if err != nil {
 		// Every evaluation error is the query's (an invalid query, a UDF or
@@ -396,11 +422,17 @@ func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSiz
 // maxParallel bounds the partitions one query page runs at once.
 const maxParallel = 16
 
+// reader is what queries read from: the store, or a snapshot of it.
+type reader interface {
+	NewIter(lo, hi []byte) (*storage.Iter, error)
+	Get(dst, key []byte) ([]byte, error)
+}
+
 // itemSource feeds a partition's items to the executor, in key order. It
 // opens its iterator lazily, and a Seek restarts it at a later key, so a
 // streaming query resumes without reading what earlier pages read.
 type itemSource struct {
-	db         *storage.DB
+	db         reader
 	lo, hi     []byte
 	it         *storage.Iter
 	positioned bool
