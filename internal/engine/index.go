@@ -466,19 +466,27 @@ type IndexUtilization struct {
 	Potential []string
 }
 
-// indexUtilization describes the index use of a query page: a lookup, or
-// the path whose order it read.
-func indexUtilization(ix *indexState, filters []exec.Filter, used *lookup, sortPath []string) IndexUtilization {
+// indexUtilization describes the index use of a query page: the lookup it
+// used, the ORDER BY path whose order it read (when sorted), and the
+// filtered and ORDER BY paths that have no index.
+func indexUtilization(ix *indexState, filters []exec.Filter, used *lookup, orderPath []string, sorted bool) IndexUtilization {
 	var u IndexUtilization
 	if used != nil {
 		u.Utilized = append(u.Utilized, used.spec)
 	}
-	if sortPath != nil {
-		u.Utilized = append(u.Utilized, index.Spec(sortPath))
+	if sorted {
+		u.Utilized = append(u.Utilized, index.Spec(orderPath))
 	}
+	paths := make([][]string, 0, len(filters)+1)
 	for _, f := range filters {
-		if ix == nil || !ix.policy.Indexed(f.Path) {
-			spec := index.Spec(f.Path)
+		paths = append(paths, f.Path)
+	}
+	if orderPath != nil {
+		paths = append(paths, orderPath)
+	}
+	for _, p := range paths {
+		if ix == nil || !ix.policy.Indexed(p) {
+			spec := index.Spec(p)
 			if !slices.Contains(u.Potential, spec) {
 				u.Potential = append(u.Potential, spec)
 			}

@@ -41,7 +41,7 @@ import (
 // the query.
 
 // orderFromIndex decides whether an ORDER BY page reads its documents in
-// sort order through the index (and returns the path and direction), rather
+// sort order through the index on its SortPath, rather
 // than through the lookup lk with cands candidates, or a scan. It does when
 // the first ORDER BY key is an indexed path of the documents, the page is
 // bounded (want > 0) and the query reads whole partitions (a partition key
@@ -49,11 +49,11 @@ import (
 // lookup it estimates, for a filter independent of the order, that reading
 // in order takes about want·items/cands documents per partition, and picks
 // the cheaper.
-func (c *Container) orderFromIndex(plan *exec.Plan, ix *indexState, scope QueryScope, lk *lookup, cands, want, parts int) ([]string, bool, bool) {
-	path, desc, ok := plan.SortPath()
+func (c *Container) orderFromIndex(plan *exec.Plan, ix *indexState, scope QueryScope, lk *lookup, cands, want, parts int) bool {
+	path, _, ok := plan.SortPath()
 	if !ok || ix == nil || !ix.ready || !ix.policy.Indexed(path) || len(path) > index.MaxDepth ||
 		want <= 0 || scope.HasKey || len(scope.Keys) > 0 {
-		return nil, false, false
+		return false
 	}
 	if lk != nil {
 		var items int64
@@ -61,10 +61,10 @@ func (c *Container) orderFromIndex(plan *exec.Plan, ix *indexState, scope QueryS
 			items += p.items.Load()
 		}
 		if float64(cands)*float64(cands) <= float64(parts)*float64(want)*float64(items) {
-			return nil, false, false
+			return false
 		}
 	}
-	return path, desc, true
+	return true
 }
 
 var _ exec.SortedSource = (*sortedSource)(nil)

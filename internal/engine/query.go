@@ -299,11 +299,12 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)
 	}
 	page.IndexEntries = entries
-	sortPath, desc, sorted := c.orderFromIndex(plan, ix, scope, lk, len(cands), plan.Want(state, pageSize), len(spans))
+	sorted := c.orderFromIndex(plan, ix, scope, lk, len(cands), plan.Want(state, pageSize), len(spans))
 	if sorted {
 		lk = nil
 	}
-	page.Index = indexUtilization(ix, filters, lk, sortPath)
+	sortPath, desc, _ := plan.SortPath()
+	page.Index = indexUtilization(ix, filters, lk, sortPath, sorted)
 	sources := make([]exec.Source, len(spans))
 	var scans []*itemSource
 	var lookups []*indexSource
