@@ -27,7 +27,9 @@
 //     range partitions is exactly that. A source out of order is an error.
 //  3. Build fresh sources for every page: a Source is read once. Implement
 //     Seeker where the storage can seek: streaming queries then resume
-//     without reading what earlier pages read.
+//     without reading what earlier pages read. For a plan with a SortPath,
+//     give SortedSources where the storage can read in that order: ORDER
+//     BY then reads only what its page needs.
 //  4. For a page of n rows: w := plan.Want(state, n); run
 //     plan.RunPartition(source_i, state, w) for every partition, in parallel
 //     if you like (a Plan is safe for concurrent use); then
@@ -59,8 +61,9 @@
 //	Streaming        the first want rows after the state's   partition after partition      document key + fan-out ordinal
 //	                 position, in key order; stops there     (key order)
 //	Ordered          the want smallest rows after the sort   k-way merge on the sort key    ORDER BY values + key + ordinal
-//	(ORDER BY)       key; reads the whole partition, keeps
-//	                 at most ~2·want rows
+//	(ORDER BY)       key; reads the whole partition (from a
+//	                 SortedSource only the first buckets),
+//	                 keeps at most ~2·want rows
 //	Distinct         the want smallest distinct rows after   k-way merge, equal rows once   the row
 //	                 the last row, in value order
 //	OrderedDistinct  as Ordered with the row value as        k-way merge, a row equal to    ORDER BY values + row, and the
@@ -76,9 +79,13 @@
 // DB's own ORDER BY continuation does, and OFFSET is skipped once, by the
 // merge, and carried in the state. What a page costs: a Streaming page
 // reads from the state's key (seeking there) to the end of the page; a page
-// of any other shape reads every partition in full (there is no index yet:
-// the order of ORDER BY, DISTINCT and GROUP BY is not the storage order),
-// keeping at most about 2·want rows or groups per partition in memory.
+// of any other shape reads every partition in full (the order of ORDER BY,
+// DISTINCT and GROUP BY is not the storage order), keeping at most about
+// 2·want rows or groups per partition in memory, except that an ORDER BY
+// whose first key is a document path (Plan.SortPath) over sources in that
+// order (SortedSource, which storage gives from an index) starts at the
+// state's bucket and stops at the first bucket that begins once want rows
+// are kept.
 // Two things are computed in full on every page: an aggregate without
 // GROUP BY (one page anyway), and DISTINCT over GROUP BY or aggregates,
 // whose groups are all combined and projected each page, sorted by row
