@@ -41,14 +41,14 @@ import (
 // the query.
 
 // orderFromIndex decides whether an ORDER BY page reads its documents in
-// sort order through the index on its SortPath, rather
-// than through the lookup lk with cands candidates, or a scan. It does when
-// the first ORDER BY key is an indexed path of the documents, the page is
-// bounded (want > 0) and the query reads whole partitions (a partition key
-// scope reads one logical partition, usually small, by key). Against a
-// lookup it estimates, for a filter independent of the order, that reading
-// in order takes about want·items/cands documents per partition, and picks
-// the cheaper.
+// sort order through the index on its SortPath, rather than through the
+// lookup lk with cands candidates, or a scan. It does when the first ORDER
+// BY key is an indexed path of the documents, the page is bounded (want >
+// 0) and the query reads whole partitions, as the undefined-document count
+// requires (a partition key scope reads one logical partition, usually
+// small, by key). Against a lookup it estimates, for a filter independent
+// of the order, that reading in order takes about want·items/cands
+// documents per partition, and picks the cheaper.
 func (c *Container) orderFromIndex(plan *exec.Plan, ix *indexState, scope QueryScope, lk *lookup, cands, want, parts int) bool {
 	path, _, ok := plan.SortPath()
 	if !ok || ix == nil || !ix.ready || !ix.policy.Indexed(path) || len(path) > index.MaxDepth ||
@@ -100,6 +100,13 @@ func (cc *completeCache) put(k completeKey, complete bool) {
 		cc.m = map[completeKey]bool{}
 	}
 	cc.m[k] = complete
+}
+
+// reset forgets everything.
+func (cc *completeCache) reset() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.m = nil
 }
 
 // orderedRead is what the sorted sources of one query page share.
@@ -168,18 +175,8 @@ func (or *orderedRead) count() ([]bool, error) {
 		return missing, nil
 	}
 	entries := make([]int64, n)
-	var key []byte
-	err := or.snap.Iterate(or.base, storage.PrefixEnd(or.base), func(k, _ []byte) (bool, error) {
-		var err error
-		if key, _, err = or.itemKey(key[:0], k); err != nil {
-			return false, err
-		}
-		if i := or.spanOf(key); i >= 0 {
-			entries[i]++
-		}
-		or.counted++
-		return true, nil
-	})
+	read, err := or.eachEntry(func(i int, _ []byte) { entries[i]++ })
+	or.counted = read
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +187,26 @@ func (or *orderedRead) count() ([]bool, error) {
 		}
 	}
 	return missing, nil
+}
+
+// eachEntry calls fn with the span index and item key (valid during the
+// call) of every entry of the path whose item lies in one of the spans, and
+// returns how many entries it read.
+func (or *orderedRead) eachEntry(fn func(span int, key []byte)) (int, error) {
+	var key []byte
+	read := 0
+	err := or.snap.Iterate(or.base, storage.PrefixEnd(or.base), func(k, _ []byte) (bool, error) {
+		var err error
+		if key, _, err = or.itemKey(key[:0], k); err != nil {
+			return false, err
+		}
+		read++
+		if i := or.spanOf(key); i >= 0 {
+			fn(i, key)
+		}
+		return true, nil
+	})
+	return read, err
 }
 
 // itemKey appends the item key of an index entry of the path to dst, and
@@ -427,15 +444,12 @@ func (s *sortedSource) undefinedDocs() (*undefinedDocs, error) {
 		return nil, err
 	}
 	u := &undefinedDocs{have: map[string]struct{}{}}
-	var key []byte
-	err = or.snap.Iterate(or.base, storage.PrefixEnd(or.base), func(k, _ []byte) (bool, error) {
-		var err error
-		if key, _, err = or.itemKey(key[:0], k); err == nil && or.spanOf(key) == s.span {
+	read, err := or.eachEntry(func(i int, key []byte) {
+		if i == s.span {
 			u.have[string(key)] = struct{}{}
 		}
-		s.entriesRead++
-		return true, err
 	})
+	s.entriesRead += read
 	if err != nil {
 		return nil, err
 	}
