@@ -75,9 +75,8 @@ func checkIndex(t testing.TB, c *Container) {
 	}
 }
 
-// runQuery runs a query to the end with small pages and returns its rows
-// as JSON, and whether the index served it.
-func runQuery(t testing.TB, c *Container, text string, scope QueryScope) ([]string, bool, int) {
+// compileQuery parses and compiles a query without parameters.
+func compileQuery(t testing.TB, text string) *exec.Plan {
 	t.Helper()
 	q, err := parser.Parse(text)
 	if err != nil {
@@ -87,6 +86,14 @@ func runQuery(t testing.TB, c *Container, text string, scope QueryScope) ([]stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	return plan
+}
+
+// runQuery runs a query to the end with small pages and returns its rows
+// as JSON, and whether the index served it.
+func runQuery(t testing.TB, c *Container, text string, scope QueryScope) ([]string, bool, int) {
+	t.Helper()
+	plan := compileQuery(t, text)
 	var rows []string
 	used, docs := false, 0
 	cont := ""
@@ -207,14 +214,7 @@ var orderQueries = []string{
 // in one page.
 func scanQuery(t testing.TB, c *Container, text string) []string {
 	t.Helper()
-	q, err := parser.Parse(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := CompileQuery(q, map[string]eval.Value{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := compileQuery(t, text)
 	spans, err := c.spans(QueryScope{})
 	if err != nil {
 		t.Fatal(err)

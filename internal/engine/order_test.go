@@ -8,7 +8,6 @@ import (
 
 	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/query/eval"
-	"github.com/parsecdb/parsec/internal/query/parser"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -28,14 +27,7 @@ func put(t testing.TB, c *Container, pk, body string) {
 // queryPage runs the first page of a query.
 func queryPage(t testing.TB, c *Container, text string, pageSize int) QueryPage {
 	t.Helper()
-	q, err := parser.Parse(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := CompileQuery(q, map[string]eval.Value{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := compileQuery(t, text)
 	page, err := c.Query(plan, QueryScope{}, "", pageSize)
 	if err != nil {
 		t.Fatalf("%s: %v", text, err)
