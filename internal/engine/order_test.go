@@ -94,8 +94,8 @@ func TestIndexFormatUpgrade(t *testing.T) {
 	for i := range 300 {
 		put(t, c, fmt.Sprint("p", i%7), fmt.Sprintf(`{"id":"%d","pk":"p%d","o":{"x":%d}}`, i, i%7, i%5))
 	}
-	// Make it look like an index of format 1: no record of the format, and
-	// no entries for objects.
+	// Make it look like an index of format 1, which had no entries for
+	// objects.
 	info := c.Info()
 	info.IndexFormat = 1
 	if err := e.storeContainer(info); err != nil {
