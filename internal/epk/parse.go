@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/parsecdb/parsec/internal/jsondoc"
 )
 
 // ErrInvalidKey is wrapped by every error about a partition key value: an
@@ -340,99 +341,58 @@ func (p *parser[T]) parseString() (string, error) {
 			return "", p.errorf("unterminated escape sequence")
 		}
 		e := p.src[p.pos+1]
-		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := p.hex(p.pos+2, 4)
-			if !ok {
-				return "", p.errorf(`invalid \u escape; want 4 hex digits`)
+		if want, isGo := goEscapeWant[e]; isGo && p.goEscapes {
+			var ok bool
+			if buf, ok = p.goEscape(buf, e); !ok {
+				return "", p.errorf("invalid \\%c escape; want %s", e, want)
 			}
-			p.pos += 6
-			if utf16.IsSurrogate(r) {
-				// A high surrogate followed by a \u low surrogate is one
-				// character; anything else is a lone surrogate.
-				if p.pos+1 < len(p.src) && p.src[p.pos] == '\\' && p.src[p.pos+1] == 'u' {
-					if r2, ok := p.hex(p.pos+2, 4); ok {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							p.pos += 6
-							buf = utf8.AppendRune(buf, dec)
-							continue
-						}
-					}
-				}
-				r = utf8.RuneError
-			}
-			buf = utf8.AppendRune(buf, r)
 			continue
-		case 'a', 'v', 'x', 'U':
-			if !p.goEscapes {
-				return "", p.errorf("invalid escape sequence \\%c", e)
-			}
-			switch e {
-			case 'a':
-				buf = append(buf, '\a')
-			case 'v':
-				buf = append(buf, '\v')
-			case 'x':
-				v, ok := p.hex(p.pos+2, 2)
-				if !ok {
-					return "", p.errorf(`invalid \x escape; want 2 hex digits`)
-				}
-				buf = append(buf, byte(v))
-				p.pos += 4
-				continue
-			case 'U':
-				r, ok := p.hex(p.pos+2, 8)
-				if !ok || !utf8.ValidRune(r) {
-					return "", p.errorf(`invalid \U escape; want 8 hex digits of a valid code point`)
-				}
-				buf = utf8.AppendRune(buf, r)
-				p.pos += 10
-				continue
-			}
-		default:
-			if e < utf8.RuneSelf && e >= 0x20 {
-				return "", p.errorf("invalid escape sequence \\%c", e)
-			}
-			return "", p.errorf("invalid escape sequence")
 		}
-		p.pos += 2
+		var n int
+		if buf, n = jsondoc.AppendEscape(buf, p.src, p.pos); n > 0 {
+			p.pos += n
+			continue
+		}
+		switch {
+		case e == 'u':
+			return "", p.errorf(`invalid \u escape; want 4 hex digits`)
+		case e < utf8.RuneSelf && e >= 0x20:
+			return "", p.errorf("invalid escape sequence \\%c", e)
+		}
+		return "", p.errorf("invalid escape sequence")
 	}
 	p.pos = start - 1
 	return "", p.errorf("unterminated string")
 }
 
-// hex decodes n hex digits at offset i.
-func (p *parser[T]) hex(i, n int) (rune, bool) {
-	if i+n > len(p.src) {
-		return 0, false
-	}
-	var r rune
-	for j := i; j < i+n; j++ {
-		b := p.src[j]
-		var v byte
-		switch {
-		case b >= '0' && b <= '9':
-			v = b - '0'
-		case b >= 'a' && b <= 'f':
-			v = b - 'a' + 10
-		case b >= 'A' && b <= 'F':
-			v = b - 'A' + 10
-		default:
-			return 0, false
+// goEscapeWant says, for each escape strconv.QuoteToASCII writes beyond
+// JSON's, what must follow it.
+var goEscapeWant = map[byte]string{'a': "nothing", 'v': "nothing", 'x': "2 hex digits", 'U': "8 hex digits of a valid code point"}
+
+// goEscape appends the character of the \a, \v, \xHH or \UHHHHHHHH escape
+// at p.pos and moves past it; ok is false for an invalid one.
+func (p *parser[T]) goEscape(buf []byte, e byte) ([]byte, bool) {
+	switch e {
+	case 'a':
+		buf = append(buf, '\a')
+		p.pos += 2
+	case 'v':
+		buf = append(buf, '\v')
+		p.pos += 2
+	case 'x':
+		v, ok := jsondoc.Hex(p.src, p.pos+2, 2)
+		if !ok {
+			return buf, false
 		}
-		r = r<<4 | rune(v)
+		buf = append(buf, byte(v))
+		p.pos += 4
+	case 'U':
+		r, ok := jsondoc.Hex(p.src, p.pos+2, 8)
+		if !ok || !utf8.ValidRune(r) {
+			return buf, false
+		}
+		buf = utf8.AppendRune(buf, r)
+		p.pos += 10
 	}
-	return r, true
+	return buf, true
 }

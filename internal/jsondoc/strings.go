@@ -31,37 +31,11 @@ func appendUnescape(dst, body []byte) []byte {
 		c := body[r]
 		switch {
 		case c == '\\':
-			r++
-			switch body[r] {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				rr := getu4(body[r+1:])
-				r += 5
-				if utf16.IsSurrogate(rr) && r+6 <= len(body) && body[r] == '\\' && body[r+1] == 'u' {
-					if dec := utf16.DecodeRune(rr, getu4(body[r+2:])); dec != utf8.RuneError {
-						dst = utf8.AppendRune(dst, dec)
-						r += 6
-						continue
-					}
-				}
-				if utf16.IsSurrogate(rr) {
-					rr = utf8.RuneError
-				}
-				dst = utf8.AppendRune(dst, rr)
-				continue
-			default: // '"', '\\', '/'
-				dst = append(dst, body[r])
+			var n int
+			if dst, n = AppendEscape(dst, body, r); n == 0 {
+				dst, n = append(dst, c), 1 // not after scanString
 			}
-			r++
+			r += n
 		case c < utf8.RuneSelf:
 			dst = append(dst, c)
 			r++
@@ -74,20 +48,65 @@ func appendUnescape(dst, body []byte) []byte {
 	return dst
 }
 
-// getu4 decodes the 4 hex digits at the start of s (validated by scanString).
-func getu4(s []byte) rune {
-	if len(s) < 4 {
-		return -1
+// AppendEscape appends the character of the JSON escape sequence at s[i:]
+// (s[i] is the backslash) to dst, and returns the extended dst and the
+// sequence's length in bytes; the length is 0 when s[i:] does not start
+// with a valid JSON escape. A \u high surrogate followed by a \u low
+// surrogate is one character; any other surrogate is U+FFFD and takes its
+// own six bytes, as in encoding/json. It is the one escape decoder of the
+// project's JSON readers (documents, keys, stored values, query strings).
+func AppendEscape[T ~string | ~[]byte](dst []byte, s T, i int) ([]byte, int) {
+	if i+1 >= len(s) || s[i] != '\\' {
+		return dst, 0
+	}
+	switch e := s[i+1]; e {
+	case '"', '\\', '/':
+		return append(dst, e), 2
+	case 'b':
+		return append(dst, '\b'), 2
+	case 'f':
+		return append(dst, '\f'), 2
+	case 'n':
+		return append(dst, '\n'), 2
+	case 'r':
+		return append(dst, '\r'), 2
+	case 't':
+		return append(dst, '\t'), 2
+	case 'u':
+		r, ok := Hex(s, i+2, 4)
+		if !ok {
+			return dst, 0
+		}
+		if utf16.IsSurrogate(r) {
+			if i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if r2, ok := Hex(s, i+8, 4); ok {
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						return utf8.AppendRune(dst, d), 12
+					}
+				}
+			}
+			r = utf8.RuneError
+		}
+		return utf8.AppendRune(dst, r), 6
+	}
+	return dst, 0
+}
+
+// Hex decodes the n hex digits at s[i:]; false if s has fewer there or one
+// is not a hex digit.
+func Hex[T ~string | ~[]byte](s T, i, n int) (rune, bool) {
+	if i < 0 || i+n > len(s) {
+		return 0, false
 	}
 	var r rune
-	for _, c := range s[:4] {
-		v := hexVal[c]
+	for j := i; j < i+n; j++ {
+		v := hexVal[s[j]]
 		if v < 0 {
-			return -1
+			return 0, false
 		}
 		r = r<<4 | rune(v)
 	}
-	return r
+	return r, true
 }
 
 // keyEqual reports whether the member name whose raw inside-the-quotes text

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -352,53 +351,16 @@ func (p *jsonParser) string() (string, error) {
 			if p.i+1 >= len(p.src) {
 				return "", p.errorf("unterminated string")
 			}
-			e := p.src[p.i+1]
-			p.i += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
+			var n int
+			if buf, n = jsondoc.AppendEscape(buf, p.src, p.i); n == 0 {
+				if p.src[p.i+1] == 'u' {
+					p.i += 2
 					return "", p.errorf("invalid \\u escape")
 				}
-				if utf16.IsSurrogate(r) {
-					// A high surrogate followed by a \u low surrogate is one
-					// character; any other surrogate is U+FFFD (and a
-					// following \u escape is read again on its own).
-					decoded := false
-					if p.i+1 < len(p.src) && p.src[p.i] == '\\' && p.src[p.i+1] == 'u' {
-						save := p.i
-						p.i += 2
-						r2, ok2 := p.hex4()
-						if !ok2 {
-							return "", p.errorf("invalid \\u escape")
-						}
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							r, decoded = d, true
-						} else {
-							p.i = save
-						}
-					}
-					if !decoded {
-						r = utf8.RuneError
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				p.i--
-				return "", p.errorf("invalid escape \\%c", e)
+				p.i++
+				return "", p.errorf("invalid escape \\%c", p.src[p.i])
 			}
+			p.i += n
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
 			p.i++
@@ -412,29 +374,6 @@ func (p *jsonParser) string() (string, error) {
 			p.i += size
 		}
 	}
-}
-
-func (p *jsonParser) hex4() (rune, bool) {
-	if len(p.src)-p.i < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range p.src[p.i : p.i+4] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	p.i += 4
-	return r, true
 }
 
 // AppendJSON appends v as compact JSON to dst and returns the extended

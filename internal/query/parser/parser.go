@@ -422,18 +422,10 @@ func (p *parser) collection() (*ast.Collection, error) {
 	t := p.tok()
 	c := &ast.Collection{At: t.Pos}
 	if t.Kind == token.LParen {
-		p.next()
-		if p.tok().Kind != token.Select {
-			return nil, p.unexpected("SELECT (a subquery)")
-		}
-		q, err := p.query()
+		q, err := p.parenQuery()
 		if err != nil {
 			return nil, err
 		}
-		if p.tok().Kind != token.RParen {
-			return nil, p.afterQuery(q, `")"`)
-		}
-		p.next()
 		c.Query = q
 		return c, nil
 	}
@@ -597,34 +589,23 @@ func (p *parser) scalar(min int) (ast.Expr, error) {
 //	    | logical_scalar_expression K_OR logical_scalar_expression
 //
 // AND is listed first, so it binds tighter; both are left-associative.
-func (p *parser) or() (ast.Expr, error) {
-	x, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	for p.tok().Kind == token.Or {
-		t := p.next()
-		r, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		x = &ast.Binary{Op: ast.Or, L: x, R: r, OpPos: t.Pos}
-	}
-	return x, nil
-}
+func (p *parser) or() (ast.Expr, error) { return p.logical(token.Or, ast.Or, p.and) }
 
-func (p *parser) and() (ast.Expr, error) {
-	x, err := p.predicate()
+func (p *parser) and() (ast.Expr, error) { return p.logical(token.And, ast.And, p.predicate) }
+
+// logical parses operands joined by one left-associative operator.
+func (p *parser) logical(kind token.Kind, op ast.BinaryOp, operand func() (ast.Expr, error)) (ast.Expr, error) {
+	x, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for p.tok().Kind == token.And {
+	for p.tok().Kind == kind {
 		t := p.next()
-		r, err := p.predicate()
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}
-		x = &ast.Binary{Op: ast.And, L: x, R: r, OpPos: t.Pos}
+		x = &ast.Binary{Op: op, L: x, R: r, OpPos: t.Pos}
 	}
 	return x, nil
 }
@@ -920,6 +901,15 @@ func (p *parser) subquery(kind ast.SubqueryKind) (ast.Expr, error) {
 	if kind != ast.Scalar {
 		p.next()
 	}
+	q, err := p.parenQuery()
+	if err != nil {
+		return nil, err
+	}
+	return &ast.Subquery{At: t.Pos, Kind: kind, Query: q}, nil
+}
+
+// parenQuery parses a parenthesized subquery: '(' select ')'.
+func (p *parser) parenQuery() (*ast.Query, error) {
 	if _, err := p.expect(token.LParen); err != nil {
 		return nil, err
 	}
@@ -934,7 +924,7 @@ func (p *parser) subquery(kind ast.SubqueryKind) (ast.Expr, error) {
 		return nil, p.afterQuery(q, `")"`)
 	}
 	p.next()
-	return &ast.Subquery{At: t.Pos, Kind: kind, Query: q}, nil
+	return q, nil
 }
 
 // call parses

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/query/token"
 )
 
@@ -342,42 +342,21 @@ func (s *Scanner) string(p token.Pos, quote byte) (token.Token, error) {
 		if i+1 >= len(src) {
 			return token.Token{}, s.errorf(p, "unterminated string")
 		}
-		switch e := src[i+1]; e {
-		case '"', '\'', '\\', '/':
-			b.WriteByte(e)
+		if src[i+1] == '\'' {
+			b.WriteByte('\'')
 			i += 2
-		case 'b':
-			b.WriteByte('\b')
-			i += 2
-		case 'f':
-			b.WriteByte('\f')
-			i += 2
-		case 'n':
-			b.WriteByte('\n')
-			i += 2
-		case 'r':
-			b.WriteByte('\r')
-			i += 2
-		case 't':
-			b.WriteByte('\t')
-			i += 2
-		case 'u':
-			r, ok := hex4(src, i+2)
-			if !ok {
+		} else {
+			var tmp [4]byte
+			out, n := jsondoc.AppendEscape(tmp[:0], src, i)
+			switch {
+			case n > 0:
+				b.Write(out)
+				i += n
+			case src[i+1] == 'u':
 				return token.Token{}, s.errorf(s.posAt(i), "invalid escape %s in string: \\u takes four hex digits", escapeText(src, i, 6))
+			default:
+				return token.Token{}, s.errorf(s.posAt(i), "invalid escape %s in string", escapeText(src, i, 2))
 			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r2, ok := hex4(src, i+2); ok && i+1 < len(src) && src[i] == '\\' && src[i+1] == 'u' {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-						i += 6
-					}
-				}
-			}
-			b.WriteRune(r) // a lone surrogate is written as U+FFFD
-		default:
-			return token.Token{}, s.errorf(s.posAt(i), "invalid escape %s in string", escapeText(src, i, 2))
 		}
 		start = i
 	}
@@ -391,28 +370,6 @@ func (s *Scanner) string(p token.Pos, quote byte) (token.Token, error) {
 // posAt is the position of byte i, which must be on the current line.
 func (s *Scanner) posAt(i int) token.Pos {
 	return token.Pos{Offset: i, Line: s.line, Col: s.col + i - s.off}
-}
-
-func hex4(src string, i int) (rune, bool) {
-	if i+4 > len(src) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(src[i : i+4]) {
-		var d byte
-		switch {
-		case isDigit(c):
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	return r, true
 }
 
 // escapeText is the escape sequence at src[i] for an error message: up to n
