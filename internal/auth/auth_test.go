@@ -2,6 +2,7 @@ package auth
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,38 @@ func TestCheckDate(t *testing.T) {
 	bad("Thu, 27 Apr 2017 00:51:60 GMT", now, ErrBadDate, "")
 	if tm, err := ParseDate(refDate); err != nil || !tm.Equal(now) {
 		t.Fatalf("ParseDate = %v, %v", tm, err)
+	}
+}
+
+// TestCheckDateFarFromNow: dates centuries away are outside any window. A
+// distance computed as a Duration saturates there (now.Sub of the year 2400
+// is the minimum Duration, whose negation overflows back to itself), so the
+// check must compare times.
+func TestCheckDateFarFromNow(t *testing.T) {
+	now := time.Date(2026, 11, 23, 22, 30, 0, 0, time.UTC)
+	const skew = 15 * time.Minute
+	for _, date := range []string{
+		"Sat, 01 Jan 2400 00:00:00 GMT",
+		"Fri, 31 Dec 9999 23:59:59 GMT",
+		"Mon, 01 Jan 0001 00:00:00 GMT",
+		"Mon, 01 Jan 0001 00:00:00 UTC",
+		"Thu, 01 Jan 1970 00:00:00 GMT",
+		"Sun, 23 Nov 2126 22:30:00 GMT",
+	} {
+		if err := CheckDate(date, now, skew); !errors.Is(err, ErrDateSkew) {
+			t.Errorf("CheckDate(%q) = %v, want ErrDateSkew", date, err)
+		}
+	}
+	// The window's edges, seen from the far end of the calendar too.
+	for _, now := range []time.Time{now, time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), time.Date(1, 1, 1, 1, 0, 0, 0, time.UTC)} {
+		for _, c := range []struct {
+			off  time.Duration
+			want error
+		}{{0, nil}, {skew, nil}, {-skew, nil}, {skew + time.Second, ErrDateSkew}, {-skew - time.Second, ErrDateSkew}} {
+			date := now.Add(c.off).Format(http.TimeFormat)
+			if err := CheckDate(date, now, skew); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Errorf("CheckDate(%q) at %v = %v, want %v", date, now, err, c.want)
+			}
+		}
 	}
 }

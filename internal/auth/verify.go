@@ -191,13 +191,24 @@ func CheckDate(date string, now time.Time, skew time.Duration) error {
 	if err != nil {
 		return err
 	}
-	d := now.Sub(t)
-	if d < 0 {
-		d = -d
+	return CheckTime(t, now, skew)
+}
+
+// CheckTime returns nil if t lies within skew of now, boundaries included,
+// and an error wrapping ErrDateSkew otherwise. It compares instants, never
+// a difference of them: a Duration holds about 292 years, so now.Sub(t)
+// saturates for dates such as the year 2400 or 9999 and its negation
+// overflows.
+func CheckTime(t, now time.Time, skew time.Duration) error {
+	if !t.Before(now.Add(-skew)) && !t.After(now.Add(skew)) {
+		return nil
 	}
-	if d > skew {
-		return fmt.Errorf("%w: the request date %s is %s away from the server time %s; the allowed skew is %s",
-			ErrDateSkew, t.UTC().Format(http.TimeFormat), d, now.UTC().Format(http.TimeFormat), skew)
+	var d time.Duration // for the message only; saturates far away
+	if t.After(now) {
+		d = t.Sub(now)
+	} else {
+		d = now.Sub(t)
 	}
-	return nil
+	return fmt.Errorf("%w: the request date %s is %s away from the server time %s; the allowed skew is %s",
+		ErrDateSkew, t.UTC().Format(http.TimeFormat), d, now.UTC().Format(http.TimeFormat), skew)
 }

@@ -1,7 +1,6 @@
 package cosmos
 
 import (
-	"net/http"
 	"strings"
 	"time"
 
@@ -9,8 +8,9 @@ import (
 )
 
 // authenticate checks the request's signature and date, and that a request
-// signed with the read-only key does not write.
-func (s *Server) authenticate(req *request) error {
+// signed with the read-only key does not run an operation that writes: op is
+// the operation route will run (see classify).
+func (s *Server) authenticate(req *request, op operation) error {
 	r := req.r
 	h := r.Header.Get("Authorization")
 	if h == "" {
@@ -34,7 +34,7 @@ func (s *Server) authenticate(req *request) error {
 			err, strings.ToLower(r.Method), strings.ToLower(typ), link, strings.ToLower(date))
 	}
 	req.access = access
-	if access == auth.ReadOnly && !isReadRequest(r) {
+	if access == auth.ReadOnly && op.writes {
 		// No substatus: 403/3 (WriteForbidden) tells SDKs that the region
 		// does not take writes, and they retry it for minutes.
 		return errForbidden("the read-only key cannot be used for %s on /%s; use the primary key to write", r.Method, strings.Join(req.segs, "/"))
@@ -49,35 +49,20 @@ type parsedDate struct {
 	t    time.Time
 }
 
+// checkDate checks an x-ms-date value against the clock with the same rule
+// as auth.CheckDate; only the parse is cached, never the verdict.
 func (s *Server) checkDate(date string) error {
 	now := s.cfg.Now()
 	if d := s.lastDate.Load(); d != nil && d.text == date {
-		if skew := now.Sub(d.t); skew <= s.cfg.MaxClockSkew && skew >= -s.cfg.MaxClockSkew {
-			return nil
-		}
+		return auth.CheckTime(d.t, now, s.cfg.MaxClockSkew)
 	}
-	if err := auth.CheckDate(date, now, s.cfg.MaxClockSkew); err != nil {
+	t, err := auth.ParseDate(date)
+	if err != nil {
 		return err
 	}
-	if t, err := auth.ParseDate(date); err == nil {
-		s.lastDate.Store(&parsedDate{text: date, t: t})
+	if err := auth.CheckTime(t, now, s.cfg.MaxClockSkew); err != nil {
+		return err
 	}
+	s.lastDate.Store(&parsedDate{text: date, t: t})
 	return nil
-}
-
-// isReadRequest reports whether a request only reads: a GET or HEAD, or a
-// POST that is a query or a query plan.
-func isReadRequest(r *http.Request) bool {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-		return true
-	case http.MethodPost:
-		return isQuery(r) || headerBool(r, "x-ms-cosmos-is-query-plan-request")
-	}
-	return false
-}
-
-func isQuery(r *http.Request) bool {
-	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/query+json") ||
-		headerBool(r, "x-ms-documentdb-query") || headerBool(r, "x-ms-documentdb-isquery")
 }

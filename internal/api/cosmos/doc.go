@@ -9,5 +9,9 @@
 //
 // Request dispatch follows what the SDKs send (see the protocol reference):
 // a POST to a documents feed is a query-plan request, a batch, a query, an
-// upsert or a create, decided by headers in that order.
+// upsert or a create, decided by headers in that order. One pure function,
+// classify, makes that decision for every request: the authorizer refuses
+// the read-only key for the operations it marks as writes, and the router
+// runs the very operation it returns, so no header can make a request
+// authorized as a read run as a write.
 package cosmos

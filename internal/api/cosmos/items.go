@@ -43,73 +43,58 @@ func partitionKeyHeader(r *http.Request) (epk.Key, bool, error) {
 	return k, true, nil
 }
 
-func (s *Server) documents(req *request, dbID, collID string) {
-	c, err := s.openContainer(req, dbID, collID)
+// items runs an operation on an items feed or an item (see classify).
+func (s *Server) items(req *request, op operation) {
+	c, err := s.openContainer(req, op.db, op.coll)
 	if err != nil {
 		s.writeError(req, err)
 		return
 	}
-	r := req.r
-	switch r.Method {
-	case http.MethodGet:
-		if r.Header.Get("A-IM") != "" {
-			s.writeError(req, errNotImplemented("the change feed is not supported by this server version"))
-			return
-		}
+	switch op.kind {
+	case opReadFeed:
 		s.readFeed(req, c)
-	case http.MethodPost:
-		switch {
-		case headerBool(r, "x-ms-cosmos-is-query-plan-request"):
-			s.queryPlan(req, c)
-		case headerBool(r, "x-ms-cosmos-is-batch-request"):
-			s.batch(req, c)
-		case isQuery(r):
-			s.query(req, c)
-		case headerBool(r, "x-ms-documentdb-is-upsert"):
-			s.write(req, c, engine.OpUpsert, "")
-		default:
-			s.write(req, c, engine.OpCreate, "")
-		}
+	case opQueryPlan:
+		s.queryPlan(req, c)
+	case opBatch:
+		s.batch(req, c)
+	case opQuery:
+		s.query(req, c)
+	case opUpsertItem:
+		s.write(req, c, engine.OpUpsert, "")
+	case opCreateItem:
+		s.write(req, c, engine.OpCreate, "")
+	case opReadItem:
+		s.readItem(req, c, op.id)
+	case opReplaceItem:
+		s.write(req, c, engine.OpReplace, op.id)
+	case opDeleteItem:
+		s.keyed(req, c, engine.OpDelete, op.id, nil, nil)
+	case opPatchItem:
+		s.patch(req, c, op.id)
 	default:
-		s.writeError(req, errMethod(r.Method, "the items feed"))
+		panic("BUG: items called for " + op.kind.String())
 	}
 }
 
-func (s *Server) document(req *request, dbID, collID, id string) {
-	c, err := s.openContainer(req, dbID, collID)
+func (s *Server) patch(req *request, c *engine.Container, id string) {
+	body, err := readBody(req)
 	if err != nil {
 		s.writeError(req, err)
 		return
 	}
-	switch req.r.Method {
-	case http.MethodGet:
-		s.readItem(req, c, id)
-	case http.MethodPut:
-		s.write(req, c, engine.OpReplace, id)
-	case http.MethodDelete:
-		s.keyed(req, c, engine.OpDelete, id, nil, nil)
-	case http.MethodPatch:
-		body, err := readBody(req)
-		if err != nil {
+	cond, ops, err := jsondoc.ParsePatch(body)
+	if err != nil {
+		s.writeError(req, errBadRequest("the patch request is invalid: %v", err))
+		return
+	}
+	var plan *exec.Plan
+	if cond != "" {
+		if plan, err = engine.CompilePatchCondition(cond); err != nil {
 			s.writeError(req, err)
 			return
 		}
-		cond, ops, err := jsondoc.ParsePatch(body)
-		if err != nil {
-			s.writeError(req, errBadRequest("the patch request is invalid: %v", err))
-			return
-		}
-		var plan *exec.Plan
-		if cond != "" {
-			if plan, err = engine.CompilePatchCondition(cond); err != nil {
-				s.writeError(req, err)
-				return
-			}
-		}
-		s.keyed(req, c, engine.OpPatch, id, ops, plan)
-	default:
-		s.writeError(req, errMethod(req.r.Method, "an item"))
 	}
+	s.keyed(req, c, engine.OpPatch, id, ops, plan)
 }
 
 // write handles create, upsert and replace.

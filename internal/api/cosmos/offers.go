@@ -26,13 +26,13 @@ func renderOffer(o engine.Offer) map[string]any {
 
 // offers serves /offers and /offers/{id}: the provisioned throughput of
 // databases and containers, as ReadThroughput and ReplaceThroughput use it.
-func (s *Server) offers(req *request) {
+// It runs the operation op (see classify).
+func (s *Server) offers(req *request, op operation) {
 	req.charge = throughput.MetadataCharge
-	segs, r := req.segs, req.r
-	switch {
-	case len(segs) == 1 && r.Method == http.MethodGet:
+	switch op.kind {
+	case opListOffers:
 		s.writeOffers(req, s.engine.Offers())
-	case len(segs) == 1 && r.Method == http.MethodPost && isQuery(r):
+	case opQueryOffers:
 		body, err := readBody(req)
 		if err != nil {
 			s.writeError(req, err)
@@ -50,14 +50,14 @@ func (s *Server) offers(req *request) {
 			}
 		}
 		s.writeOffers(req, out)
-	case len(segs) == 2 && r.Method == http.MethodGet:
-		o, err := s.engine.Offer(segs[1])
+	case opReadOffer:
+		o, err := s.engine.Offer(op.id)
 		if err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeOffer(req, o)
-	case len(segs) == 2 && r.Method == http.MethodPut:
+	case opReplaceOffer:
 		body, err := readBody(req)
 		if err != nil {
 			s.writeError(req, err)
@@ -79,14 +79,14 @@ func (s *Server) offers(req *request) {
 		if a := in.Content.Autopilot; a != nil && a.MaxThroughput > 0 {
 			t = engine.Throughput{AutoscaleMax: a.MaxThroughput}
 		}
-		o, err := s.engine.ReplaceOffer(segs[1], t)
+		o, err := s.engine.ReplaceOffer(op.id, t)
 		if err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeOffer(req, o)
 	default:
-		s.writeError(req, errMethod(r.Method, "offers"))
+		panic("BUG: offers called for " + op.kind.String())
 	}
 }
 

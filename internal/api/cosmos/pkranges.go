@@ -13,10 +13,6 @@ import (
 // partitionKeyRanges serves the partition map, as a plain feed and as the
 // incremental feed (A-IM) that the Go SDK polls until it gets 304.
 func (s *Server) partitionKeyRanges(req *request, dbID, collID string) {
-	if req.r.Method != http.MethodGet {
-		s.writeError(req, errMethod(req.r.Method, "partition key ranges"))
-		return
-	}
 	c, err := s.openContainer(req, dbID, collID)
 	if err != nil {
 		s.writeError(req, err)

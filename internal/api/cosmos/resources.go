@@ -68,72 +68,66 @@ func renderDatabase(d engine.DatabaseInfo) map[string]any {
 	}
 }
 
-func (s *Server) databases(req *request) {
-	switch req.r.Method {
-	case http.MethodGet:
+// databases runs an operation on the databases feed or a database (see
+// classify).
+func (s *Server) databases(req *request, op operation) {
+	req.charge = throughput.MetadataCharge
+	switch op.kind {
+	case opListDatabases:
 		dbs := s.engine.Databases()
 		list := make([]any, len(dbs))
 		for i, d := range dbs {
 			list[i] = renderDatabase(d)
 		}
 		s.writeFeed(req, "", "Databases", list)
-	case http.MethodPost:
-		if isQuery(req.r) {
-			s.writeError(req, errNotImplemented("queries over databases are not supported by this server version"))
-			return
-		}
-		body, err := readBody(req)
-		if err != nil {
-			s.writeError(req, err)
-			return
-		}
-		var in struct {
-			ID *string `json:"id"`
-		}
-		if err := decodeStrict(body, &in); err != nil {
-			s.writeError(req, err)
-			return
-		}
-		if in.ID == nil {
-			s.writeError(req, errBadRequest("the database has no \"id\" property"))
-			return
-		}
-		t, err := offeredThroughput(req.r)
-		if err != nil {
-			s.writeError(req, err)
-			return
-		}
-		d, err := s.engine.CreateDatabase(*in.ID, t)
-		if err != nil {
-			s.writeError(req, err)
-			return
-		}
-		req.charge = throughput.MetadataCharge
-		s.writeResource(req, http.StatusCreated, d.Etag(), renderDatabase(d))
-	default:
-		s.writeError(req, errMethod(req.r.Method, "the databases feed"))
-	}
-}
-
-func (s *Server) database(req *request, id string) {
-	req.charge = throughput.MetadataCharge
-	switch req.r.Method {
-	case http.MethodGet:
-		d, err := s.engine.Database(id)
+	case opCreateDatabase:
+		s.createDatabase(req)
+	case opReadDatabase:
+		d, err := s.engine.Database(op.db)
 		if err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeResource(req, http.StatusOK, d.Etag(), renderDatabase(d))
-	case http.MethodDelete:
-		if err := s.engine.DeleteDatabase(id); err != nil {
+	case opDeleteDatabase:
+		if err := s.engine.DeleteDatabase(op.db); err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeJSON(req, http.StatusNoContent, nil)
 	default:
-		s.writeError(req, errMethod(req.r.Method, "a database"))
+		panic("BUG: databases called for " + op.kind.String())
 	}
+}
+
+func (s *Server) createDatabase(req *request) {
+	body, err := readBody(req)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	var in struct {
+		ID *string `json:"id"`
+	}
+	if err := decodeStrict(body, &in); err != nil {
+		s.writeError(req, err)
+		return
+	}
+	if in.ID == nil {
+		s.writeError(req, errBadRequest("the database has no \"id\" property"))
+		return
+	}
+	t, err := offeredThroughput(req.r)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	d, err := s.engine.CreateDatabase(*in.ID, t)
+	if err != nil {
+		s.writeError(req, err)
+		return
+	}
+	s.writeResource(req, http.StatusCreated, d.Etag(), renderDatabase(d))
 }
 
 // containerBody is the JSON of a container as clients send it.
@@ -247,16 +241,18 @@ func renderContainer(db engine.DatabaseInfo, c engine.ContainerInfo) map[string]
 	return out
 }
 
-func (s *Server) containers(req *request, dbID string) {
+// containers runs an operation on a containers feed or a container (see
+// classify).
+func (s *Server) containers(req *request, op operation) {
 	req.charge = throughput.MetadataCharge
-	db, err := s.engine.Database(dbID)
+	db, err := s.engine.Database(op.db)
 	if err != nil {
 		s.writeError(req, err)
 		return
 	}
-	switch req.r.Method {
-	case http.MethodGet:
-		cs, err := s.engine.Containers(dbID)
+	switch op.kind {
+	case opListContainers:
+		cs, err := s.engine.Containers(op.db)
 		if err != nil {
 			s.writeError(req, err)
 			return
@@ -266,11 +262,7 @@ func (s *Server) containers(req *request, dbID string) {
 			list[i] = renderContainer(db, c)
 		}
 		s.writeFeed(req, db.Rid, "DocumentCollections", list)
-	case http.MethodPost:
-		if isQuery(req.r) {
-			s.writeError(req, errNotImplemented("queries over containers are not supported by this server version"))
-			return
-		}
+	case opCreateContainer:
 		body, err := readBody(req)
 		if err != nil {
 			s.writeError(req, err)
@@ -286,33 +278,20 @@ func (s *Server) containers(req *request, dbID string) {
 			s.writeError(req, err)
 			return
 		}
-		c, err := s.engine.CreateContainer(dbID, spec, t)
+		c, err := s.engine.CreateContainer(op.db, spec, t)
 		if err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeResource(req, http.StatusCreated, c.Etag(), renderContainer(db, c))
-	default:
-		s.writeError(req, errMethod(req.r.Method, "the containers feed"))
-	}
-}
-
-func (s *Server) container(req *request, dbID, id string) {
-	req.charge = throughput.MetadataCharge
-	db, err := s.engine.Database(dbID)
-	if err != nil {
-		s.writeError(req, err)
-		return
-	}
-	switch req.r.Method {
-	case http.MethodGet:
-		c, err := s.engine.Container(dbID, id)
+	case opReadContainer:
+		c, err := s.engine.Container(op.db, op.coll)
 		if err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeResource(req, http.StatusOK, c.Info().Etag(), renderContainer(db, c.Info()))
-	case http.MethodPut:
+	case opReplaceContainer:
 		body, err := readBody(req)
 		if err != nil {
 			s.writeError(req, err)
@@ -323,24 +302,24 @@ func (s *Server) container(req *request, dbID, id string) {
 			s.writeError(req, err)
 			return
 		}
-		if spec.ID != id {
-			s.writeError(req, errBadRequest("the id in the body, %q, does not match the container addressed, %q", spec.ID, id))
+		if spec.ID != op.coll {
+			s.writeError(req, errBadRequest("the id in the body, %q, does not match the container addressed, %q", spec.ID, op.coll))
 			return
 		}
-		c, err := s.engine.ReplaceContainer(dbID, spec, req.r.Header.Get("If-Match"))
+		c, err := s.engine.ReplaceContainer(op.db, spec, req.r.Header.Get("If-Match"))
 		if err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeResource(req, http.StatusOK, c.Etag(), renderContainer(db, c))
-	case http.MethodDelete:
-		if err := s.engine.DeleteContainer(dbID, id); err != nil {
+	case opDeleteContainer:
+		if err := s.engine.DeleteContainer(op.db, op.coll); err != nil {
 			s.writeError(req, err)
 			return
 		}
 		s.writeJSON(req, http.StatusNoContent, nil)
 	default:
-		s.writeError(req, errMethod(req.r.Method, "a container"))
+		panic("BUG: containers called for " + op.kind.String())
 	}
 }
 

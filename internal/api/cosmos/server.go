@@ -106,11 +106,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.segs = segs
-	if err := s.authenticate(req); err != nil {
+	op := classify(r.Method, segs, r.Header)
+	if err := s.authenticate(req, op); err != nil {
 		s.writeError(req, err)
 		return
 	}
-	s.route(req)
+	s.route(req, op)
 }
 
 // splitPath splits an escaped URL path into percent-decoded segments,
@@ -131,48 +132,28 @@ func splitPath(p string) ([]string, error) {
 	return parts, nil
 }
 
-func (s *Server) route(req *request) {
-	segs, m := req.segs, req.r.Method
-	n := len(segs)
-	if n == 0 {
-		if m != http.MethodGet {
-			s.writeError(req, errMethod(m, "the account"))
-			return
-		}
+// route runs the operation op, classified from req (see classify).
+func (s *Server) route(req *request, op operation) {
+	switch op.kind {
+	case opError:
+		s.writeError(req, op.err)
+	case opReadAccount:
 		s.getAccount(req)
-		return
-	}
-	if segs[0] != "dbs" {
-		if segs[0] == "offers" && n <= 2 {
-			s.offers(req)
-			return
-		}
-		s.writeError(req, errNotFound("no resource at /%s", strings.Join(segs, "/")))
-		return
-	}
-	switch {
-	case n == 1:
-		s.databases(req)
-	case n == 2:
-		s.database(req, segs[1])
-	case n == 3 && segs[2] == "colls":
-		s.containers(req, segs[1])
-	case n == 4 && segs[2] == "colls":
-		s.container(req, segs[1], segs[3])
-	case n == 5 && segs[2] == "colls" && segs[4] == "docs":
-		s.documents(req, segs[1], segs[3])
-	case n == 6 && segs[2] == "colls" && segs[4] == "docs":
-		s.document(req, segs[1], segs[3], segs[5])
-	case n == 5 && segs[2] == "colls" && segs[4] == "pkranges":
-		s.partitionKeyRanges(req, segs[1], segs[3])
-	case n == 5 && segs[2] == "colls" && segs[4] == "partitions":
-		s.partitionStats(req, segs[1], segs[3])
-	case n >= 5 && segs[2] == "colls" && isKnownUnsupported(segs[4]):
-		s.writeError(req, errNotImplemented("%s are not supported by this server version", segs[4]))
-	case n >= 3 && segs[2] == "users":
-		s.writeError(req, errNotImplemented("users and permissions are not supported by this server version"))
+	case opListDatabases, opCreateDatabase, opReadDatabase, opDeleteDatabase:
+		s.databases(req, op)
+	case opListContainers, opCreateContainer, opReadContainer, opReplaceContainer, opDeleteContainer:
+		s.containers(req, op)
+	case opReadFeed, opQueryPlan, opQuery, opBatch, opCreateItem, opUpsertItem,
+		opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
+		s.items(req, op)
+	case opReadPartitionKeyRanges:
+		s.partitionKeyRanges(req, op.db, op.coll)
+	case opReadPartitionStats:
+		s.partitionStats(req, op.db, op.coll)
+	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
+		s.offers(req, op)
 	default:
-		s.writeError(req, errNotFound("no resource at /%s", strings.Join(segs, "/")))
+		panic("BUG: no route for " + op.kind.String())
 	}
 }
 
@@ -209,5 +190,5 @@ func (s *Server) setCommon(req *request) {
 
 // headerBool reads a boolean header, which SDKs send as true, True or TRUE.
 func headerBool(r *http.Request, name string) bool {
-	return strings.EqualFold(r.Header.Get(name), "true")
+	return isTrue(r.Header, name)
 }

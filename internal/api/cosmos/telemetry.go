@@ -29,10 +29,6 @@ type ContainerTelemetry struct {
 }
 
 func (s *Server) partitionStats(req *request, dbID, collID string) {
-	if req.r.Method != http.MethodGet {
-		s.writeError(req, errMethod(req.r.Method, "partition statistics"))
-		return
-	}
 	req.charge = throughput.MetadataCharge
 	c, err := s.openContainer(req, dbID, collID)
 	if err != nil {

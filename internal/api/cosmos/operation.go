@@ -1,0 +1,242 @@
+package cosmos
+
+import (
+	"net/http"
+	"strings"
+)
+
+// opKind is the operation a request runs.
+type opKind uint8
+
+const (
+	// opError runs nothing: the request is answered with operation.err
+	// (no such resource, a method the resource does not take, a feature
+	// this server does not have).
+	opError opKind = iota
+	opReadAccount
+	opListDatabases
+	opCreateDatabase
+	opReadDatabase
+	opDeleteDatabase
+	opListContainers
+	opCreateContainer
+	opReadContainer
+	opReplaceContainer
+	opDeleteContainer
+	opReadFeed
+	opQueryPlan
+	opQuery
+	opBatch
+	opCreateItem
+	opUpsertItem
+	opReadItem
+	opReplaceItem
+	opPatchItem
+	opDeleteItem
+	opReadPartitionKeyRanges
+	opReadPartitionStats
+	opListOffers
+	opQueryOffers
+	opReadOffer
+	opReplaceOffer
+)
+
+var opNames = [...]string{
+	opError: "error", opReadAccount: "read account", opListDatabases: "list databases",
+	opCreateDatabase: "create database", opReadDatabase: "read database", opDeleteDatabase: "delete database",
+	opListContainers: "list containers", opCreateContainer: "create container", opReadContainer: "read container",
+	opReplaceContainer: "replace container", opDeleteContainer: "delete container", opReadFeed: "read items feed",
+	opQueryPlan: "query plan", opQuery: "query items", opBatch: "batch", opCreateItem: "create item",
+	opUpsertItem: "upsert item", opReadItem: "read item", opReplaceItem: "replace item", opPatchItem: "patch item",
+	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
+	opReadPartitionStats: "read partition statistics", opListOffers: "list offers", opQueryOffers: "query offers",
+	opReadOffer: "read offer", opReplaceOffer: "replace offer",
+}
+
+func (k opKind) String() string {
+	if int(k) < len(opNames) {
+		return opNames[k]
+	}
+	return "opKind(" + itoa(int(k)) + ")"
+}
+
+// operation is what a request does, decided once by classify from its
+// method, path and headers. The authorizer refuses the read-only key when
+// writes is set, and route runs exactly kind: nothing else inspects the
+// request to choose what to run, so what is authorized is what runs.
+type operation struct {
+	kind opKind
+	// writes is set when the operation may change stored state, and for
+	// every opError reached with a method other than GET or HEAD (the
+	// read-only key is refused before it learns what exists).
+	writes bool
+	// db, coll and id are the addressed database, container and item or
+	// offer id (percent-decoded), as far as the path names them.
+	db, coll, id string
+	// err is the answer of an opError.
+	err error
+}
+
+// classify returns the operation of a request with the given method,
+// percent-decoded path segments (see splitPath) and headers. It is pure:
+// the same inputs give the same operation, and it reads no body.
+//
+// A POST to an items feed is, by headers in this order: a query plan
+// (x-ms-cosmos-is-query-plan-request), a batch (x-ms-cosmos-is-batch-request),
+// a query (Content-Type application/query+json, x-ms-documentdb-query or
+// x-ms-documentdb-isquery), an upsert (x-ms-documentdb-is-upsert) or a create.
+// POSTs to the databases and containers feeds are creates unless they are
+// queries, which this server refuses (501); the query-plan and batch headers
+// mean nothing there.
+func classify(method string, segs []string, h http.Header) operation {
+	n := len(segs)
+	switch {
+	case n == 0:
+		if method == http.MethodGet {
+			return operation{kind: opReadAccount}
+		}
+		return errOp(method, errMethod(method, "the account"))
+	case segs[0] == "offers" && n == 1:
+		switch {
+		case method == http.MethodGet:
+			return operation{kind: opListOffers}
+		case method == http.MethodPost && isQueryHeader(h):
+			return operation{kind: opQueryOffers}
+		}
+		return errOp(method, errMethod(method, "offers"))
+	case segs[0] == "offers" && n == 2:
+		switch method {
+		case http.MethodGet:
+			return operation{kind: opReadOffer, id: segs[1]}
+		case http.MethodPut:
+			return operation{kind: opReplaceOffer, id: segs[1], writes: true}
+		}
+		return errOp(method, errMethod(method, "offers"))
+	case segs[0] != "dbs":
+		return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
+	case n == 1:
+		switch {
+		case method == http.MethodGet:
+			return operation{kind: opListDatabases}
+		case method == http.MethodPost && isQueryHeader(h):
+			return operation{err: errNotImplemented("queries over databases are not supported by this server version")}
+		case method == http.MethodPost:
+			return operation{kind: opCreateDatabase, writes: true}
+		}
+		return errOp(method, errMethod(method, "the databases feed"))
+	case n == 2:
+		switch method {
+		case http.MethodGet:
+			return operation{kind: opReadDatabase, db: segs[1]}
+		case http.MethodDelete:
+			return operation{kind: opDeleteDatabase, db: segs[1], writes: true}
+		}
+		return errOp(method, errMethod(method, "a database"))
+	case segs[2] == "users":
+		return errOp(method, errNotImplemented("users and permissions are not supported by this server version"))
+	case segs[2] != "colls":
+		return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
+	case n == 3:
+		db := segs[1]
+		switch {
+		case method == http.MethodGet:
+			return operation{kind: opListContainers, db: db}
+		case method == http.MethodPost && isQueryHeader(h):
+			return operation{db: db, err: errNotImplemented("queries over containers are not supported by this server version")}
+		case method == http.MethodPost:
+			return operation{kind: opCreateContainer, db: db, writes: true}
+		}
+		return errOp(method, errMethod(method, "the containers feed"))
+	case n == 4:
+		db, coll := segs[1], segs[3]
+		switch method {
+		case http.MethodGet:
+			return operation{kind: opReadContainer, db: db, coll: coll}
+		case http.MethodPut:
+			return operation{kind: opReplaceContainer, db: db, coll: coll, writes: true}
+		case http.MethodDelete:
+			return operation{kind: opDeleteContainer, db: db, coll: coll, writes: true}
+		}
+		return errOp(method, errMethod(method, "a container"))
+	}
+	db, coll := segs[1], segs[3]
+	switch {
+	case n == 5 && segs[4] == "docs":
+		return classifyItemsFeed(method, db, coll, h)
+	case n == 6 && segs[4] == "docs":
+		op := operation{db: db, coll: coll, id: segs[5]}
+		switch method {
+		case http.MethodGet:
+			op.kind = opReadItem
+		case http.MethodPut:
+			op.kind, op.writes = opReplaceItem, true
+		case http.MethodPatch:
+			op.kind, op.writes = opPatchItem, true
+		case http.MethodDelete:
+			op.kind, op.writes = opDeleteItem, true
+		default:
+			return errOp(method, errMethod(method, "an item"))
+		}
+		return op
+	case n == 5 && segs[4] == "pkranges":
+		if method == http.MethodGet {
+			return operation{kind: opReadPartitionKeyRanges, db: db, coll: coll}
+		}
+		return errOp(method, errMethod(method, "partition key ranges"))
+	case n == 5 && segs[4] == "partitions":
+		if method == http.MethodGet {
+			return operation{kind: opReadPartitionStats, db: db, coll: coll}
+		}
+		return errOp(method, errMethod(method, "partition statistics"))
+	case isKnownUnsupported(segs[4]):
+		return errOp(method, errNotImplemented("%s are not supported by this server version", segs[4]))
+	}
+	return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
+}
+
+// classifyItemsFeed classifies a request to /dbs/{db}/colls/{coll}/docs.
+func classifyItemsFeed(method, db, coll string, h http.Header) operation {
+	op := operation{db: db, coll: coll}
+	switch method {
+	case http.MethodGet:
+		if h.Get("A-IM") != "" {
+			op.err = errNotImplemented("the change feed is not supported by this server version")
+			return op
+		}
+		op.kind = opReadFeed
+	case http.MethodPost:
+		switch {
+		case isTrue(h, "x-ms-cosmos-is-query-plan-request"):
+			op.kind = opQueryPlan
+		case isTrue(h, "x-ms-cosmos-is-batch-request"):
+			op.kind, op.writes = opBatch, true
+		case isQueryHeader(h):
+			op.kind = opQuery
+		case isTrue(h, "x-ms-documentdb-is-upsert"):
+			op.kind, op.writes = opUpsertItem, true
+		default:
+			op.kind, op.writes = opCreateItem, true
+		}
+	default:
+		return errOp(method, errMethod(method, "the items feed"))
+	}
+	return op
+}
+
+// errOp is an operation that answers err. It counts as a write unless the
+// method is GET or HEAD, so that the read-only key gets 403 for any other
+// method whatever the path.
+func errOp(method string, err error) operation {
+	return operation{err: err, writes: method != http.MethodGet && method != http.MethodHead}
+}
+
+// isQueryHeader reports whether the headers mark a POST as a query.
+func isQueryHeader(h http.Header) bool {
+	return strings.HasPrefix(h.Get("Content-Type"), "application/query+json") ||
+		isTrue(h, "x-ms-documentdb-query") || isTrue(h, "x-ms-documentdb-isquery")
+}
+
+// isTrue reads a boolean header, which SDKs send as true, True or TRUE.
+func isTrue(h http.Header, name string) bool {
+	return strings.EqualFold(h.Get(name), "true")
+}
