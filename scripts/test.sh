@@ -43,6 +43,7 @@ fuzz ./internal/engine FuzzPrepareWrite
 fuzz ./internal/query/parser FuzzParse
 fuzz ./internal/query/eval FuzzFromJSON
 fuzz ./synthkey FuzzParse
+fuzz ./internal/api/cosmos FuzzReadOnlyNeverWrites
 
 echo "== JavaScript SDK tests (@azure/cosmos; the advise report in headless Chromium)"
 # The report test drives Debian's Chromium through playwright-core, which never

@@ -1,9 +1,13 @@
 package cosmos
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/auth"
 )
 
 // writeRequest is one request that writes when signed with the primary key.
@@ -97,4 +101,92 @@ func TestReadOnlyKeyCannotWrite(t *testing.T) {
 				wr.method, wr.path, status, fresh.state(t) != before, body)
 		}
 	}
+}
+
+// FuzzReadOnlyNeverWrites sends requests signed with the read-only key, with
+// fuzzed methods, paths, header combinations and bodies, to a server over an
+// in-memory store. The store must be unchanged after every request, a
+// request that classify marks as a write must get 403, and no request may
+// fail with a server error.
+func FuzzReadOnlyNeverWrites(f *testing.F) {
+	ts := newTestServer(f, Config{})
+	ts.seed(f)
+	before := ts.state(f)
+	offer := ts.eng.Offers()[0].ID
+	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions}
+	paths := []string{"/", "/dbs", "/dbs/db", "/dbs/db/colls", "/dbs/db/colls/c", "/dbs/db/colls/c/docs",
+		"/dbs/db/colls/c/docs/1", "/dbs/db/colls/c/pkranges", "/dbs/db/colls/c/partitions", "/offers",
+		"/offers/" + offer, "/dbs/db/colls/c/sprocs", "/dbs/db/users/u", "/dbs/nope/colls/c/docs/1"}
+	// Headers by bit, from bit 8 of flags up.
+	headers := []struct{ name, value string }{
+		{"x-ms-documentdb-isquery", "True"},
+		{"x-ms-documentdb-query", "TRUE"},
+		{"Content-Type", "application/query+json"},
+		{"x-ms-cosmos-is-query-plan-request", "true"},
+		{"x-ms-documentdb-is-upsert", "True"},
+		{"x-ms-cosmos-is-batch-request", "True"},
+		{"x-ms-cosmos-batch-atomic", "false"},
+		{"A-IM", "Incremental feed"},
+	}
+	for _, wr := range ts.writeRequests(f) {
+		m := 0
+		for m < len(methods) && methods[m] != wr.method {
+			m++
+		}
+		for _, flags := range []uint16{0, 1 << 8, 1 << 10, 1<<13 | 1<<8, 1<<13 | 1<<10, 1<<11 | 1<<12, 0xff00} {
+			f.Add(uint8(m), wr.path, flags|0xff, []byte(wr.body))
+		}
+	}
+	f.Add(uint8(2), "/dbs/db/colls/c/docs", uint16(1<<8), []byte(`{"query":"SELECT * FROM c"}`))
+	f.Add(uint8(255), "/dbs%2Fdb/colls/c/docs", uint16(0xff), []byte(`{"id":"9","pk":"p"}`))
+	f.Add(uint8(2), "//dbs//db/colls/c/docs/", uint16(1<<13|0xff), []byte(`[{"operationType":"Delete","id":"1"}]`))
+
+	f.Fuzz(func(t *testing.T, method uint8, path string, flags uint16, body []byte) {
+		m := "BREW"
+		if int(method) < len(methods) {
+			m = methods[method]
+		} else if method < 128 {
+			m = strings.ToLower(methods[int(method)%len(methods)])
+		}
+		// A path from the list, or the fuzzed one used as the raw URL path.
+		target := path
+		if i := int(flags & 0xff); i < len(paths) {
+			target = paths[i]
+		}
+		if !strings.HasPrefix(target, "/") {
+			target = "/" + target
+		}
+		r, err := http.NewRequest(m, "http://parsec.test"+target, bytes.NewReader(body))
+		if err != nil || r.URL.Host != "parsec.test" || r.URL.RawQuery != "" || r.URL.Fragment != "" {
+			return
+		}
+		date := time.Now().UTC().Format(http.TimeFormat)
+		typ, link := auth.Resource(r.URL.Path)
+		r.Header.Set("x-ms-date", date)
+		r.Header.Set("Authorization", auth.Header(auth.Sign(ts.readOnly, m, typ, link, date)))
+		r.Header.Set(hdrPartitionKey, `["p"]`)
+		for i, h := range headers {
+			if flags&(1<<(8+i)) != 0 {
+				r.Header.Set(h.name, h.value)
+			}
+		}
+		status, resp := ts.serve(r)
+		if after := ts.state(t); after != before {
+			t.Fatalf("%s %s with headers %v changed the store with the read-only key (status %d): %s", m, target, r.Header, status, resp)
+		}
+		if status >= 500 && status != http.StatusNotImplemented {
+			t.Fatalf("%s %s with headers %v: server error %d: %s", m, target, r.Header, status, resp)
+		}
+		if r.URL.Path == MetricsPath || r.URL.Path == ReadyPath {
+			return
+		}
+		segs, err := splitPath(r.URL.EscapedPath())
+		if err != nil {
+			return
+		}
+		if op := classify(m, segs, r.Header); op.writes && status != http.StatusForbidden {
+			t.Fatalf("%s %s with headers %v is %s, a write, but the read-only key got %d: %s", m, target, r.Header, op.kind, status, resp)
+		}
+	})
 }
