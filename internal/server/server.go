@@ -77,19 +77,22 @@ func (o *Options) Validate() error {
 	if err != nil {
 		return fmt.Errorf("--listen %q is not HOST:PORT: %v", o.Listen, err)
 	}
-	if o.Key == "" && !isLoopback(host) {
+	loopback := isLoopback(host)
+	if o.Key == "" && !loopback {
 		return fmt.Errorf("refusing to listen on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key (base64, e.g. from `openssl rand -base64 64`), or listen on a loopback address such as 127.0.0.1", o.Listen)
 	}
+	primary := auth.EmulatorKey
 	if o.Key != "" {
-		if _, err := auth.DecodeKey(o.Key); err != nil {
-			return fmt.Errorf("--key is not a valid base64 key: %v", err)
+		if err := checkKey("--key", o.Key, o.Listen, loopback); err != nil {
+			return err
 		}
+		primary = o.Key
 	}
 	if o.ReadOnlyKey != "" {
-		if _, err := auth.DecodeKey(o.ReadOnlyKey); err != nil {
-			return fmt.Errorf("--read-only-key is not a valid base64 key: %v", err)
+		if err := checkKey("--read-only-key", o.ReadOnlyKey, o.Listen, loopback); err != nil {
+			return err
 		}
-		if o.ReadOnlyKey == o.Key || (o.Key == "" && o.ReadOnlyKey == auth.EmulatorKey) {
+		if sameKey(o.ReadOnlyKey, primary) {
 			return errors.New("--read-only-key must differ from the primary key")
 		}
 	}
@@ -109,6 +112,36 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--fixed-max-rus must be at least 400, not %d", o.FixedMaxRUs)
 	}
 	return nil
+}
+
+// MinKeyBytes is the shortest master key (decoded) accepted off loopback.
+const MinKeyBytes = 32
+
+// checkKey checks the base64 key given with flag. Off loopback it refuses
+// the well-known emulator key and keys shorter than MinKeyBytes.
+func checkKey(flag, b64, listen string, loopback bool) error {
+	key, err := auth.DecodeKey(b64)
+	if err != nil {
+		return fmt.Errorf("%s is not a valid base64 key: %v", flag, err)
+	}
+	if loopback {
+		return nil
+	}
+	if sameKey(b64, auth.EmulatorKey) {
+		return fmt.Errorf("refusing to listen on %q with %s set to the well-known emulator key: it is published, so anyone who can reach the server could use it. Generate a key of your own (e.g. `openssl rand -base64 64`), or listen on a loopback address such as 127.0.0.1", listen, flag)
+	}
+	if len(key) < MinKeyBytes {
+		return fmt.Errorf("refusing to listen on %q with a %d-byte %s: off loopback a key must be at least %d bytes (decoded) so that it cannot be guessed. Generate one with `openssl rand -base64 64`", listen, len(key), flag, MinKeyBytes)
+	}
+	return nil
+}
+
+// sameKey reports whether two base64 keys decode to the same bytes (false
+// if either does not decode).
+func sameKey(a, b string) bool {
+	ka, err1 := auth.DecodeKey(a)
+	kb, err2 := auth.DecodeKey(b)
+	return err1 == nil && err2 == nil && string(ka) == string(kb)
 }
 
 func isLoopback(host string) bool {
