@@ -3,11 +3,13 @@ package auth
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -211,4 +213,25 @@ func CheckTime(t, now time.Time, skew time.Duration) error {
 	}
 	return fmt.Errorf("%w: the request date %s is %s away from the server time %s; the allowed skew is %s",
 		ErrDateSkew, t.UTC().Format(http.TimeFormat), d, now.UTC().Format(http.TimeFormat), skew)
+}
+
+// VerifyKey returns the Access of a bearer credential: the base64 primary
+// or read-only key itself (surrounding whitespace ignored), as a scraper
+// that cannot sign requests sends it. It returns ReadWrite for the primary
+// key, ReadOnly for the read-only key and NoAccess otherwise. The decoded
+// bytes are compared with both keys in constant time.
+func (v *Verifier) VerifyKey(b64 string) Access {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(b64))
+	if err != nil || len(key) == 0 {
+		return NoAccess
+	}
+	isPrimary := subtle.ConstantTimeCompare(key, v.primary) == 1
+	isReadOnly := v.readOnly != nil && subtle.ConstantTimeCompare(key, v.readOnly) == 1
+	switch {
+	case isPrimary:
+		return ReadWrite
+	case isReadOnly:
+		return ReadOnly
+	}
+	return NoAccess
 }

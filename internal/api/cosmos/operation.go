@@ -39,6 +39,9 @@ const (
 	opQueryOffers
 	opReadOffer
 	opReplaceOffer
+	// opReadMetrics is GET /metrics, which ServeHTTP serves before
+	// classify (see serveMetrics); it only reads.
+	opReadMetrics
 )
 
 var opNames = [...]string{
@@ -50,7 +53,7 @@ var opNames = [...]string{
 	opUpsertItem: "upsert item", opReadItem: "read item", opReplaceItem: "replace item", opPatchItem: "patch item",
 	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
 	opReadPartitionStats: "read partition statistics", opListOffers: "list offers", opQueryOffers: "query offers",
-	opReadOffer: "read offer", opReplaceOffer: "replace offer",
+	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
 }
 
 func (k opKind) String() string {

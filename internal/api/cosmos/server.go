@@ -27,6 +27,12 @@ type Config struct {
 	Now func() time.Time
 	// MaxClockSkew is how far x-ms-date may be from Now. Defaults to 15 minutes.
 	MaxClockSkew time.Duration
+	// MetricsPublic serves /metrics without a key, and then without the
+	// hot-key series, whose labels are partition key values.
+	MetricsPublic bool
+	// MetricsRefresh is how long a /metrics snapshot is served before it is
+	// rebuilt (by the clock Now). Defaults to DefaultMetricsRefresh.
+	MetricsRefresh time.Duration
 }
 
 // Server is an http.Handler serving the Cosmos NoSQL REST API.
@@ -35,6 +41,7 @@ type Server struct {
 	engine   *engine.Engine
 	verifier *auth.Verifier
 	lastDate atomic.Pointer[parsedDate]
+	metricsCache
 }
 
 // NewServer returns a Server for cfg.
@@ -44,6 +51,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.MaxClockSkew == 0 {
 		cfg.MaxClockSkew = 15 * time.Minute
+	}
+	if cfg.MetricsRefresh <= 0 {
+		cfg.MetricsRefresh = DefaultMetricsRefresh
 	}
 	return &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
 }
@@ -97,7 +107,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Path == MetricsPath {
-		s.metrics(w)
+		s.serveMetrics(req)
 		return
 	}
 	segs, err := splitPath(r.URL.EscapedPath())

@@ -1,16 +1,23 @@
 package cosmos
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/auth"
 
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
 
-// MetricsPath serves Prometheus metrics without authentication.
+// MetricsPath serves Prometheus metrics: the primary or read-only key is
+// required unless Config.MetricsPublic is set (see serveMetrics).
 const MetricsPath = "/metrics"
 
 // hotKeysShown is how many hot keys per partition the endpoints report.
@@ -51,51 +58,176 @@ func containerTelemetry(dbID string, c *engine.Container) (ContainerTelemetry, e
 		Shared: info.Throughput == 0 && info.AutoscaleMax == 0, Partitions: stats}, err
 }
 
-// metrics writes every container's partition telemetry in the Prometheus
-// text format. Hot keys appear as labels: they are partition key values, so
-// expose this endpoint only where those may be seen.
-func (s *Server) metrics(w http.ResponseWriter) {
-	var b strings.Builder
-	type family struct{ name, typ, help string }
-	fams := []family{
-		{"parsec_partition_consumed_request_units_total", "counter", "Request units charged to the physical partition."},
-		{"parsec_partition_throttled_requests_total", "counter", "Requests answered 429 because the partition's budget was exhausted."},
-		{"parsec_partition_budget_request_units_per_second", "gauge", "The partition's provisioned throughput share."},
-		{"parsec_partition_storage_bytes", "gauge", "Bytes stored in the partition."},
-		{"parsec_partition_items", "gauge", "Items stored in the partition."},
-		{"parsec_partition_hot_key_request_units", "gauge", "Recent request units of the partition's hottest logical keys (decaying)."},
-		{"parsec_partition_hot_key_storage_bytes", "gauge", "Bytes of the partition's largest logical keys."},
+// DefaultMetricsRefresh is how long a /metrics snapshot is served before
+// the next scrape rebuilds it.
+const DefaultMetricsRefresh = 5 * time.Second
+
+// MaxMetricsBytes bounds a /metrics snapshot: once the text of the
+// partitions walked reaches it, the remaining partitions are not walked and
+// parsec_metrics_partitions_omitted counts them.
+const MaxMetricsBytes = 4 << 20
+
+// metricsSnapshot is one rendering of the partition telemetry, shared by
+// every scrape until it is older than the refresh period.
+type metricsSnapshot struct {
+	at time.Time
+	// full has the hot-key families, whose labels are partition key
+	// values; public omits them.
+	full, public []byte
+}
+
+// metricsCache holds the current snapshot. mu is held by the one scrape
+// that rebuilds it; the others serve the previous snapshot meanwhile.
+type metricsCache struct {
+	mu   sync.Mutex
+	snap atomic.Pointer[metricsSnapshot]
+	// walks counts rebuilds, each a walk of every partition's logical
+	// partition records.
+	walks atomic.Int64
+}
+
+// serveMetrics answers GET /metrics. Unless the server was configured with
+// MetricsPublic, the request must carry the primary or the read-only key,
+// either as "Authorization: Bearer <base64 key>" (what a Prometheus scraper
+// can send) or as a normal master-key signature of GET with resource type
+// "metrics" and an empty link. With MetricsPublic, a request without an
+// Authorization header gets the snapshot without hot keys; one with a key
+// gets everything.
+func (s *Server) serveMetrics(req *request) {
+	r := req.r
+	if r.Method != http.MethodGet {
+		s.writeError(req, errMethod(r.Method, MetricsPath))
+		return
 	}
+	h := r.Header.Get("Authorization")
+	switch {
+	case h == "" && s.cfg.MetricsPublic:
+		s.writeMetrics(req, s.metricsSnapshot().public)
+		return
+	case len(h) > len("Bearer ") && strings.EqualFold(h[:len("Bearer ")], "Bearer "):
+		if s.verifier.VerifyKey(h[len("Bearer "):]) == auth.NoAccess {
+			req.w.Header().Set("WWW-Authenticate", `Bearer realm="parsec"`)
+			s.writeError(req, errUnauthorized("the bearer token of %s is neither the primary nor the read-only key", MetricsPath))
+			return
+		}
+	default:
+		if err := s.authenticate(req, operation{kind: opReadMetrics}); err != nil {
+			req.w.Header().Set("WWW-Authenticate", `Bearer realm="parsec"`)
+			s.writeError(req, err)
+			return
+		}
+	}
+	s.writeMetrics(req, s.metricsSnapshot().full)
+}
+
+func (s *Server) writeMetrics(req *request, body []byte) {
+	req.w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	req.w.WriteHeader(http.StatusOK)
+	_, _ = req.w.Write(body)
+}
+
+// metricsSnapshot returns a snapshot at most MetricsRefresh old by the
+// server clock. At most one goroutine rebuilds it at a time, so however
+// many scrapers there are, the partitions are walked at most once per
+// period; scrapers that arrive during a rebuild get the previous snapshot,
+// and only the very first scrapes wait for one.
+func (s *Server) metricsSnapshot() *metricsSnapshot {
+	m := &s.metricsCache
+	fresh := func(sn *metricsSnapshot) bool {
+		if sn == nil {
+			return false
+		}
+		age := s.cfg.Now().Sub(sn.at)
+		return age >= 0 && age < s.cfg.MetricsRefresh
+	}
+	if sn := m.snap.Load(); fresh(sn) {
+		return sn
+	}
+	if !m.mu.TryLock() {
+		if sn := m.snap.Load(); sn != nil {
+			return sn
+		}
+		m.mu.Lock()
+	}
+	defer m.mu.Unlock()
+	if sn := m.snap.Load(); fresh(sn) {
+		return sn
+	}
+	m.walks.Add(1)
+	sn := s.buildMetrics()
+	m.snap.Store(sn)
+	return sn
+}
+
+// buildMetrics renders every container's partition telemetry in the
+// Prometheus text format, up to MaxMetricsBytes.
+func (s *Server) buildMetrics() *metricsSnapshot {
+	type family struct {
+		name, typ, help string
+		hot             bool // labelled with partition key values
+	}
+	fams := []family{
+		{"parsec_partition_consumed_request_units_total", "counter", "Request units charged to the physical partition.", false},
+		{"parsec_partition_throttled_requests_total", "counter", "Requests answered 429 because the partition's budget was exhausted.", false},
+		{"parsec_partition_budget_request_units_per_second", "gauge", "The partition's provisioned throughput share.", false},
+		{"parsec_partition_storage_bytes", "gauge", "Bytes stored in the partition.", false},
+		{"parsec_partition_items", "gauge", "Items stored in the partition.", false},
+		{"parsec_partition_hot_key_request_units", "gauge", "Recent request units of the partition's hottest logical keys (decaying).", true},
+		{"parsec_partition_hot_key_storage_bytes", "gauge", "Bytes of the partition's largest logical keys.", true},
+	}
+	at := s.cfg.Now()
 	lines := make([][]string, len(fams))
+	size, omitted := 0, 0
+	add := func(i int, l string) {
+		lines[i] = append(lines[i], l)
+		size += len(l) + 1
+	}
 	s.engine.EachContainer(func(db string, c *engine.Container) {
+		if size >= MaxMetricsBytes {
+			omitted += len(c.Partitions())
+			return
+		}
 		t, err := containerTelemetry(db, c)
 		if err != nil {
 			return
 		}
 		for _, p := range t.Partitions {
+			if size >= MaxMetricsBytes {
+				omitted++
+				continue
+			}
 			l := fmt.Sprintf(`database="%s",container="%s",range="%s"`, esc(db), esc(t.Container), esc(p.ID))
-			lines[0] = append(lines[0], fmt.Sprintf("%s{%s} %g", fams[0].name, l, p.ConsumedRUs))
-			lines[1] = append(lines[1], fmt.Sprintf("%s{%s} %d", fams[1].name, l, p.Throttled))
-			lines[2] = append(lines[2], fmt.Sprintf("%s{%s} %g", fams[2].name, l, p.BudgetRUs))
-			lines[3] = append(lines[3], fmt.Sprintf("%s{%s} %d", fams[3].name, l, p.Bytes))
-			lines[4] = append(lines[4], fmt.Sprintf("%s{%s} %d", fams[4].name, l, p.Items))
+			add(0, fmt.Sprintf("%s{%s} %g", fams[0].name, l, p.ConsumedRUs))
+			add(1, fmt.Sprintf("%s{%s} %d", fams[1].name, l, p.Throttled))
+			add(2, fmt.Sprintf("%s{%s} %g", fams[2].name, l, p.BudgetRUs))
+			add(3, fmt.Sprintf("%s{%s} %d", fams[3].name, l, p.Bytes))
+			add(4, fmt.Sprintf("%s{%s} %d", fams[4].name, l, p.Items))
 			for i, k := range p.HotByRU {
-				lines[5] = append(lines[5], fmt.Sprintf(`%s{%s,rank="%d",key="%s"} %g`, fams[5].name, l, i+1, esc(k.Key), k.Weight))
+				add(5, fmt.Sprintf(`%s{%s,rank="%d",key="%s"} %g`, fams[5].name, l, i+1, esc(k.Key), k.Weight))
 			}
 			for i, k := range p.HotByBytes {
-				lines[6] = append(lines[6], fmt.Sprintf(`%s{%s,rank="%d",key="%s"} %g`, fams[6].name, l, i+1, esc(k.Key), k.Weight))
+				add(6, fmt.Sprintf(`%s{%s,rank="%d",key="%s"} %g`, fams[6].name, l, i+1, esc(k.Key), k.Weight))
 			}
 		}
 	})
+	var full, public bytes.Buffer
 	for i, f := range fams {
+		var b bytes.Buffer
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
 		for _, l := range lines[i] {
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
+		full.Write(b.Bytes())
+		if !f.hot {
+			public.Write(b.Bytes())
+		}
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	_, _ = w.Write([]byte(b.String()))
+	tail := fmt.Sprintf("# HELP parsec_metrics_partitions_omitted Partitions left out of this page to bound its size (%d bytes).\n"+
+		"# TYPE parsec_metrics_partitions_omitted gauge\nparsec_metrics_partitions_omitted %d\n", MaxMetricsBytes, omitted)
+	full.WriteString(tail)
+	public.WriteString(tail)
+	return &metricsSnapshot{at: at, full: full.Bytes(), public: public.Bytes()}
 }
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
