@@ -27,6 +27,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.KeyFile, "cert-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&o.Key, "key", "", "primary master key, base64 (default: the emulator key, loopback only)")
 	fs.StringVar(&o.ReadOnlyKey, "read-only-key", "", "read-only master key, base64")
+	fs.BoolVar(&o.MetricsPublic, "metrics-public", false, "serve /metrics without a key, and without hot partition key values")
 	fs.StringVar(&o.Advertise, "advertise", "", "endpoint URL advertised to clients (default: from each request)")
 	fs.IntVar(&o.PartitionMaxRUs, "partition-max-rus", 10000, "throughput of one physical partition, RU/s")
 	fs.Var(byteSize{&o.PartitionMaxBytes}, "partition-max-bytes", "storage at which a physical partition splits: bytes, or with a unit (e.g. 64MB, 50GB) (default 50GB)")
@@ -34,7 +35,6 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.FixedMaxRUs, "fixed-max-rus", 10000, "throughput limit of a container without a partition key, RU/s")
 	fs.Var(byteSize{&o.FixedMaxBytes}, "fixed-max-bytes", "storage limit of a container without a partition key (default 10GB)")
 	fs.BoolVar(&o.NoThrottle, "no-throttle", false, "meter request units but never answer 429 (development)")
-	fs.BoolVar(&o.MetricsPublic, "metrics-public", false, "serve /metrics without a key, and without hot partition key values")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

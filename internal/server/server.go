@@ -34,6 +34,10 @@ type Options struct {
 	Key string
 	// ReadOnlyKey is an optional read-only master key (base64).
 	ReadOnlyKey string
+	// MetricsPublic serves /metrics without a key, and then without the
+	// hot-key series (partition key values). By default /metrics needs the
+	// primary or read-only key (see cosmos.MetricsPath).
+	MetricsPublic bool
 	// Advertise is the endpoint URL advertised to clients. Default: derived
 	// from each request.
 	Advertise string
@@ -50,10 +54,6 @@ type Options struct {
 	FixedMaxBytes int64
 	// NoThrottle meters requests but never answers 429 (for development).
 	NoThrottle bool
-	// MetricsPublic serves /metrics without a key, and then without the
-	// hot-key series (partition key values). By default /metrics needs the
-	// primary or read-only key (see cosmos.MetricsPath).
-	MetricsPublic bool
 }
 
 // DefaultListen is the default listen address.
@@ -197,8 +197,7 @@ func Start(o Options) (*Server, error) {
 	if o.ReadOnlyKey != "" {
 		readOnly, _ = auth.DecodeKey(o.ReadOnlyKey)
 	}
-	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise,
-		MetricsPublic: o.MetricsPublic})
+	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic})
 	s := &Server{opts: o, store: store, engine: eng, done: make(chan error, 1)}
 	s.http = &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute}
 	ln, err := net.Listen("tcp", o.Listen)

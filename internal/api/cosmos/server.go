@@ -41,7 +41,7 @@ type Server struct {
 	engine   *engine.Engine
 	verifier *auth.Verifier
 	lastDate atomic.Pointer[parsedDate]
-	metricsCache
+	metrics  metricsCache
 }
 
 // NewServer returns a Server for cfg.

@@ -132,7 +132,7 @@ func (s *Server) writeMetrics(req *request, body []byte) {
 // period; scrapers that arrive during a rebuild get the previous snapshot,
 // and only the very first scrapes wait for one.
 func (s *Server) metricsSnapshot() *metricsSnapshot {
-	m := &s.metricsCache
+	m := &s.metrics
 	fresh := func(sn *metricsSnapshot) bool {
 		if sn == nil {
 			return false

@@ -120,7 +120,7 @@ func TestMetricsScrapesShareOneWalk(t *testing.T) {
 	}
 	walks := func(want int64) {
 		t.Helper()
-		if got := ts.api.walks.Load(); got != want {
+		if got := ts.api.metrics.walks.Load(); got != want {
 			t.Fatalf("partitions walked %d times, want %d", got, want)
 		}
 	}
