@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
@@ -335,4 +336,29 @@ func TestCheckDateFarFromNow(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestVerifyKey(t *testing.T) {
+	primary := emulatorKey(t)
+	readOnly := []byte(strings.Repeat("r", 64))
+	b64 := base64.StdEncoding.EncodeToString
+	f := func(v *Verifier, token string, want Access) {
+		t.Helper()
+		if got := v.VerifyKey(token); got != want {
+			t.Errorf("VerifyKey(%q) = %v, want %v", token, got, want)
+		}
+	}
+	v := NewVerifier(primary, readOnly)
+	f(v, EmulatorKey, ReadWrite)
+	f(v, " "+b64(readOnly)+"\n", ReadOnly)
+	f(v, "", NoAccess)
+	f(v, "not base64!", NoAccess)
+	f(v, b64(primary[:len(primary)-1]), NoAccess)
+	f(v, b64(append(append([]byte(nil), primary...), 0)), NoAccess)
+	f(v, b64([]byte(strings.Repeat("r", 63)+"s")), NoAccess)
+	// Without a read-only key, nothing is read-only, not even an empty key.
+	v = NewVerifier(primary, nil)
+	f(v, b64(readOnly), NoAccess)
+	f(v, "=", NoAccess)
+	f(v, EmulatorKey, ReadWrite)
 }

@@ -24,11 +24,17 @@
 //
 // For every request the server:
 //  1. takes the date from x-ms-date (or Date) and calls CheckDate with its
-//     clock and allowed skew (the service allows 15 minutes);
+//     clock and allowed skew (the service allows 15 minutes); a date parsed
+//     earlier is checked again with CheckTime, which compares instants so
+//     that dates centuries away (the year 2400 or 9999) are refused;
 //  2. computes (resourceType, resourceLink) with Resource(r.URL.Path);
 //  3. calls Verifier.Verify with the method, those two, the date and the
 //     Authorization header, and gets ReadWrite (primary key), ReadOnly
 //     (read-only key: reject writes) or an error.
+//
+// Verifier.VerifyKey checks a bearer credential instead: the base64 key
+// itself, compared in constant time, for clients such as a Prometheus
+// scraper that cannot sign each request.
 //
 // # Errors
 //
