@@ -38,8 +38,8 @@
 //
 // # Errors
 //
-// ErrMissing, ErrMalformed, ErrUnsupported, ErrBadSignature and ErrBadDate
-// map to 401 Unauthorized, ErrDateSkew to 403 Forbidden; the message of an
+// Every error maps to 401 Unauthorized (a date outside the skew window too:
+// the server answers it like a bad signature); the message of an
 // ErrBadSignature error quotes the payload the server signed, as the service
 // does.
 package auth

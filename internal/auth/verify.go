@@ -15,8 +15,7 @@ import (
 )
 
 // Errors returned by Verify, ParseHeader and CheckDate; each error wraps
-// exactly one of them. All but ErrDateSkew map to 401 Unauthorized;
-// ErrDateSkew maps to 403 Forbidden, as in the service.
+// exactly one of them. The server answers each with 401 Unauthorized.
 var (
 	// ErrMissing: no Authorization header.
 	ErrMissing = errors.New("required header authorization is missing; ensure a valid authorization token is passed")

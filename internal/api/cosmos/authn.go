@@ -33,7 +33,6 @@ func (s *Server) authenticate(req *request, op operation) error {
 		return errUnauthorized("The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol: %v. Server used the following payload to sign: '%s\n%s\n%s\n%s\n\n'",
 			err, strings.ToLower(r.Method), strings.ToLower(typ), link, strings.ToLower(date))
 	}
-	req.access = access
 	if access == auth.ReadOnly && op.writes {
 		// No substatus: 403/3 (WriteForbidden) tells SDKs that the region
 		// does not take writes, and they retry it for minutes.

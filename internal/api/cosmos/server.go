@@ -66,7 +66,6 @@ type request struct {
 	w      http.ResponseWriter
 	r      *http.Request
 	segs   []string // percent-decoded path segments
-	access auth.Access
 	charge float64
 	// session is the session token to send; "" sends a neutral one.
 	session string
