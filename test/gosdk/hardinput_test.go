@@ -349,4 +349,15 @@ func TestLongNamesAndValuesQueryExactly(t *testing.T) {
 	if got := ids(q, nil); got != "1" {
 		t.Errorf("filter on a long property name: %q, want 1", got)
 	}
+	// Paths deeper than the index reaches are filtered by reading documents.
+	r := h.raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"deep","pk":"p","x":`+nested(40, "7")+`}`), pkP)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create deep: %d %.300s", r.Status, r.Body)
+	}
+	if got := ids("SELECT c.id FROM c WHERE c.x"+strings.Repeat(".a", 40)+" = 7", nil); got != "deep" {
+		t.Errorf("filter on a path 41 levels deep: %q, want deep", got)
+	}
+	if got := ids("SELECT c.id FROM c WHERE c.x"+strings.Repeat(".a", 40)+" > 6 ORDER BY c.x"+strings.Repeat(".a", 40), nil); got != "deep" {
+		t.Errorf("ORDER BY a path 41 levels deep: %q, want deep", got)
+	}
 }
