@@ -213,6 +213,9 @@ func TestInvalidUTF8(t *testing.T) {
 		h.writes("invalid UTF-8 in "+tc.name, tc.body, 400, "UTF-8")
 	}
 	h.refused("invalid UTF-8 in a patch value", h.patch("keep", "[{\"op\":\"set\",\"path\":\"/v\",\"value\":\"\xff\"}]"), 400, "UTF-8")
+	h.refused("invalid UTF-8 in the id of a read", h.raw.do(t, "GET", "/dbs/db/colls/c/docs/a\xffb", nil, pkP), 400, "UTF-8")
+	h.refused("invalid UTF-8 in the id of a patch", h.patch("a\xffb", `[{"op":"set","path":"/v","value":1}]`), 400, "UTF-8")
+	h.refused("invalid UTF-8 in a container id", h.raw.do(t, "POST", "/dbs/db/colls", []byte("{\"id\":\"c\xff\",\"partitionKey\":{\"paths\":[\"/pk\"],\"kind\":\"Hash\"}}"), nil), 400, "UTF-8")
 	r := h.raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"ok","pk":"p","v":"h\u00e9llo ☃ 😀"}`), pkP)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("valid UTF-8: %d %s", r.Status, r.Body)
