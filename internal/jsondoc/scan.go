@@ -662,6 +662,9 @@ func scanNumber(data []byte, i int) (int, error) {
 // digit, without parsing, except at the very edge of the range (around
 // 1.8e308), where strconv decides.
 func finite(data []byte, start, intStart, intEnd, fracStart, fracEnd, exp, end int) bool {
+	if exp <= 0 && intEnd-intStart <= 308 {
+		return true // below 1e308: almost every number ends here
+	}
 	var lead int // the decimal exponent of the leading nonzero digit
 	if data[intStart] != '0' {
 		lead = intEnd - intStart - 1
