@@ -44,7 +44,7 @@ func validateItemID(id string) error {
 func checkKeyLength(k epk.Key) error {
 	for _, c := range k {
 		if c.Kind == epk.KindString && len(c.Str) > MaxKeyStringBytes {
-			return badRequest("the partition key value %s... is %d bytes long; the limit is %d bytes",
+			return badRequest("the partition key value %s is %d bytes long; the limit is %d bytes",
 				abbreviate([]byte(c.Str)), len(c.Str), MaxKeyStringBytes)
 		}
 	}
