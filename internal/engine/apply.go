@@ -322,6 +322,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		if err := checkPatchedIdentity(ac, patched, op); err != nil {
 			return fail(http.StatusBadRequest, err)
 		}
+		if len(patched) > MaxItemBytes {
+			return fail(http.StatusRequestEntityTooLarge, fmt.Errorf("%w: the patched item would be %d bytes; the limit is %d bytes", ErrTooLarge, len(patched), MaxItemBytes))
+		}
 		body = patched
 	}
 

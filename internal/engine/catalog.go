@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/index"
@@ -560,13 +561,22 @@ func validateSpec(spec ContainerSpec) error {
 	return nil
 }
 
-// validateResourceID checks the id of a database, container or item.
+// validateResourceID checks the id of a database or container.
 func validateResourceID(what, id string) error {
+	if len(id) > 255 {
+		return badRequest("the %s id is %d characters long; the limit is 255", what, len(id))
+	}
+	return validateIDChars(what, id)
+}
+
+// validateIDChars checks that id is not empty, is UTF-8 and has none of the
+// characters ids cannot hold.
+func validateIDChars(what, id string) error {
 	if id == "" {
 		return badRequest("the %s id is missing or empty", what)
 	}
-	if len(id) > 255 {
-		return badRequest("the %s id is %d characters long; the limit is 255", what, len(id))
+	if !utf8.ValidString(id) {
+		return badRequest("the %s id %q is not valid UTF-8", what, id)
 	}
 	for _, r := range id {
 		switch r {

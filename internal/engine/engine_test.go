@@ -12,6 +12,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -293,6 +294,9 @@ func FuzzPrepareWrite(f *testing.F) {
 	f.Add([]byte(`{"id":"1","a":{"b":"x"},"c":true}`), `["x",true]`)
 	f.Add([]byte(`{"id":"1","pk":{"x":1}}`), `[{}]`)
 	f.Add([]byte(`[1,2]`), `["a"]`)
+	f.Add([]byte(`{"id":"1","pk":"a","n":1e400}`), `["a"]`)
+	f.Add([]byte(`{"id":"1","pk":"a","id":"2"}`), `["a"]`)
+	f.Add([]byte(`{"id":"1","pk":"a","n":[[[[[[[[]]]]]]]]}`), `["a"]`)
 	f.Fuzz(func(t *testing.T, body []byte, header string) {
 		hk, herr := epk.ParseHeader(header)
 		for _, ct := range []*Container{c, mh} {
@@ -306,7 +310,7 @@ func FuzzPrepareWrite(f *testing.F) {
 			if herr != nil {
 				t.Fatalf("accepted a write with an invalid header %q", header)
 			}
-			if validateResourceID("item", op.ID) != nil {
+			if validateItemID(op.ID) != nil {
 				t.Fatalf("accepted invalid id %q", op.ID)
 			}
 			want, err := ct.def.EPK(op.Key)
@@ -315,6 +319,10 @@ func FuzzPrepareWrite(f *testing.F) {
 			}
 			if !json.Valid(op.Body) {
 				t.Fatalf("accepted body is not valid JSON: %q", op.Body)
+			}
+			// What the apply loop and the index decode must decode.
+			if _, err := eval.FromJSON(op.Body); err != nil {
+				t.Fatalf("accepted body %q fails the evaluator's decoder: %v", op.Body, err)
 			}
 		}
 	})

@@ -476,3 +476,33 @@ func TestWhereKeyTargetsOnePartition(t *testing.T) {
 		t.Fatalf("query plan ranges %+v (%v), want one point range", ranges, err)
 	}
 }
+
+// TestIndexOfLongNamesIsBounded: an item whose property names are 60 KB
+// long, nested, costs a bounded index. Its terms used to repeat every
+// name on the way down, megabytes of index for one item.
+func TestIndexOfLongNamesIsBounded(t *testing.T) {
+	e, st := testEngine(t, "")
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 400)
+	name := strings.Repeat("n", 60<<10)
+	body := `{"id":"long","pk":"p","x":` + strings.Repeat(`{"`+name+`":`, 20) + `1` + strings.Repeat(`}`, 20) + `}`
+	op, err := c.PrepareWrite(OpCreate, []byte(body), key("p"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	entries := indexEntries(t, c)
+	for _, k := range entries {
+		total += len(k)
+	}
+	if total > 4<<10 {
+		t.Errorf("the index of one %d-byte item is %d bytes in %d entries, want at most 4 KB", len(body), total, len(entries))
+	}
+	if !slices.Equal(entries, expectedEntries(t, c)) {
+		t.Errorf("index entries differ from the items' terms")
+	}
+}

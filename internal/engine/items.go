@@ -22,6 +22,35 @@ const MaxItemBytes = 2 << 20
 // MaxBatchOps is the most operations one transactional batch may hold.
 const MaxBatchOps = 100
 
+// MaxIDBytes is the longest item id, in UTF-8 bytes (Cosmos's limit).
+const MaxIDBytes = 1023
+
+// MaxKeyStringBytes is the longest string a partition key value may be, in
+// UTF-8 bytes (Cosmos's limit for hash v2 keys; hashing reads only the
+// first 101 bytes, but the whole value is the item's key).
+const MaxKeyStringBytes = 2048
+
+// validateItemID checks an item id: 1 to MaxIDBytes bytes of UTF-8 without
+// '/', '\\', '?' or '#'.
+func validateItemID(id string) error {
+	if len(id) > MaxIDBytes {
+		return badRequest("the item id is %d bytes long; the limit is %d bytes", len(id), MaxIDBytes)
+	}
+	return validateIDChars("item", id)
+}
+
+// checkKeyLength refuses a partition key with a string value longer than
+// MaxKeyStringBytes.
+func checkKeyLength(k epk.Key) error {
+	for _, c := range k {
+		if c.Kind == epk.KindString && len(c.Str) > MaxKeyStringBytes {
+			return badRequest("the partition key value %s is %d bytes long; the limit is %d bytes",
+				abbreviate([]byte(c.Str)), len(c.Str), MaxKeyStringBytes)
+		}
+	}
+	return nil
+}
+
 // ResolveKey checks a partition key given by a client (the header) against the
 // container's definition. An empty key stands for an item without a value at
 // the partition-key path: every component undefined.
@@ -68,7 +97,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if !ok {
 		return Op{}, badRequest("the item's \"id\" must be a string, not %s", abbreviate(sc.ID))
 	}
-	if err := validateResourceID("item", id); err != nil {
+	if err := validateItemID(id); err != nil {
 		return Op{}, err
 	}
 	key, err := keyOf(sc.Values[:len(c.paths)])
@@ -100,6 +129,9 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 				ErrPartitionKeyMismatch, hk, strings.Join(c.def.Paths, ", "), key)
 		}
 	}
+	if err := checkKeyLength(key); err != nil {
+		return Op{}, err
+	}
 	e, err := c.epkOf(key)
 	if err != nil {
 		return Op{}, err
@@ -110,7 +142,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 // PrepareKeyed returns an operation on an existing item addressed by partition
 // key and id (read, delete, patch).
 func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHeader bool) (Op, error) {
-	if err := validateResourceID("item", id); err != nil {
+	if err := validateItemID(id); err != nil {
 		return Op{}, err
 	}
 	if !hasHeader && !c.fixed {
@@ -132,6 +164,9 @@ func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHead
 		if key, err = c.ResolveKey(header); err != nil {
 			return Op{}, err
 		}
+	}
+	if err := checkKeyLength(key); err != nil {
+		return Op{}, err
 	}
 	e, err := c.epkOf(key)
 	if err != nil {
@@ -159,6 +194,14 @@ type Session string
 func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, error) {
 	if len(cmd.Ops) == 0 {
 		return nil, "", badRequest("the batch has no operations")
+	}
+	if cmd.Atomic {
+		for i := range cmd.Ops {
+			if k := cmd.Ops[i].Key; !k.Equal(cmd.Ops[0].Key) {
+				return nil, "", badRequest("all operations of a transactional batch must have the same partition key: operation %d has %s, operation 0 has %s",
+					i, k, cmd.Ops[0].Key)
+			}
+		}
 	}
 	var p *Partition
 	if rangeID != "" {

@@ -8,8 +8,9 @@ import (
 
 // Format is the version of the terms and their encoding. It changes
 // whenever a document's terms or their bytes do, so that an index built by
-// an older version is rebuilt rather than read wrongly.
-const Format = 2
+// an older version is rebuilt rather than read wrongly. Format 3 leaves out
+// the paths that do not Fit.
+const Format = 3
 
 // MaxStringBytes is how much of a string value a term keeps.
 const MaxStringBytes = 256

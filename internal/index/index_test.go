@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -169,4 +170,38 @@ func TestTerms(t *testing.T) {
 	}
 	var none *Policy
 	none.Terms(doc, func([]string, eval.Value) { t.Fatal("a nil policy gave a term") })
+}
+
+// TestTermsAreBounded: however long the names and values of a document,
+// each term is at most MaxPathBytes of names plus MaxStringBytes of value.
+// A document with 60 KB property names used to give terms of megabytes.
+func TestTermsAreBounded(t *testing.T) {
+	long := strings.Repeat("n", 60<<10)
+	raw := `{"id":"x","` + long + `":{"` + long + `":{"` + long + `":"` + strings.Repeat("v", 100<<10) + `"}},"ok":{"` +
+		strings.Repeat("m", MaxPathBytes-2) + `":1,"` + strings.Repeat("m", MaxPathBytes-1) + `":2},"s":"` + strings.Repeat("w", 1<<20) + `"}`
+	doc, err := eval.FromJSON([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := MustCompile(json.RawMessage(`{"includedPaths":[{"path":"/*"}]}`))
+	var paths []string
+	p.Terms(doc, func(path []string, v eval.Value) {
+		term := AppendValue(AppendPath(nil, path), v)
+		if max := MaxPathBytes + 3*len(path) + 1 + MaxStringBytes + 3; len(term) > max {
+			t.Errorf("term of %d bytes at a path of %d segments, want at most %d", len(term), len(path), max)
+		}
+		paths = append(paths, fmt.Sprintf("%d:%d", len(path), len(strings.Join(path, ""))))
+	})
+	want := []string{"1:2", "1:2", "2:512", "1:1"} // id, ok, ok/mmm (510+2), s
+	if !slices.Equal(paths, want) {
+		t.Errorf("terms at (segments:bytes) %q, want %q", paths, want)
+	}
+	for _, path := range [][]string{{long}, {"ok", strings.Repeat("m", MaxPathBytes-1)}, slices.Repeat([]string{"a"}, MaxDepth+1)} {
+		if p.Indexed(path) {
+			t.Errorf("Indexed(path of %d segments, %d bytes) = true: queries would look up terms that are never written", len(path), len(strings.Join(path, "")))
+		}
+	}
+	if !p.Indexed(slices.Repeat([]string{"a"}, MaxDepth)) || !p.Indexed([]string{"ok", strings.Repeat("m", MaxPathBytes-2)}) {
+		t.Errorf("paths within the limits are not indexed")
+	}
 }

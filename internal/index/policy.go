@@ -149,9 +149,10 @@ func isNumber(s string) bool {
 	return true
 }
 
-// Indexed reports whether the value at path is indexed.
+// Indexed reports whether the value at path is indexed: the policy
+// includes it and the index can hold it (Fits).
 func (p *Policy) Indexed(path []string) bool {
-	if p == nil || p.None {
+	if p == nil || p.None || !Fits(path) {
 		return false
 	}
 	best, found := rule{}, false

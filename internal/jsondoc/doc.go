@@ -18,19 +18,29 @@
 //
 // The scanner (scan.go) is recursive descent over the byte slice. Every step
 // takes the offset of a token's first byte and returns the offset just past
-// it, validating as it goes: strings are skipped with a 256-entry table that
-// stops only at '"', '\\' and control characters; numbers follow the RFC 8259
-// grammar; nesting is limited to MaxDepth. The rules are those of
-// encoding/json.Valid, which the tests and fuzz targets check it against.
+// it, validating as it goes: strings are skipped eight bytes at a time and
+// then with a 256-entry table that stops only at '"', '\\', control
+// characters and the bytes of multi-byte UTF-8, which must be valid; numbers
+// follow the RFC 8259 grammar and must lie within the float64 range (decided
+// from the digits' positions; strconv only at the very edge); nesting is
+// limited to MaxDepth (128, Cosmos DB's limit); a member name may not repeat
+// in its object (up to 16 names are compared in place, after a 64-bit sketch
+// of length and first and last bytes rules most pairs out; larger objects
+// use a map). The syntax is that of encoding/json.Valid, which the tests and
+// fuzz targets check it against; the document rules are checked against
+// separate oracles.
+//
+// Text that a strict scan accepted once (stored documents, patch trees) is
+// re-walked by a lax parser that checks only the syntax, so documents stored
+// by versions without these rules can still be copied and patched.
 //
 // Paths are matched during the same pass. Each object receives a bit mask of
 // the requested paths whose earlier components matched on the way down; a
 // member whose (unescaped) name equals the next component either captures its
 // value's byte range (last component) or passes the bit on to its value. Paths
 // never enter arrays, and a path that meets a non-object simply finds nothing.
-// When a name repeats in one object, only the first occurrence is followed,
-// so "first wins" is the package-wide rule for duplicates (Scan, the patch
-// tree, and ParsePatch all agree on it).
+// Scan refuses repeated names; the lax re-walks (the patch tree) keep the
+// first occurrence of a name in the rare old document that has repeats.
 //
 // Errors say what went wrong and where: a *SyntaxError carries the byte offset,
 // e.g. "invalid character 'x' looking for beginning of value at offset 17".

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // testKeys are the member names random documents draw from: few enough that
@@ -164,6 +165,37 @@ func semanticEqual(a, b []byte) bool {
 }
 
 // hasDuplicateNames reports whether any object in data repeats a member name.
+// breaksDocumentRules reports whether valid JSON data breaks a rule Scan
+// adds to the syntax: nesting, number range, UTF-8, duplicate names.
+func breaksDocumentRules(data []byte) bool {
+	if !utf8.Valid(data) || hasDuplicateNames(data) || nestingDepth(data) > MaxDepth {
+		return true
+	}
+	var v any
+	return json.Unmarshal(data, &v) != nil // a number beyond float64
+}
+
+// nestingDepth returns the deepest nesting of arrays and objects in valid
+// JSON data.
+func nestingDepth(data []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 func hasDuplicateNames(data []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

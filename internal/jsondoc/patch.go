@@ -152,7 +152,7 @@ func compile(op PatchOp) (compiledOp, string, error) {
 // Errors are *PatchError (errors.Is(err, ErrInvalidPatch)). The returned
 // values are copies: ops do not alias body.
 func ParsePatch(body []byte) (cond string, ops []PatchOp, err error) {
-	root, err := parseNode(body)
+	root, err := parseNode(body, patchBodyDepth)
 	if err != nil {
 		return "", nil, &PatchError{Index: -1, Msg: "body is not valid JSON: " + err.Error(), Err: err}
 	}
@@ -251,7 +251,7 @@ func ParsePatch(body []byte) (cond string, ops []PatchOp, err error) {
 // here). The id and the partition key paths are not protected by this
 // package: the caller knows them and refuses such ops with PatchOp.Touches.
 func ApplyPatch(doc []byte, ops []PatchOp) ([]byte, error) {
-	root, err := parseNode(doc)
+	root, err := parseNode(doc, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func TestParsePatch(t *testing.T) {
 		PatchOp{Op: "replace", Path: "/b", Value: json.RawMessage(`null`)},
 		PatchOp{Op: "incr", Path: "/n", Value: json.RawMessage(`-2.5`)},
 		PatchOp{Op: "move", Path: "/y", From: "/x"})
-	ok(`[{"op":"add","path":"/a~1b/~0","value":"x","op":"ignored dup"}]`, "",
+	ok(`[{"op":"add","path":"/a~1b/~0","value":"x"}]`, "",
 		PatchOp{Op: "add", Path: "/a~1b/~0", Value: json.RawMessage(`"x"`)})
 	ok(`[{"op":"add","path":"/\u00e9","value":1}]`, "", PatchOp{Op: "add", Path: "/é", Value: json.RawMessage(`1`)})
 
@@ -78,6 +78,16 @@ func TestParsePatch(t *testing.T) {
 		bad(`[{"op":"remove","path":"/x"},{"op":"`+op+`","path":"/a"}]`, `operation 1 (`+op+` /a): missing "value"`, 1)
 	}
 	bad(`[{"op":"incr","path":"/a","value":"1"}]`, `operation 0 (incr /a): "value" of incr must be a number`, 0)
+	bad(`[{"op":"add","path":"/a","value":"x","op":"remove"}]`, `invalid patch: body is not valid JSON: duplicate property name "op": a name may appear only once in an object at offset 37`, -1)
+	bad(`[{"op":"set","path":"/a","value":{"b":1,"b":2}}]`, `invalid patch: body is not valid JSON: duplicate property name "b": a name may appear only once in an object at offset 40`, -1)
+	bad(`[{"op":"incr","path":"/a","value":-1e400}]`, `invalid patch: body is not valid JSON: number -1e400 is out of range: numbers must be finite IEEE 754 double-precision values (at most about ±1.8e308) at offset 34`, -1)
+	// A value may nest MaxDepth levels, as a document may; the envelope does not count.
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	if _, _, err := ParsePatch([]byte(`{"operations":[{"op":"set","path":"/a","value":` + deep(MaxDepth) + `}]}`)); err != nil {
+		t.Errorf("value %d levels deep: %v", MaxDepth, err)
+	}
+	bad(`[{"op":"set","path":"/a","value":`+deep(MaxDepth+1)+`}]`, `operation 0 (set /a): "value" is not valid JSON: exceeded the maximum nesting depth: objects and arrays may be nested at most 128 levels deep at offset 128`, 0)
+	bad(`{"operations":[{"op":"set","path":"/a","value":`+deep(MaxDepth+1)+`}]}`, `invalid patch: body is not valid JSON: exceeded the maximum nesting depth: objects and arrays may be nested at most 128 levels deep at offset 175`, -1)
 	bad(`[{"op":"incr","path":"/a","value":null}]`, `operation 0 (incr /a): "value" of incr must be a number`, 0)
 	bad(`[{"op":"move","path":"/a"}]`, `operation 0 (move /a): missing "from"`, 0)
 	bad(`[{"op":"move","path":"/a","from":"b"}]`, `operation 0 (move /a): "from": path must start with '/'`, 0)
@@ -185,10 +195,6 @@ func TestApplyPatch(t *testing.T) {
 	f("{\n  \"id\" : \"x\",\n  \"big\": 12345678901234567890,\n  \"s\": \"\\u00e9\",\n  \"o\": { \"k\" : [ 1 , 2 ] },\n  \"p\": {\"q\": 1}\n}",
 		`[{"op":"set","path":"/p/r","value":2},{"op":"add","path":"/z","value":true}]`,
 		`{"id":"x","big":12345678901234567890,"s":"\u00e9","o":{ "k" : [ 1 , 2 ] },"p":{"q":1,"r":2},"z":true}`)
-	// Repeated names: the first occurrence wins and later ones are dropped
-	// from containers the patch rewrites.
-	f(`{"a":1,"a":2,"b":{"c":1,"c":2}}`, `[{"op":"set","path":"/a","value":3}]`, `{"a":3,"b":{"c":1,"c":2}}`)
-	f(`{"a":1,"a":2}`, `[{"op":"remove","path":"/a"}]`, `{}`)
 }
 
 func TestApplyPatchErrors(t *testing.T) {

@@ -1,15 +1,27 @@
 package jsondoc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/bits"
 	"strconv"
+	"unicode/utf8"
 )
 
-// MaxDepth is the deepest nesting of objects and arrays the scanner accepts.
-// It equals encoding/json's limit, so Scan and json.Valid agree on depth.
-const MaxDepth = 10000
+// MaxDepth is the deepest nesting of objects and arrays a document may have,
+// Cosmos DB's limit. The top-level value is level 1: {"a":{"b":[1]}} is 3
+// levels deep.
+const MaxDepth = 128
+
+// laxMaxDepth bounds the recursion of the lax re-walks of already stored
+// text (see parser.lax); it is encoding/json's limit.
+const laxMaxDepth = 10000
+
+// patchBodyDepth is how much deeper than MaxDepth a patch body may nest: a
+// value sits 3 levels down in {"operations":[{"value":...}]}.
+const patchBodyDepth = 3
 
 // ErrNotObject is returned by Scan (and ApplyPatch) when the input is valid
 // JSON whose top-level value is not an object. Documents must be objects.
@@ -72,12 +84,16 @@ type Scanned struct {
 // Errors: a *SyntaxError (errors.Is(err, ErrSyntax)) saying what is wrong and
 // at which byte offset, or ErrNotObject for valid JSON that is not an object.
 //
-// Semantics follow encoding/json.Valid exactly (nesting up to MaxDepth,
-// invalid UTF-8 inside strings tolerated), with one addition: when an object
-// repeats a member name, the FIRST occurrence wins for "id" and for path
-// navigation (encoding/json's Unmarshal keeps the last; real Cosmos DB
-// documents never carry duplicates). Member names are compared after
-// unescaping, so "\u0069d" is "id".
+// The syntax is RFC 8259's, as encoding/json.Valid checks it, and Scan
+// refuses, as Cosmos DB does, what that syntax allows but a document must
+// not hold (each a *SyntaxError naming the place):
+//
+//   - nesting deeper than MaxDepth levels of objects and arrays;
+//   - a number outside the range of an IEEE 754 double (1e400, or an integer
+//     of 400 digits); numbers that round to zero or lose digits are fine;
+//   - invalid UTF-8 in a string or a member name;
+//   - a member name repeated in one object (at any depth), names compared
+//     after unescaping, so "\u0069d" is "id".
 //
 // Scan allocates only the Values slice; use ScanInto to reuse it.
 func Scan(raw []byte, paths [][]string) (Scanned, error) {
@@ -169,9 +185,13 @@ func checkTrailing(raw []byte, end int) error {
 // Validate reports whether raw is exactly one valid JSON value of any type
 // (surrounding whitespace allowed), with the same rules as Scan. It returns
 // nil or a *SyntaxError.
-func Validate(raw []byte) error {
+func Validate(raw []byte) error { return validate(raw, 0) }
+
+// validate is Validate allowing extraDepth more levels of nesting (for the
+// envelope around patch values).
+func validate(raw []byte, extraDepth int) error {
 	i := skipWS(raw, 0)
-	p := parser{data: raw}
+	p := parser{data: raw, extraDepth: extraDepth}
 	end, err := p.value(i, 0, 0)
 	if err != nil {
 		return err
@@ -184,12 +204,26 @@ func Validate(raw []byte) error {
 // and returns the offset just past it. Along the way object() matches member
 // names against the requested paths (a bit mask of the paths still "alive" at
 // this nesting level) and records the raw value spans they select.
+//
+// A lax parser (lax set) checks the syntax only: no depth beyond
+// laxMaxDepth, no UTF-8 and no duplicate check. It re-walks text that a
+// strict parser accepted before (a stored document, a patch tree), so that
+// documents stored by older versions can still be copied and edited.
 type parser struct {
-	data  []byte
-	paths [][]string
-	vals  [][]byte
-	id    []byte
-	hasID bool
+	data       []byte
+	paths      [][]string
+	vals       [][]byte
+	id         []byte
+	hasID      bool
+	lax        bool
+	extraDepth int
+}
+
+func (p *parser) tooDeep(depth int) bool {
+	if p.lax {
+		return depth > laxMaxDepth
+	}
+	return depth > MaxDepth+p.extraDepth
 }
 
 // value scans the value starting at data[i]; depth is the nesting depth of
@@ -206,7 +240,7 @@ func (p *parser) value(i, depth int, alive uint64) (int, error) {
 	case '[':
 		return p.array(i, depth+1)
 	case '"':
-		end, _, err := scanString(data, i)
+		end, _, err := scanString(data, i, !p.lax)
 		return end, err
 	case 't':
 		return scanLiteral(data, i, "true")
@@ -223,13 +257,25 @@ func (p *parser) value(i, depth int, alive uint64) (int, error) {
 }
 
 func errDepth(i int) error {
-	return &SyntaxError{Offset: i, Msg: "exceeded max nesting depth " + strconv.Itoa(MaxDepth)}
+	return &SyntaxError{Offset: i, Msg: "exceeded the maximum nesting depth: objects and arrays may be nested at most " + strconv.Itoa(MaxDepth) + " levels deep"}
+}
+
+// smallObject is how many member names an object's duplicate check
+// compares linearly; past it the names go into a map.
+const smallObject = 16
+
+// keyRef is a member name seen in the object being scanned: the offset of
+// its opening quote, the length of the text between the quotes, and
+// whether that text holds escapes.
+type keyRef struct {
+	start, n int32
+	esc      bool
 }
 
 // object scans the object whose '{' is at data[i]; depth is its own depth
 // (1 for the top-level object).
 func (p *parser) object(i, depth int, alive uint64) (int, error) {
-	if depth > MaxDepth {
+	if p.tooDeep(depth) {
 		return i, errDepth(i)
 	}
 	data := p.data
@@ -239,6 +285,11 @@ func (p *parser) object(i, depth int, alive uint64) (int, error) {
 	}
 	level := depth - 1 // index of the path component matched at this object
 	var consumed uint64
+	var small [smallObject]keyRef // the names so far, while they are few
+	var seen map[string]struct{}  // the names so far, once they are many
+	var sketch uint64             // a bit per name (nameBit) of the unescaped names so far
+	anyEsc := false               // some name so far has escapes
+	n := 0
 	for {
 		if i >= len(data) {
 			return i, errEOF(i)
@@ -247,9 +298,26 @@ func (p *parser) object(i, depth int, alive uint64) (int, error) {
 			return i, errChar(i, data[i], "looking for beginning of object key string")
 		}
 		ks := i
-		ke, esc, err := scanString(data, i)
+		ke, esc, err := scanString(data, i, !p.lax)
 		if err != nil {
 			return ke, err
+		}
+		if !p.lax {
+			k := keyRef{int32(ks), int32(ke - ks - 2), esc}
+			// Most names differ from all earlier ones in length or in their
+			// first or last byte: the sketch rules those out without a compare.
+			bit := nameBit(data, ks, ke)
+			if esc || anyEsc || n >= smallObject || sketch&bit != 0 {
+				if seen, err = p.checkDuplicate(small[:min(n, smallObject)], seen, k); err != nil {
+					return ks, err
+				}
+			}
+			sketch |= bit
+			anyEsc = anyEsc || esc
+			if n < smallObject {
+				small[n] = k
+			}
+			n++
 		}
 		i = skipWS(data, ke)
 		if i >= len(data) {
@@ -305,10 +373,76 @@ func (p *parser) object(i, depth int, alive uint64) (int, error) {
 	}
 }
 
+// checkDuplicate refuses k if an earlier member of its object has the same
+// name: small holds the earlier names while there are at most smallObject
+// of them, seen (built here when small is full) all of them after that.
+// It returns the set to use for the next name.
+func (p *parser) checkDuplicate(small []keyRef, seen map[string]struct{}, k keyRef) (map[string]struct{}, error) {
+	data := p.data
+	name := data[k.start+1 : k.start+1+k.n]
+	if seen == nil && len(small) < smallObject {
+		for _, o := range small {
+			switch {
+			case !k.esc && !o.esc:
+				// Unescaped names are equal only with equal bytes.
+				if o.n == k.n && bytes.Equal(name, data[o.start+1:o.start+1+o.n]) {
+					return nil, errDuplicate(int(k.start), string(name))
+				}
+			case decodeKey(name, k.esc) == decodeKey(data[o.start+1:o.start+1+o.n], o.esc):
+				return nil, errDuplicate(int(k.start), decodeKey(name, k.esc))
+			}
+		}
+		return nil, nil
+	}
+	if seen == nil {
+		seen = make(map[string]struct{}, 2*smallObject)
+		for _, o := range small {
+			seen[decodeKey(data[o.start+1:o.start+1+o.n], o.esc)] = struct{}{}
+		}
+	}
+	if !k.esc {
+		if _, dup := seen[string(name)]; dup {
+			return nil, errDuplicate(int(k.start), string(name))
+		}
+		seen[string(name)] = struct{}{}
+		return seen, nil
+	}
+	s := decodeKey(name, true)
+	if _, dup := seen[s]; dup {
+		return nil, errDuplicate(int(k.start), s)
+	}
+	seen[s] = struct{}{}
+	return seen, nil
+}
+
+// nameBit picks one of 64 bits from the length and the first and last bytes
+// of the name whose quotes are at data[ks] and data[ke-1]. Equal unescaped
+// names get the same bit.
+func nameBit(data []byte, ks, ke int) uint64 {
+	h := uint(ke - ks)
+	if ke-ks > 2 {
+		h = h*31 + uint(data[ks+1])*7 + uint(data[ke-2])
+	}
+	return 1 << (h & 63)
+}
+
+func errDuplicate(off int, name string) error {
+	const max = 64
+	suffix := ""
+	if len(name) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(name[cut]) {
+			cut--
+		}
+		name, suffix = name[:cut], "... ("+strconv.Itoa(len(name))+" bytes)"
+	}
+	return &SyntaxError{Offset: off, Msg: "duplicate property name " + strconv.Quote(name) + suffix + ": a name may appear only once in an object"}
+}
+
 // array scans the array whose '[' is at data[i]; depth is its own depth.
 // Paths never navigate into arrays.
 func (p *parser) array(i, depth int) (int, error) {
-	if depth > MaxDepth {
+	if p.tooDeep(depth) {
 		return i, errDepth(i)
 	}
 	data := p.data
@@ -348,14 +482,19 @@ func skipWS(data []byte, i int) int {
 }
 
 // strStop marks the bytes that end the fast path inside a string: the closing
-// quote, a backslash, and the control characters JSON forbids unescaped.
-var strStop = func() (t [256]bool) {
+// quote, a backslash, and the control characters JSON forbids unescaped;
+// strStopUTF8 adds the bytes of multi-byte UTF-8 sequences, for checking.
+var strStop, strStopUTF8 = func() (t, u [256]bool) {
 	for c := 0; c < 0x20; c++ {
 		t[c] = true
 	}
 	t['"'] = true
 	t['\\'] = true
-	return t
+	u = t
+	for c := 0x80; c < 0x100; c++ {
+		u[c] = true
+	}
+	return t, u
 }()
 
 const (
@@ -379,23 +518,29 @@ var hexVal = func() (t [256]int8) {
 
 // scanString scans the string token whose opening quote is at data[i] and
 // returns the offset past the closing quote and whether it contains escapes.
-// Bytes >= 0x80 are not checked for UTF-8 validity (as in encoding/json).
-func scanString(data []byte, i int) (end int, escaped bool, err error) {
+// With checkUTF8, bytes >= 0x80 must form valid UTF-8 (no overlong forms, no
+// surrogates); without, they are not looked at (as in encoding/json).
+func scanString(data []byte, i int, checkUTF8 bool) (end int, escaped bool, err error) {
 	i++
+	stop, high := &strStop, uint64(0)
+	if checkUTF8 {
+		stop, high = &strStopUTF8, msb
+	}
 	for {
 		// Eight bytes at a time while none of them is '"', '\\' or a control
 		// character (SWAR: a byte b is flagged when b-k borrows, i.e. b < k,
-		// for b = x, x^'"' and x^'\\'), then byte by byte to the stopper.
+		// for b = x, x^'"' and x^'\\'), nor, when checking UTF-8, >= 0x80;
+		// then byte by byte to the stopper.
 		for i+8 <= len(data) {
 			x := binary.LittleEndian.Uint64(data[i:])
 			q := x ^ (lsb * '"')
 			bs := x ^ (lsb * '\\')
-			if ((x-lsb*0x20)&^x|(q-lsb)&^q|(bs-lsb)&^bs)&msb != 0 {
+			if ((x-lsb*0x20)&^x|(q-lsb)&^q|(bs-lsb)&^bs|x&high)&msb != 0 {
 				break
 			}
 			i += 8
 		}
-		for i < len(data) && !strStop[data[i]] {
+		for i < len(data) && !stop[data[i]] {
 			i++
 		}
 		if i >= len(data) {
@@ -428,6 +573,14 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 				return i, escaped, errChar(i, data[i], "in string escape code")
 			}
 		default:
+			if c >= utf8.RuneSelf { // only when checking UTF-8
+				r, size := utf8.DecodeRune(data[i:])
+				if r == utf8.RuneError && size <= 1 {
+					return i, escaped, &SyntaxError{Offset: i, Msg: "invalid UTF-8 (byte 0x" + strconv.FormatUint(uint64(c), 16) + ") in string: text must be UTF-8"}
+				}
+				i += size
+				continue
+			}
 			return i, escaped, errChar(i, c, "in string literal")
 		}
 	}
@@ -435,15 +588,18 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// scanNumber scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// scanNumber scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and
+// checks that its value is within the range of a float64 (see finite).
 func scanNumber(data []byte, i int) (int, error) {
 	n := len(data)
+	start := i
 	if data[i] == '-' {
 		i++
 		if i >= n {
 			return i, errEOF(i)
 		}
 	}
+	intStart := i
 	switch c := data[i]; {
 	case c == '0':
 		i++
@@ -455,6 +611,7 @@ func scanNumber(data []byte, i int) (int, error) {
 	default:
 		return i, errChar(i, c, "in numeric literal")
 	}
+	intEnd, fracStart, fracEnd := i, i, i
 	if i < n && data[i] == '.' {
 		i++
 		if i >= n {
@@ -463,13 +620,17 @@ func scanNumber(data []byte, i int) (int, error) {
 		if !isDigit(data[i]) {
 			return i, errChar(i, data[i], "after decimal point in numeric literal")
 		}
+		fracStart = i
 		for i < n && isDigit(data[i]) {
 			i++
 		}
+		fracEnd = i
 	}
+	exp, expNeg := 0, false
 	if i < n && (data[i] == 'e' || data[i] == 'E') {
 		i++
 		if i < n && (data[i] == '+' || data[i] == '-') {
+			expNeg = data[i] == '-'
 			i++
 		}
 		if i >= n {
@@ -479,10 +640,72 @@ func scanNumber(data []byte, i int) (int, error) {
 			return i, errChar(i, data[i], "in exponent of numeric literal")
 		}
 		for i < n && isDigit(data[i]) {
+			if exp < 1<<20 { // saturate: any larger exponent is as decisive
+				exp = exp*10 + int(data[i]-'0')
+			}
 			i++
 		}
 	}
+	if expNeg {
+		exp = -exp
+	}
+	if !finite(data, start, intStart, intEnd, fracStart, fracEnd, exp, i) {
+		return start, errRange(start, data[start:i])
+	}
 	return i, nil
+}
+
+// finite reports whether the number data[start:end], with integer digits
+// data[intStart:intEnd], fraction digits data[fracStart:fracEnd] and
+// decimal exponent exp, is within the range of a float64 (values too small
+// round to zero and are fine). It decides from the position of the leading
+// digit, without parsing, except at the very edge of the range (around
+// 1.8e308), where strconv decides.
+func finite(data []byte, start, intStart, intEnd, fracStart, fracEnd, exp, end int) bool {
+	if exp <= 0 && intEnd-intStart <= 308 {
+		return true // below 1e308: almost every number ends here
+	}
+	var lead int // the decimal exponent of the leading nonzero digit
+	if data[intStart] != '0' {
+		lead = intEnd - intStart - 1
+	} else {
+		z := fracStart
+		for z < fracEnd && data[z] == '0' {
+			z++
+		}
+		if z == fracEnd {
+			return true // zero
+		}
+		lead = -(z - fracStart + 1)
+	}
+	switch m := lead + exp; {
+	case m < 308:
+		return true
+	case m > 308:
+		return false
+	}
+	f, err := strconv.ParseFloat(string(data[start:end]), 64)
+	return err == nil && !math.IsInf(f, 0)
+}
+
+// errRange describes a number beyond the float64 range, abbreviated.
+func errRange(off int, text []byte) error {
+	shown := string(text)
+	if len(text) > 32 {
+		digits := 0
+		for _, c := range text {
+			if isDigit(c) {
+				digits++
+			}
+		}
+		what := " digits"
+		if digits < len(text)-1 || (digits == len(text)-1 && text[0] != '-') {
+			what = " characters"
+			digits = len(text)
+		}
+		shown = string(text[:24]) + "... (" + strconv.Itoa(digits) + what + ")"
+	}
+	return &SyntaxError{Offset: off, Msg: "number " + shown + " is out of range: numbers must be finite IEEE 754 double-precision values (at most about ±1.8e308)"}
 }
 
 func scanLiteral(data []byte, i int, lit string) (int, error) {

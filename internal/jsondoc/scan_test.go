@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -39,14 +40,12 @@ func TestScanValid(t *testing.T) {
 	f("id object", `{"id":{"a":[1,2]}}`, nil, `{"a":[1,2]}`)
 	f("nested id ignored", `{"a":{"id":"inner"}}`, nil, "")
 	f("escaped id name", `{"\u0069d":"x"}`, nil, `"x"`)
-	f("duplicate id first wins", `{"id":"first","id":"second"}`, nil, `"first"`)
 	f("pk top", `{"id":"1","pk":"p"}`, [][]string{{"pk"}}, `"1"`, `"p"`)
 	f("missing path", `{"id":"1"}`, [][]string{{"pk"}}, `"1"`, "")
 	f("nested path", `{"a":{"b":{"c":[1, 2 ,3]}}}`, [][]string{{"a", "b", "c"}, {"a", "b"}, {"a", "x"}},
 		"", `[1, 2 ,3]`, `{"c":[1, 2 ,3]}`, "")
 	f("path through non-object", `{"a":"str","b":[{"c":1}],"n":null}`,
 		[][]string{{"a", "b"}, {"b", "c"}, {"b", "0"}, {"n", "x"}}, "", "", "", "", "")
-	f("duplicate path first wins", `{"a":{"x":1},"a":{"b":2}}`, [][]string{{"a", "b"}, {"a"}}, "", "", `{"x":1}`)
 	f("same path twice", `{"a":1}`, [][]string{{"a"}, {"a"}}, "", `1`, `1`)
 	f("empty path is whole object", ` {"a":1} `, [][]string{{}}, "", `{"a":1}`)
 	f("escaped path component", `{"a\/b":1,"\u00e9":2,"\ud83d\ude00":3}`,
@@ -58,7 +57,8 @@ func TestScanValid(t *testing.T) {
 	f("string escapes", `{"s":"\"\\\/\b\f\n\r\t\u0041\uD83D\uDE00"}`, [][]string{{"s"}}, "",
 		`"\"\\\/\b\f\n\r\t\u0041\uD83D\uDE00"`)
 	f("value after array", `{"a":[{"b":1}],"b":{"c":2}}`, [][]string{{"b", "c"}}, "", `2`)
-	f("invalid utf8 tolerated", "{\"a\":\"\xff\xfe\"}", [][]string{{"a"}}, "", "\"\xff\xfe\"")
+	f("numbers at the float64 edge", `{"a":1.7976931348623157e308,"b":-179769313486231570000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000,"c":1e-400,"d":0.0e999999,"e":0.001e310}`,
+		[][]string{{"a"}, {"c"}, {"e"}}, "", `1.7976931348623157e308`, `1e-400`, `0.001e310`)
 
 	deep := strings.Repeat(`{"a":`, MaxDepth) + `1` + strings.Repeat(`}`, MaxDepth)
 	path := make([]string, MaxDepth)
@@ -115,11 +115,60 @@ func TestScanInvalid(t *testing.T) {
 	f(`{} {}`, "invalid character '{' after top-level value", 3)
 	f(`{}x`, "invalid character 'x' after top-level value", 2)
 	f("{\"a\":1}\x00", `after top-level value`, 7)
-	f("{\"\xff\":1,\"a\":\x80}", "invalid character byte 0x80", 11)
+	f("{\"\xfe\":1,\"a\":\x80}", "invalid UTF-8 (byte 0xfe) in string", 2)
+	f("{\"a\":\x80}", "invalid character byte 0x80", 5)
 	f(`[1,2`, "unexpected end", 4)
 	f(`"abc`, "unexpected end", 4)
+}
+
+// TestScanDocumentRules: input that is valid JSON but not a valid document.
+func TestScanDocumentRules(t *testing.T) {
+	f := func(in string, wantMsg string, wantOff int) {
+		t.Helper()
+		_, err := Scan([]byte(in), [][]string{{"a"}})
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Fatalf("Scan(%.40q) = %v, want *SyntaxError", in, err)
+		}
+		if se.Offset != wantOff || !strings.Contains(se.Error(), wantMsg) {
+			t.Errorf("Scan(%.40q) = %q (offset %d), want %q at offset %d", in, se.Error(), se.Offset, wantMsg, wantOff)
+		}
+		if err := Validate([]byte(in)); err == nil || err.Error() != se.Error() {
+			t.Errorf("Validate(%.40q) = %v, want %v", in, err, se)
+		}
+	}
 	over := strings.Repeat(`[`, MaxDepth) + `{}` + strings.Repeat(`]`, MaxDepth)
-	f(over, "exceeded max nesting depth", MaxDepth)
+	f(over, "exceeded the maximum nesting depth", MaxDepth)
+	f(`{"a":`+strings.Repeat(`{"a":`, MaxDepth)+`1`+strings.Repeat(`}`, MaxDepth+1), "nested at most 128 levels", 5+5*(MaxDepth-1))
+	f(`{"a":1e400}`, "number 1e400 is out of range", 5)
+	f(`{"a":[-1e400]}`, "number -1e400 is out of range", 6)
+	f(`{"a":1.7976931348623159e308}`, "out of range", 5)
+	f(`{"a":0.00001e314}`, "out of range", 5)
+	f(`{"a":1e99999999999999999999999}`, "number 1e99999999999999999999999 is out of range", 5)
+	f(`{"a":`+strings.Repeat("9", 400)+`}`, "number 999999999999999999999999... (400 digits) is out of range", 5)
+	f(`{"a":-`+strings.Repeat("9", 400)+`.5}`, "(403 characters) is out of range", 5)
+	f(`{"id":"x","id":"y"}`, `duplicate property name "id"`, 10)
+	f(`{"a":{"b":1,"c":[{"d":1,"d":2}]}}`, `duplicate property name "d"`, 24)
+	f(`{"\u0061":1,"a":2}`, `duplicate property name "a"`, 12)
+	f(`{"a":1,"\u0061":2}`, `duplicate property name "a"`, 7)
+	f(`{"\u00e9":1,"\u00E9":2}`, `duplicate property name "é"`, 12)
+	var b strings.Builder
+	b.WriteString(`{`)
+	for i := range 100 {
+		fmt.Fprintf(&b, `"k%d":1,`, i)
+	}
+	f(b.String()+`"\u006b99":1}`, `duplicate property name "k99"`, b.Len())
+	f(b.String()+`"k0":1}`, `duplicate property name "k0"`, b.Len())
+	long := strings.Repeat("é", 100)
+	f(`{"`+long+`":1,"`+long+`":1}`, `duplicate property name "`+long[:64]+`"... (200 bytes)`, 206)
+	f("{\"a\":\"\xc3\"}", "invalid UTF-8 (byte 0xc3) in string", 6)
+	f("{\"a\":\"\xed\xa0\x80\"}", "invalid UTF-8 (byte 0xed)", 6)              // a surrogate
+	f("{\"a\":\"\xc0\xaf\"}", "invalid UTF-8 (byte 0xc0)", 6)                  // overlong '/'
+	f("{\"a\":\"abcdefgh\xf4\x90\x80\x80\"}", "invalid UTF-8 (byte 0xf4)", 14) // past U+10FFFF
+	// The same names in different objects are not duplicates.
+	if _, err := Scan([]byte(`{"a":{"a":{"a":1}},"b":[{"a":1},{"a":1}],"c":{}}`), nil); err != nil {
+		t.Errorf("same names in different objects: %v", err)
+	}
 }
 
 func TestScanNotObject(t *testing.T) {
@@ -292,6 +341,11 @@ func checkScanAgainstStdlib(t *testing.T, data []byte) {
 	isObject := valid && trimmed[0] == '{'
 
 	switch {
+	case valid && err != nil && errors.Is(err, ErrSyntax) && breaksDocumentRules(data):
+		if Validate(data) == nil {
+			t.Fatalf("Validate(%q) = nil, Scan says %v", data, err)
+		}
+		return
 	case !valid:
 		if !errors.Is(err, ErrSyntax) {
 			t.Fatalf("Scan(%q) = %v, encoding/json says invalid", data, err)
@@ -320,8 +374,8 @@ func checkScanAgainstStdlib(t *testing.T, data []byte) {
 		}
 	}
 	// Without duplicate names, encoding/json must see the same values.
-	if hasDuplicateNames(data) {
-		return
+	if breaksDocumentRules(data) {
+		t.Fatalf("Scan(%q) accepted a document that breaks the document rules", data)
 	}
 	var m map[string]any
 	if err := unmarshalUseNumber(data, &m); err != nil {

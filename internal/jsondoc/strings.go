@@ -13,7 +13,7 @@ func UnquoteString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
-	end, esc, err := scanString(raw, 0)
+	end, esc, err := scanString(raw, 0, false)
 	if err != nil || end != len(raw) {
 		return "", false
 	}

@@ -74,7 +74,7 @@ func StripSystem(dst, raw []byte) []byte {
 // raw, comma separated, and returns how many it wrote. The closing brace is
 // left to the caller.
 func appendWithoutSystem(dst, raw []byte) ([]byte, int) {
-	p := parser{data: raw}
+	p := parser{data: raw, lax: true} // raw was accepted by Scan, maybe by an older version
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		panic("BUG: jsondoc: system properties edited on a non-object")
@@ -91,7 +91,7 @@ func appendWithoutSystem(dst, raw []byte) ([]byte, int) {
 			panic("BUG: jsondoc: system properties edited on invalid JSON")
 		}
 		ks := i
-		ke, esc, err := scanString(raw, i)
+		ke, esc, err := scanString(raw, i, false)
 		mustOK(err)
 		i = skipWS(raw, ke)
 		if i >= len(raw) || raw[i] != ':' {

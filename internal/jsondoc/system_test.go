@@ -46,12 +46,11 @@ func TestWithSystem(t *testing.T) {
 	f(`{"id":"a"}`, `"id":"a"`)
 	f("{\n  \"id\" : \"a\",\n  \"n\": [1, 2,\n 3],\n  \"o\": {\"_rid\": \"nested stays\"}\n}\n",
 		`"id" : "a","n": [1, 2,`+"\n"+` 3],"o": {"_rid": "nested stays"}`)
-	f(`{"_rid":"old","id":"a","_ts":1,"_self":"s","x":1.50,"_etag":"e","_attachments":"att","_rid":"dup"}`,
+	f(`{"_rid":"old","id":"a","_ts":1,"_self":"s","x":1.50,"_etag":"e","_attachments":"att"}`,
 		`"id":"a","x":1.50`)
 	f(`{"_rid":"only"}`, ``)
 	f(`{"\u005frid":"escaped name","_tsx":1,"_Rid":2,"rid":3}`, `"_tsx":1,"_Rid":2,"rid":3`)
 	f(`{"a":"\"}","b":"{\"_rid\":1}"}`, `"a":"\"}","b":"{\"_rid\":1}"`)
-	f(`{"dup":1,"dup":2}`, `"dup":1,"dup":2`)
 }
 
 func TestWithSystemAppendsToDst(t *testing.T) {

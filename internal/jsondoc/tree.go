@@ -55,10 +55,11 @@ func newNode(raw []byte) *node {
 	return &node{kind: k, raw: raw}
 }
 
-// parseNode validates raw (one JSON value, surrounding whitespace allowed) and
-// returns it as an unexpanded node aliasing raw.
-func parseNode(raw []byte) (*node, error) {
-	if err := Validate(raw); err != nil {
+// parseNode validates raw (one JSON value, surrounding whitespace allowed,
+// nested at most MaxDepth+extraDepth levels) and returns it as an
+// unexpanded node aliasing raw.
+func parseNode(raw []byte, extraDepth int) (*node, error) {
+	if err := validate(raw, extraDepth); err != nil {
 		return nil, err
 	}
 	return newNode(trimWS(raw)), nil
@@ -81,7 +82,7 @@ func (n *node) expand() {
 		return
 	}
 	raw := n.raw
-	p := parser{data: raw}
+	p := parser{data: raw, lax: true} // validated when the tree was made
 	i := skipWS(raw, 1)
 	closer := byte('}')
 	if n.kind == kindArray {
@@ -90,7 +91,7 @@ func (n *node) expand() {
 	var seen map[string]struct{} // dedup index, built once an object is big
 	for i < len(raw) && raw[i] != closer {
 		if n.kind == kindObject {
-			ke, esc, err := scanString(raw, i)
+			ke, esc, err := scanString(raw, i, false)
 			mustValid(err)
 			rawKey := raw[i:ke]
 			name := decodeKey(raw[i+1:ke-1], esc)

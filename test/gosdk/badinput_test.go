@@ -33,7 +33,7 @@ func TestBadInput(t *testing.T) {
 		{"missing id", `{"pk":"p"}`, 400, "no \"id\""},
 		{"numeric id", `{"id":5,"pk":"p"}`, 400, "must be a string"},
 		{"empty id", `{"id":"","pk":"p"}`, 400, "empty"},
-		{"long id", `{"id":"` + strings.Repeat("a", 256) + `","pk":"p"}`, 400, "limit is 255"},
+		{"long id", `{"id":"` + strings.Repeat("a", 1024) + `","pk":"p"}`, 400, "limit is 1023 bytes"},
 		{"slash in id", `{"id":"a/b","pk":"p"}`, 400, "cannot contain"},
 		{"backslash in id", `{"id":"a\\b","pk":"p"}`, 400, "cannot contain"},
 		{"question mark in id", `{"id":"a?b","pk":"p"}`, 400, "cannot contain"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/query/parser"
@@ -44,7 +45,12 @@ func readQuery(req *request) (*exec.Plan, engine.QueryScope, error) {
 		}
 		v := eval.Value{}
 		if len(p.Value) > 0 {
-			if v, err = eval.FromJSON(p.Value); err != nil {
+			// The document rules (depth, number range, UTF-8, unique
+			// names) hold for parameters too.
+			if err = jsondoc.Validate(p.Value); err == nil {
+				v, err = eval.FromJSON(p.Value)
+			}
+			if err != nil {
 				return nil, scope, errBadRequest("query parameter %s has an invalid value: %v", p.Name, err)
 			}
 		}
