@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,6 +67,12 @@ const (
 	// rssBudget is the peak RSS allowed: the Go heap's limit plus what lives
 	// outside it (the block cache, memtables, stacks, runtime overhead).
 	rssBudget = 512 << 20
+	// killRSS is where the suite kills the server rather than let it take
+	// the machine: the budget is blown by then. addressLimit, the server's
+	// RLIMIT_AS when prlimit(1) is there, stops it even between two samples
+	// (an idle server maps about 1.8 GB).
+	killRSS      = 1 << 30
+	addressLimit = 4 << 30
 	// goroutineSlack is how many goroutines above the baseline count as back
 	// to it (timers and background work come and go).
 	goroutineSlack = 8
@@ -87,6 +94,12 @@ func start(t *testing.T) *proc {
 	t.Helper()
 	args := append([]string{"serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--no-throttle"}, serverFlags...)
 	cmd := exec.Command(parsecBin, args...)
+	if prlimit, err := exec.LookPath("prlimit"); err == nil {
+		// prlimit sets the limit and execs the server: same process.
+		cmd = exec.Command(prlimit, append([]string{fmt.Sprintf("--as=%d", addressLimit), "--", parsecBin}, args...)...)
+	} else {
+		t.Logf("no prlimit: the server's memory is bounded by GOMEMLIMIT=%s and a kill at %d MiB RSS only", memLimit, killRSS>>20)
+	}
 	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+memLimit)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -116,7 +129,8 @@ func start(t *testing.T) *proc {
 			cmd.Process.Signal(os.Interrupt)
 			select {
 			case <-p.exited:
-			case <-time.After(30 * time.Second):
+			case <-time.After(10 * time.Second):
+				t.Log("the server did not stop within 10s of SIGINT: killed")
 				cmd.Process.Kill()
 				<-p.exited
 			}
@@ -184,6 +198,8 @@ const bigItems = 24 // ~1.9 MB each
 // 500-element array (for joins).
 func seed(t *testing.T, p *proc) {
 	t.Helper()
+	t0 := time.Now()
+	defer func() { t.Logf("seeded in %v", time.Since(t0).Round(time.Millisecond)) }()
 	must(t, p, "POST", "/dbs", []byte(`{"id":"db"}`), 201)
 	must(t, p, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`), 201)
 	must(t, p, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"small","pk":"s","v":1}`), 201, "x-ms-documentdb-partitionkey", `["s"]`)
@@ -203,37 +219,53 @@ func seed(t *testing.T, p *proc) {
 }
 
 // goroutines reads go_goroutines from /metrics.
-func goroutines(t *testing.T, p *proc) int {
-	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+func goroutines(p *proc) (int, error) {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	st, b, err := call(context.Background(), c, p.url, "GET", "/metrics", nil)
 	if err != nil || st != 200 {
-		t.Fatalf("GET /metrics: %d %v", st, err)
+		return 0, fmt.Errorf("GET /metrics: %d %v", st, err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "go_goroutines "); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatalf("go_goroutines %q: %v", v, err)
-			}
-			return n
+			return strconv.Atoi(strings.TrimSpace(v))
 		}
 	}
-	t.Fatal("/metrics has no go_goroutines")
-	return 0
+	return 0, errors.New("/metrics has no go_goroutines")
 }
 
-// settledGoroutines waits, at most 30s, until the goroutine count is at most
-// limit, and returns the last count read.
+// settledGoroutines waits, at most 20s, until the goroutine count is at most
+// limit, and returns the last count read (-1 if none could be).
 func settledGoroutines(t *testing.T, p *proc, limit int) int {
 	t.Helper()
-	n := 0
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if n = goroutines(t, p); n <= limit {
+	n := -1
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		m, err := goroutines(p)
+		if err != nil {
+			t.Log(err)
+			continue
+		}
+		if n = m; n <= limit {
 			break
 		}
 	}
 	return n
+}
+
+// baseline returns the goroutine count once two readings 200ms apart agree
+// (at most 5s).
+func baseline(t *testing.T, p *proc) int {
+	t.Helper()
+	last := -1
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		n, err := goroutines(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == last || time.Now().After(end) {
+			return n
+		}
+		last = n
+	}
 }
 
 // status reads a field of /proc/<pid>/status, in bytes.
@@ -501,25 +533,34 @@ func (a *attack) queries(p *proc, n int, name, q string, maxItems int, hangUp ti
 func run(t *testing.T, p *proc, d time.Duration, launch func(a *attack)) {
 	t.Helper()
 	pid := p.cmd.Process.Pid
-	base := settledGoroutines(t, p, 0)
+	base := baseline(t, p)
 	rssBefore := status(pid, "VmRSS")
 	t.Logf("before the attack: %d goroutines, RSS %d MiB, peak RSS %d MiB", base, rssBefore>>20, status(pid, "VmHWM")>>20)
 
 	a := newAttack()
 	stopHonest := make(chan struct{})
 	h := runHonest(p, stopHonest)
-	var peak atomic.Int64
+	var peak, killedAt atomic.Int64
 	sampled := make(chan struct{})
-	go func() { // VmHWM is the peak; sampling VmRSS too shows when it happened
+	go func() { // VmHWM is the peak; the samples are for the watchdog
 		defer close(sampled)
 		for {
-			if r := status(pid, "VmRSS"); r > peak.Load() {
+			r := status(pid, "VmRSS")
+			if r > peak.Load() {
 				peak.Store(r)
+			}
+			if r > killRSS {
+				hwm := status(pid, "VmHWM")
+				p.cmd.Process.Kill()
+				killedAt.Store(max(r, hwm))
+				return
 			}
 			select {
 			case <-a.stop:
 				return
-			case <-time.After(50 * time.Millisecond):
+			case <-p.exited:
+				return
+			case <-time.After(10 * time.Millisecond):
 			}
 		}
 	}()
@@ -527,7 +568,6 @@ func run(t *testing.T, p *proc, d time.Duration, launch func(a *attack)) {
 	select {
 	case <-time.After(d):
 	case <-p.exited:
-		t.Error("the server exited during the attack")
 	}
 	close(a.stop)
 	close(stopHonest)
@@ -536,17 +576,31 @@ func run(t *testing.T, p *proc, d time.Duration, launch func(a *attack)) {
 
 	// The attackers' connections are still open: the server must have let
 	// go of them on its own (timeouts), not because the clients left.
-	n := settledGoroutines(t, p, base+goroutineSlack)
-	hwm := status(pid, "VmHWM")
 	a.log(t)
+	if k := killedAt.Load(); k > 0 {
+		a.release()
+		a.wg.Wait()
+		t.Fatalf("killed the server at %d MiB RSS (budget %d MiB)", k>>20, rssBudget>>20)
+	}
+	select {
+	case <-p.exited:
+		a.release()
+		a.wg.Wait()
+		t.Fatalf("the server exited during the attack (peak RSS sampled %d MiB)", peak.Load()>>20)
+	default:
+	}
+	t0 := time.Now()
+	n := settledGoroutines(t, p, base+goroutineSlack)
+	t.Logf("goroutines settled in %v", time.Since(t0).Round(time.Millisecond))
+	hwm := status(pid, "VmHWM")
 	t.Logf("peak RSS %d MiB (sampled %d MiB), budget %d MiB; goroutines %d, baseline %d", hwm>>20, peak.Load()>>20, rssBudget>>20, n, base)
 	a.release()
 	a.wg.Wait()
 	if hwm > rssBudget {
 		t.Errorf("peak RSS %d MiB is over the budget of %d MiB", hwm>>20, rssBudget>>20)
 	}
-	if n > base+goroutineSlack {
-		t.Errorf("%d goroutines 30s after the attack, baseline %d", n, base)
+	if n < 0 || n > base+goroutineSlack {
+		t.Errorf("%d goroutines 20s after the attack, baseline %d", n, base)
 	}
 }
 
@@ -559,15 +613,23 @@ func TestSlowAndNonReadingClients(t *testing.T) {
 	})
 }
 
+// TestQueryBombs runs each query bomb against its own server.
 func TestQueryBombs(t *testing.T) {
 	if !*queryBombs {
 		t.Skip("the query bombs need the query budgets; run with -query-bombs")
 	}
-	p := start(t)
-	seed(t, p)
-	run(t, p, 8*time.Second, func(a *attack) {
-		a.stringDoubling(p, 2)
-		a.selectAll(p, 4)
-		a.cartesian(p, 2)
-	})
+	for _, tc := range []struct {
+		name   string
+		launch func(a *attack, p *proc)
+	}{
+		{"string doubling", func(a *attack, p *proc) { a.stringDoubling(p, 2) }},
+		{"unbounded SELECT *", func(a *attack, p *proc) { a.selectAll(p, 4) }},
+		{"abandoned cartesian join", func(a *attack, p *proc) { a.cartesian(p, 2) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := start(t)
+			seed(t, p)
+			run(t, p, 5*time.Second, func(a *attack) { tc.launch(a, p) })
+		})
+	}
 }
