@@ -276,3 +276,36 @@ func TestWaitingConnectionIsServedWhenSlotFrees(t *testing.T) {
 		t.Fatalf("second connection after the first closed: %v %v", resp, err)
 	}
 }
+
+// TestLongQueryOutlastsTimeouts: the timeouts bound the client's sending and
+// reading, not the server's work. A query that evaluates for longer than both
+// is answered.
+func TestLongQueryOutlastsTimeouts(t *testing.T) {
+	s := start(t, server.Options{ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond})
+	setup(t, s)
+	arr := make([]string, 100)
+	for i := range arr {
+		arr[i] = fmt.Sprint(i)
+	}
+	doc := `{"id":"arr","pk":"a","arr":[` + strings.Join(arr, ",") + `]}`
+	if st := call(t, s, "POST", "/dbs/db/colls/c/docs", doc, `x-ms-documentdb-partitionkey: ["a"]`); st != 201 {
+		t.Fatalf("create item: %d", st)
+	}
+	// A million joined rows: far longer to evaluate than the timeouts.
+	q := `{"query":"SELECT VALUE COUNT(1) FROM c JOIN x IN c.arr JOIN y IN c.arr JOIN z IN c.arr"}`
+	c := dial(t, s)
+	defer c.Close()
+	if _, err := io.WriteString(c, signed("POST", "/dbs/db/colls/c/docs", host(s), len(q), "Content-Type: application/query+json",
+		"x-ms-documentdb-isquery: True", "x-ms-documentdb-query-enablecrosspartition: True", "x-ms-max-item-count: -1")+q); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("query: %v", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || !bytes.Contains(b, []byte("1000000")) {
+		t.Fatalf("query: %d %.300s %v", resp.StatusCode, b, err)
+	}
+}
