@@ -41,6 +41,18 @@ type Options struct {
 	// Advertise is the endpoint URL advertised to clients. Default: derived
 	// from each request.
 	Advertise string
+	// ReadTimeout bounds reading one request, headers and body; WriteTimeout
+	// bounds writing one response, from its first byte; IdleTimeout is how
+	// long a keep-alive connection may wait for its next request. Defaults
+	// DefaultReadTimeout, DefaultWriteTimeout and DefaultIdleTimeout; a
+	// negative value means no limit.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConnections is how many connections are served at once; one beyond
+	// waits up to ConnectionWait for a slot, then is closed unanswered.
+	// Defaults DefaultMaxConnections and DefaultConnectionWait; a negative
+	// MaxConnections means no limit.
+	MaxConnections int
+	ConnectionWait time.Duration
 	// PartitionMaxRUs is the throughput of one physical partition. Default 10,000.
 	PartitionMaxRUs int
 	// PartitionMaxBytes is the storage at which a physical partition splits.
@@ -72,6 +84,7 @@ func (o *Options) setDefaults() {
 	if o.PartitionMaxRUs == 0 {
 		o.PartitionMaxRUs = engine.DefaultPartitionMaxRUs
 	}
+	o.setConnDefaults()
 }
 
 // Validate checks the options and returns a message a user can act on.
@@ -199,11 +212,14 @@ func Start(o Options) (*Server, error) {
 	}
 	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic})
 	s := &Server{opts: o, store: store, engine: eng, done: make(chan error, 1)}
-	s.http = &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute}
+	s.http = newHTTPServer(api, o)
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		s.closeStore()
 		return nil, fmt.Errorf("cannot listen on %s: %w", o.Listen, err)
+	}
+	if o.MaxConnections > 0 {
+		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait)
 	}
 	if o.TLS {
 		cert, err := loadOrCreateCert(o)

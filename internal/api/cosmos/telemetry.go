@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,10 +121,13 @@ func (s *Server) serveMetrics(req *request) {
 	s.writeMetrics(req, s.metricsSnapshot().full)
 }
 
+// writeMetrics sends a snapshot followed by the live process gauges, which
+// cost nothing to read and so are never stale.
 func (s *Server) writeMetrics(req *request, body []byte) {
 	req.w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	req.w.WriteHeader(http.StatusOK)
 	_, _ = req.w.Write(body)
+	_, _ = fmt.Fprintf(req.w, "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines %d\n", runtime.NumGoroutine())
 }
 
 // metricsSnapshot returns a snapshot at most MetricsRefresh old by the
