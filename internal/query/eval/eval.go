@@ -22,6 +22,47 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 	if env == nil {
 		env = &Env{}
 	}
+	if b := env.Budget; b != nil {
+		if b.steps++; b.steps >= b.next {
+			if err := b.slow(e.Pos()); err != nil {
+				return Value{}, err
+			}
+		}
+		return evalBudget(e, env, b)
+	}
+	return eval(e, env)
+}
+
+// evalBudget is eval with the bytes of the values e builds counted.
+func evalBudget(e ast.Expr, env *Env, b *Budget) (Value, error) {
+	v, err := eval(e, env)
+	if err != nil {
+		return v, err
+	}
+	// What the node made, not what it passed on: a property, a coalesced
+	// operand or a scalar subquery's row was counted where it was built.
+	switch x := e.(type) {
+	case *ast.Call, *ast.ArrayCreate, *ast.ObjectCreate:
+	case *ast.Binary:
+		if x.Op != ast.Concat {
+			return v, nil
+		}
+	case *ast.Subquery:
+		if x.Kind != ast.Array {
+			return v, nil
+		}
+	default:
+		return v, nil
+	}
+	if n := ShallowSize(v); n > 0 {
+		if err := b.Charge(e.Pos(), n); err != nil {
+			return Value{}, err
+		}
+	}
+	return v, nil
+}
+
+func eval(e ast.Expr, env *Env) (Value, error) {
 	switch e := e.(type) {
 	case *ast.Ident:
 		if v, ok := env.Lookup(e.Name); ok {
