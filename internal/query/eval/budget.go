@@ -155,4 +155,3 @@ func JSONSize(v Value) int {
 	}
 	return n
 }
-
