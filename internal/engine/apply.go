@@ -354,6 +354,10 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	body := op.Body
 	if op.Kind == OpPatch && op.Condition != nil {
 		ok, err := conditionHolds(op.Condition, key, curDoc)
+		var qe *eval.Error
+		if err != nil && !errors.As(err, &qe) {
+			return OpResult{}, err // the stored item's fault, not the request's
+		}
 		if err != nil {
 			return fail(http.StatusBadRequest, badRequest("the patch condition cannot be evaluated: %v", err))
 		}
@@ -518,14 +522,32 @@ func keyOf(values [][]byte) (epk.Key, error) {
 	return key, nil
 }
 
+// conditionLimits bound a patch condition, which runs inside the
+// partition's write loop: every write to the partition waits for it. The
+// bounds are counts, so a condition's fate depends only on it and the
+// document, never on the machine's load: 100,000 steps are a few
+// milliseconds of evaluation.
+var conditionLimits = exec.Limits{
+	MaxSteps: DefaultConditionSteps,
+	MaxBytes: DefaultConditionBytes,
+	What:     "the patch condition",
+}
+
+// Defaults of the patch condition's budget.
+const (
+	DefaultConditionSteps = 100_000
+	DefaultConditionBytes = 4 << 20
+)
+
 // conditionHolds reports whether a stored document satisfies a compiled
-// patch condition: whether the query gives it a row.
+// patch condition: whether the query gives it a row. A condition that
+// passes its budget (conditionLimits) is an error wrapping eval.ErrBudget.
 func conditionHolds(cond *exec.Plan, key, doc []byte) (bool, error) {
 	v, err := eval.FromJSON(doc)
 	if err != nil {
 		return false, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
 	}
-	rows, _, err := exec.Exec(cond, []exec.Source{&oneDoc{key: key, doc: v}}, nil, 1)
+	rows, _, err := exec.ExecLimits(cond, []exec.Source{&oneDoc{key: key, doc: v}}, nil, 1, &conditionLimits)
 	return len(rows) > 0, err
 }
 
