@@ -28,41 +28,7 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 				return Value{}, err
 			}
 		}
-		return evalBudget(e, env, b)
 	}
-	return eval(e, env)
-}
-
-// evalBudget is eval with the bytes of the values e builds counted.
-func evalBudget(e ast.Expr, env *Env, b *Budget) (Value, error) {
-	v, err := eval(e, env)
-	if err != nil {
-		return v, err
-	}
-	// What the node made, not what it passed on: a property, a coalesced
-	// operand or a scalar subquery's row was counted where it was built.
-	switch x := e.(type) {
-	case *ast.Call, *ast.ArrayCreate, *ast.ObjectCreate:
-	case *ast.Binary:
-		if x.Op != ast.Concat {
-			return v, nil
-		}
-	case *ast.Subquery:
-		if x.Kind != ast.Array {
-			return v, nil
-		}
-	default:
-		return v, nil
-	}
-	if n := ShallowSize(v); n > 0 {
-		if err := b.Charge(e.Pos(), n); err != nil {
-			return Value{}, err
-		}
-	}
-	return v, nil
-}
-
-func eval(e ast.Expr, env *Env) (Value, error) {
 	switch e := e.(type) {
 	case *ast.Ident:
 		if v, ok := env.Lookup(e.Name); ok {
@@ -104,7 +70,7 @@ func eval(e ast.Expr, env *Env) (Value, error) {
 				elems = append(elems, v)
 			}
 		}
-		return Value{kind: Array, a: elems}, nil
+		return built(env, e, Value{kind: Array, a: elems})
 	case *ast.ObjectCreate:
 		a := make([]Value, 0, 2*len(e.Props))
 		for _, p := range e.Props {
@@ -114,7 +80,7 @@ func eval(e ast.Expr, env *Env) (Value, error) {
 			}
 			a = appendMember(a, p.Key, v)
 		}
-		return Value{kind: Object, a: a}, nil
+		return built(env, e, Value{kind: Object, a: a})
 	case *ast.Dot:
 		x, err := Eval(e.X, env)
 		if err != nil {
@@ -132,7 +98,11 @@ func eval(e ast.Expr, env *Env) (Value, error) {
 		}
 		return index(x, i), nil
 	case *ast.Call:
-		return evalCall(e, env)
+		v, err := evalCall(e, env)
+		if err != nil || env.Budget == nil {
+			return v, err
+		}
+		return built(env, e, v)
 	case *ast.Unary:
 		x, err := Eval(e.X, env)
 		if err != nil {
@@ -140,7 +110,11 @@ func eval(e ast.Expr, env *Env) (Value, error) {
 		}
 		return unary(e.Op, x), nil
 	case *ast.Binary:
-		return evalBinary(e, env)
+		v, err := evalBinary(e, env)
+		if err != nil || env.Budget == nil || e.Op != ast.Concat {
+			return v, err
+		}
+		return built(env, e, v)
 	case *ast.In:
 		return evalIn(e, env)
 	case *ast.Between:
@@ -179,9 +153,27 @@ func eval(e ast.Expr, env *Env) (Value, error) {
 		}
 		return Eval(e.Else, env)
 	case *ast.Subquery:
-		return evalSubquery(e, env)
+		v, err := evalSubquery(e, env)
+		if err != nil || env.Budget == nil || e.Kind != ast.Array {
+			return v, err
+		}
+		return built(env, e, v)
 	}
 	panic("BUG: eval: unknown expression node")
+}
+
+// built counts the bytes of a value that node e made (not one it passed
+// on: a property, a coalesced operand or a scalar subquery's row was
+// counted where it was built) against env's budget, if any.
+func built(env *Env, e ast.Expr, v Value) (Value, error) {
+	if b := env.Budget; b != nil {
+		if n := ShallowSize(v); n > 0 {
+			if err := b.Charge(e.Pos(), n); err != nil {
+				return Value{}, err
+			}
+		}
+	}
+	return v, nil
 }
 
 // numberLit returns the value of a number literal's text: an exact int64
