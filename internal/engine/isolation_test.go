@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -74,6 +75,15 @@ func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
 		case 13:
 			// An atomic batch with a bad operation writes nothing.
 			group = append(group, cmd(true, write(OpCreate, `{"id":"ab","pk":"a"}`), unreadable("u3")))
+		case 14:
+			// A command that panics in apply (a patch whose condition is a
+			// zero plan stands for a bug in the evaluator).
+			op, err := c.PrepareKeyed(OpPatch, "h0", key("a"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op.Condition = new(exec.Plan)
+			group = append(group, cmd(false, op))
 		}
 	}
 	p.commitGroup(group)
@@ -95,9 +105,12 @@ func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
 	if r := group[17]; r.err != nil || r.res[0].Status != http.StatusFailedDependency || r.res[1].Status != http.StatusBadRequest {
 		t.Fatalf("atomic batch: err %v, result %+v, want 424 then 400", r.err, r.res)
 	}
-	// Every command took one LSN but the one that failed with an error
+	if r := group[19]; r.err == nil || !strings.Contains(r.err.Error(), "BUG: cannot apply a command") {
+		t.Fatalf("a command that panics: err %v, want its own BUG error", r.err)
+	}
+	// Every command took one LSN but the two that failed with an error
 	// (failed operations take theirs, as before).
-	if got, want := p.LSN(), lsn+uint64(len(group))-1; got != want {
+	if got, want := p.LSN(), lsn+uint64(len(group))-2; got != want {
 		t.Fatalf("LSN %d, want %d", got, want)
 	}
 

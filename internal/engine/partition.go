@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"log"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -228,7 +230,7 @@ func (p *Partition) commitGroup(group []*request) {
 	for _, r := range group {
 		st.LSN++
 		var broken bool
-		r.res, r.err, broken = applyIsolated(ac, b, r.cmd, st.LSN, &st)
+		r.res, r.err, broken = p.applyIsolated(ac, b, r.cmd, st.LSN, &st)
 		if broken {
 			err = r.err
 			break
@@ -270,10 +272,11 @@ func (p *Partition) commitGroup(group []*request) {
 // the whole group must fail. A panic in apply is a bug of this command
 // alone: it becomes the command's error (HTTP 500), not the server's death
 // nor the group's failure.
-func applyIsolated(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partState) (res []OpResult, err error, broken bool) {
+func (p *Partition) applyIsolated(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partState) (res []OpResult, err error, broken bool) {
 	t := &txn{b: b}
 	defer func() {
 		if x := recover(); x != nil {
+			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", p.info.ID, x, debug.Stack())
 			res, err, broken = nil, fmt.Errorf("BUG: cannot apply a command: %v", x), t.flushing
 		}
 	}()

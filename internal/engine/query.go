@@ -259,7 +259,8 @@ type queryToken struct {
 // QueryLimits bound every query page, as Cosmos DB bounds its pages. A
 // page that reaches its time or size ends early with a continuation; a
 // query that needs more memory than its budgets for one document or one
-// page is refused (400) with a message naming the budget.
+// page is refused (400) with a message naming the budget. A zero field
+// takes its default, a negative one bounds nothing.
 type QueryLimits struct {
 	// PageTime is the evaluation time of one page: a streaming page then
 	// ends with a continuation; an ORDER BY, DISTINCT, GROUP BY or
