@@ -262,12 +262,16 @@ type queryToken struct {
 // page is refused (400) with a message naming the budget. A zero field
 // takes its default, a negative one bounds nothing.
 type QueryLimits struct {
-	// PageTime is the evaluation time of one page: a streaming page then
-	// ends with a continuation; an ORDER BY, DISTINCT, GROUP BY or
-	// aggregate page, which must read its partitions in full, fails.
+	// PageTime is the evaluation time of one streaming page, which then
+	// ends with a continuation (it fails only if it finished no row).
 	// Measured with Options.Now, checked every eval.CheckEvery steps.
 	// Default 5 s, as Cosmos DB.
 	PageTime time.Duration
+	// FullReadTime is the evaluation time of one page of a query with
+	// ORDER BY, DISTINCT, GROUP BY or aggregates, which must read its
+	// partitions in full and cannot end early: past it the query fails
+	// (400). Default 60 s.
+	FullReadTime time.Duration
 	// PageBytes caps the JSON size of a page's results: the page ends
 	// before the result that would pass it, but holds at least one.
 	// Default 4 MiB, as Cosmos DB's response size.
@@ -284,6 +288,7 @@ type QueryLimits struct {
 // Defaults of QueryLimits.
 const (
 	DefaultQueryPageTime   = 5 * time.Second
+	DefaultQueryFullRead   = 60 * time.Second
 	DefaultQueryPageBytes  = 4 << 20
 	DefaultQueryValueBytes = 32 << 20
 	DefaultQueryHeldBytes  = 64 << 20
@@ -292,6 +297,9 @@ const (
 func (l QueryLimits) withDefaults() QueryLimits {
 	if l.PageTime == 0 {
 		l.PageTime = DefaultQueryPageTime
+	}
+	if l.FullReadTime == 0 {
+		l.FullReadTime = DefaultQueryFullRead
 	}
 	if l.PageBytes == 0 {
 		l.PageBytes = DefaultQueryPageBytes
@@ -305,12 +313,21 @@ func (l QueryLimits) withDefaults() QueryLimits {
 	return l
 }
 
-// limits returns the exec limits of one page that starts at start and ends
-// early when ctx ends.
-func (c *Container) limits(ctx context.Context, start time.Time) *exec.Limits {
+// pageTime is the time budget of a page of plan.
+func (l QueryLimits) pageTime(plan *exec.Plan) time.Duration {
+	if plan.Shape() == exec.Streaming {
+		return l.PageTime
+	}
+	return l.FullReadTime
+}
+
+// limits returns the exec limits of one page of plan that starts at start
+// and ends early when ctx ends.
+func (c *Container) limits(ctx context.Context, plan *exec.Plan, start time.Time) *exec.Limits {
 	ql := c.e.opts.Query
 	now := c.e.opts.Now
-	deadline := start.Add(ql.PageTime)
+	budget := ql.pageTime(plan)
+	deadline := start.Add(budget)
 	return &exec.Limits{
 		MaxBytes:     ql.ValueBytes,
 		MaxPageBytes: ql.PageBytes,
@@ -320,7 +337,7 @@ func (c *Container) limits(ctx context.Context, start time.Time) *exec.Limits {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if ql.PageTime > 0 && !now().Before(deadline) {
+			if budget > 0 && !now().Before(deadline) {
 				return exec.ErrPageTime
 			}
 			return nil
@@ -412,7 +429,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 			sources[i] = src
 		}
 	}
-	rows, next, err := execPage(plan, sources, state, pageSize, c.limits(ctx, now))
+	rows, next, err := execPage(plan, sources, state, pageSize, c.limits(ctx, plan, now))
 	for _, s := range scans {
 		if cerr := s.close(); err == nil {
 			err = cerr
@@ -443,7 +460,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		case errors.As(err, &qe) || errors.Is(err, eval.ErrInvalidQuery) || errors.Is(err, exec.ErrBadContinuation):
 			return page, badRequest("%v", err)
 		case errors.Is(err, exec.ErrPageTime):
-			return page, badRequest("the query did not finish a page within its time budget of %v (%v): a query with ORDER BY, DISTINCT, GROUP BY or aggregates reads every item in scope for each page, and a streaming query must finish at least one row; narrow the query with a filter or a partition key", c.e.opts.Query.PageTime, err)
+			return page, badRequest("the query did not finish a page within its time budget of %v (%v): a query with ORDER BY, DISTINCT, GROUP BY or aggregates reads every item in scope for each page, and a streaming query must finish at least one row; narrow the query with a filter or a partition key", c.e.opts.Query.pageTime(plan), err)
 		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 			return page, fmt.Errorf("%w: the query was stopped: the request ended (%v)", ErrUnavailable, err)
 		}
