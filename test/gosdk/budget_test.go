@@ -70,3 +70,24 @@ func TestQueryPageSizeCap(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryMemoryBomb: a 700-byte query that doubles a string through 24
+// nested subqueries gets a 400 naming the memory budget.
+func TestQueryMemoryBomb(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	cc := setup(t, c, "db", "bomb", hashPK("/pk"), 400)
+	_, err := cc.CreateItem(ctx(), azcosmos.NewPartitionKeyString("a"), []byte(`{"id":"1","pk":"a","s":"xy"}`), nil)
+	must(t, err, "create")
+	q := "SELECT VALUE c.s"
+	for i := 0; i < 24; i++ {
+		q = fmt.Sprintf("SELECT VALUE CONCAT(v%d, v%d) FROM (%s) v%d", i, i, q, i)
+	}
+	q = "SELECT VALUE LENGTH((" + q + ")) FROM c"
+	pager := cc.NewQueryItemsPager(q, azcosmos.NewPartitionKeyString("a"), nil)
+	_, err = pager.NextPage(ctx())
+	wantStatus(t, err, 400, "string-doubling query")
+	if !strings.Contains(err.Error(), "memory budget") {
+		t.Fatalf("string-doubling query: %v; want the memory budget named", err)
+	}
+}
