@@ -329,14 +329,6 @@ func (p *Plan) runSorted(src Source, s *State, want int, lim *Limits, env *eval.
 			}
 			if lateProject {
 				r.env = e
-				if lim.MaxPageBytes > 0 {
-					// Not projected yet: the document's size stands for
-					// the row's.
-					if docSize < 0 {
-						docSize = eval.JSONSize(doc)
-					}
-					r.size = docSize
-				}
 			} else {
 				if r.val, err = q.project(e); err != nil || !r.val.IsDefined() {
 					return err
@@ -344,12 +336,21 @@ func (p *Plan) runSorted(src Source, s *State, want int, lim *Limits, env *eval.
 				if !p.after(s, r) {
 					return nil
 				}
-				if lim.MaxPageBytes > 0 {
-					r.size = eval.JSONSize(r.val)
-				}
 			}
 			if bound != nil && p.cmpRows(r, bound) >= 0 {
 				return nil
+			}
+			if lim.MaxPageBytes > 0 {
+				if !lateProject {
+					r.size = eval.JSONSize(r.val)
+				} else {
+					// Not projected yet: the document's size stands for
+					// the row's.
+					if docSize < 0 {
+						docSize = eval.JSONSize(doc)
+					}
+					r.size = docSize
+				}
 			}
 			buf = append(buf, r)
 			held += r.size
