@@ -174,8 +174,10 @@ func (p *Partition) doReindex(spec *reindexSpec) error {
 		}
 		if err := eachTerm(ix, doc, &term, func(term []byte) error {
 			return b.Set(storage.IndexEntry(nil, c.rid, ix.gen, term, string(e), string(id)), nil)
-		}); err != nil {
+		}); errors.Is(err, errNotJSON) {
 			return false, fmt.Errorf("BUG: stored item %q: %w", id, err)
+		} else if err != nil {
+			return false, err
 		}
 		return true, nil
 	})
@@ -261,8 +263,10 @@ func (t *txn) index(ac *applyCtx, epkHex, id string, old, doc []byte) error {
 	if err := eachTerm(ix, old, &buf, func(term []byte) error {
 		t.put(storage.IndexEntry(nil, ac.rid, ix.gen, term, epkHex, id), nil)
 		return nil
-	}); err != nil {
+	}); errors.Is(err, errNotJSON) {
 		return fmt.Errorf("BUG: stored item %q: %w", id, err)
+	} else if err != nil {
+		return err
 	}
 	err := eachTerm(ix, doc, &buf, func(term []byte) error {
 		t.put(storage.IndexEntry(nil, ac.rid, ix.gen, term, epkHex, id), present)
