@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -167,11 +168,50 @@ type applyCtx struct {
 // txn is one command's view of the partition: its writes sit in an overlay
 // until the command succeeds, so a failed batch leaves no trace.
 type txn struct {
-	b     *storage.Batch
-	keys  []string
-	vals  map[string][]byte // nil value: deleted
-	items int64
-	bytes int64
+	b *storage.Batch
+	// flushing is set once the overlay is being written into b: a failure
+	// from then on leaves b half written.
+	flushing bool
+	keys     []string
+	vals     map[string][]byte // nil value: deleted
+	items    int64
+	bytes    int64
+	// undo records what each put replaced, so that a failed operation of a
+	// non-atomic batch can be rolled back to a savepoint.
+	undo []undoRec
+}
+
+type undoRec struct {
+	key string
+	val []byte
+	had bool
+}
+
+// savepoint is a position in a txn that rollback returns to.
+type savepoint struct {
+	undo         int
+	items, bytes int64
+}
+
+func (t *txn) savepoint() savepoint {
+	return savepoint{undo: len(t.undo), items: t.items, bytes: t.bytes}
+}
+
+// rollback undoes every put since sp.
+func (t *txn) rollback(sp savepoint) {
+	for i := len(t.undo) - 1; i >= sp.undo; i-- {
+		u := t.undo[i]
+		if u.had {
+			t.vals[u.key] = u.val
+			continue
+		}
+		// The put added the key, as the last of keys (puts are undone in
+		// reverse order).
+		delete(t.vals, u.key)
+		t.keys = t.keys[:len(t.keys)-1]
+	}
+	t.undo = t.undo[:sp.undo]
+	t.items, t.bytes = sp.items, sp.bytes
 }
 
 func (t *txn) get(key []byte) ([]byte, bool, error) {
@@ -192,13 +232,16 @@ func (t *txn) put(key, v []byte) {
 	if t.vals == nil {
 		t.vals = map[string][]byte{}
 	}
-	if _, ok := t.vals[string(key)]; !ok {
+	prev, had := t.vals[string(key)]
+	if !had {
 		t.keys = append(t.keys, string(key))
 	}
+	t.undo = append(t.undo, undoRec{key: string(key), val: prev, had: had})
 	t.vals[string(key)] = v
 }
 
 func (t *txn) flush() error {
+	t.flushing = true
 	for _, k := range t.keys {
 		v := t.vals[k]
 		var err error
@@ -214,20 +257,24 @@ func (t *txn) flush() error {
 	return nil
 }
 
-// apply executes cmd at lsn against the batch b and the partition state st.
-// It is deterministic: its effects depend only on cmd, lsn and what it reads.
-// A command that fails (an atomic batch with any failed operation, or a single
-// failed operation) writes nothing.
-func apply(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partState) ([]OpResult, error) {
-	t := &txn{b: b}
+// apply executes cmd at lsn through the overlay t (over the group's batch)
+// and the partition state st. It is deterministic: its effects depend only
+// on cmd, lsn and what it reads. A command that fails (an atomic batch with
+// any failed operation, a single failed operation, or a returned error)
+// writes nothing, unless the error came while flushing t (t.flushing).
+func apply(ac *applyCtx, t *txn, cmd *Command, lsn uint64, st *partState) ([]OpResult, error) {
 	res := make([]OpResult, len(cmd.Ops))
 	failed := -1
 	for i := range cmd.Ops {
+		sp := t.savepoint()
 		r, err := applyOp(ac, t, st, &cmd.Ops[i], cmd.Ts, cmd.Seq+uint64(i), lsn)
 		if err != nil {
 			return nil, err
 		}
 		res[i] = r
+		if r.Err != nil {
+			t.rollback(sp)
+		}
 		if r.Err != nil && failed < 0 {
 			failed = i
 			if cmd.Atomic {
@@ -244,7 +291,7 @@ func apply(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partSta
 		return res, nil
 	}
 	// A non-atomic batch keeps each operation's own outcome: the overlay holds
-	// only the writes of the operations that succeeded (see applyOp).
+	// only the writes of the operations that succeeded.
 	if err := t.flush(); err != nil {
 		return nil, fmt.Errorf("%w: cannot write batch: %v", ErrUnavailable, err)
 	}
@@ -254,8 +301,9 @@ func apply(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partSta
 }
 
 // applyOp executes one operation into the overlay. A failure it reports in
-// OpResult.Err leaves the overlay unchanged; a returned error is a storage
-// failure that aborts the whole group.
+// OpResult.Err is the operation's (apply rolls its writes back); a returned
+// error fails the whole command (a storage failure, or a stored item that
+// cannot be read), never the rest of the group.
 func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uint64) (OpResult, error) {
 	key := storage.ItemKey(nil, ac.rid, op.EPK, op.ID)
 	cur, exists, err := t.get(key)
@@ -306,6 +354,10 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	body := op.Body
 	if op.Kind == OpPatch && op.Condition != nil {
 		ok, err := conditionHolds(op.Condition, key, curDoc)
+		var qe *eval.Error
+		if err != nil && !errors.As(err, &qe) {
+			return OpResult{}, err // the stored item's fault, not the request's
+		}
 		if err != nil {
 			return fail(http.StatusBadRequest, badRequest("the patch condition cannot be evaluated: %v", err))
 		}
@@ -355,6 +407,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		return OpResult{}, err
 	}
 	if err := t.index(ac, op.EPK, op.ID, curDoc, doc); err != nil {
+		if errors.Is(err, ErrBadRequest) {
+			return fail(http.StatusBadRequest, err)
+		}
 		return OpResult{}, err
 	}
 	t.put(key, val)
@@ -470,14 +525,32 @@ func keyOf(values [][]byte) (epk.Key, error) {
 	return key, nil
 }
 
+// conditionLimits bound a patch condition, which runs inside the
+// partition's write loop: every write to the partition waits for it. The
+// bounds are counts, so a condition's fate depends only on it and the
+// document, never on the machine's load: 100,000 steps are a few
+// milliseconds of evaluation.
+var conditionLimits = exec.Limits{
+	MaxSteps: DefaultConditionSteps,
+	MaxBytes: DefaultConditionBytes,
+	What:     "the patch condition",
+}
+
+// Defaults of the patch condition's budget.
+const (
+	DefaultConditionSteps = 100_000
+	DefaultConditionBytes = 4 << 20
+)
+
 // conditionHolds reports whether a stored document satisfies a compiled
-// patch condition: whether the query gives it a row.
+// patch condition: whether the query gives it a row. A condition that
+// passes its budget (conditionLimits) is an error wrapping eval.ErrBudget.
 func conditionHolds(cond *exec.Plan, key, doc []byte) (bool, error) {
 	v, err := eval.FromJSON(doc)
 	if err != nil {
 		return false, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
 	}
-	rows, _, err := exec.Exec(cond, []exec.Source{&oneDoc{key: key, doc: v}}, nil, 1)
+	rows, _, err := exec.ExecLimits(cond, []exec.Source{&oneDoc{key: key, doc: v}}, nil, 1, &conditionLimits)
 	return len(rows) > 0, err
 }
 

@@ -33,6 +33,9 @@ type Options struct {
 	// partition key). Defaults 10,000 RU/s and 10 GB.
 	FixedMaxRUs   int
 	FixedMaxBytes int64
+	// Query bounds every query page; zero fields take their defaults (see
+	// QueryLimits).
+	Query QueryLimits
 }
 
 // Defaults of Options.
@@ -107,6 +110,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if opts.FixedMaxBytes == 0 {
 		opts.FixedMaxBytes = DefaultFixedMaxBytes
 	}
+	opts.Query = opts.Query.withDefaults()
 	seq, err := newAllocator(store, storage.SeqKey())
 	if err != nil {
 		return nil, err

@@ -172,9 +172,14 @@ func (p *Partition) doReindex(spec *reindexSpec) error {
 		if err != nil {
 			return false, err
 		}
-		return true, eachTerm(ix, doc, &term, func(term []byte) error {
+		if err := eachTerm(ix, doc, &term, func(term []byte) error {
 			return b.Set(storage.IndexEntry(nil, c.rid, ix.gen, term, string(e), string(id)), nil)
-		})
+		}); errors.Is(err, errNotJSON) {
+			return false, fmt.Errorf("BUG: stored item %q: %w", id, err)
+		} else if err != nil {
+			return false, err
+		}
+		return true, nil
 	})
 	if err == nil {
 		err = b.Commit()
@@ -187,6 +192,9 @@ func (p *Partition) doReindex(spec *reindexSpec) error {
 	return nil
 }
 
+// errNotJSON is eachTerm's error for a document the evaluator cannot read.
+var errNotJSON = errors.New("the document is not valid JSON")
+
 // eachTerm calls fn with the encoded terms of a stored document under ix.
 // buf is reused between calls.
 func eachTerm(ix *indexState, doc []byte, buf *[]byte, fn func(term []byte) error) error {
@@ -195,7 +203,7 @@ func eachTerm(ix *indexState, doc []byte, buf *[]byte, fn func(term []byte) erro
 	}
 	v, err := eval.FromJSON(doc)
 	if err != nil {
-		return fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
+		return fmt.Errorf("%w: %v", errNotJSON, err)
 	}
 	var ferr error
 	ix.policy.Terms(v, func(path []string, val eval.Value) {
@@ -255,13 +263,20 @@ func (t *txn) index(ac *applyCtx, epkHex, id string, old, doc []byte) error {
 	if err := eachTerm(ix, old, &buf, func(term []byte) error {
 		t.put(storage.IndexEntry(nil, ac.rid, ix.gen, term, epkHex, id), nil)
 		return nil
-	}); err != nil {
+	}); errors.Is(err, errNotJSON) {
+		return fmt.Errorf("BUG: stored item %q: %w", id, err)
+	} else if err != nil {
 		return err
 	}
-	return eachTerm(ix, doc, &buf, func(term []byte) error {
+	err := eachTerm(ix, doc, &buf, func(term []byte) error {
 		t.put(storage.IndexEntry(nil, ac.rid, ix.gen, term, epkHex, id), present)
 		return nil
 	})
+	if errors.Is(err, errNotJSON) {
+		// The new version is the request's: its fault, not the store's.
+		return badRequest("the document cannot be indexed: %v", err)
+	}
+	return err
 }
 
 // lookup is the index access a query uses: one path, and either values

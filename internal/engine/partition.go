@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"log"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -214,6 +216,12 @@ func cmdBytes(c *Command) int {
 
 // commitGroup applies a group of commands in order into one batch and commits
 // it with one WAL sync, then answers every request.
+//
+// A command that fails in apply fails alone: its writes sit in its own
+// overlay (see txn) until it succeeds, so a failed command leaves the batch
+// as it found it and the other commands of the group commit. Only a failure
+// of the batch itself (a write into it that failed half way, or the commit)
+// fails the whole group.
 func (p *Partition) commitGroup(group []*request) {
 	ac := p.c.applyCtx()
 	b := p.c.e.store.NewBatch()
@@ -221,10 +229,14 @@ func (p *Partition) commitGroup(group []*request) {
 	var err error
 	for _, r := range group {
 		st.LSN++
-		r.res, r.err = apply(ac, b, r.cmd, st.LSN, &st)
-		if r.err != nil {
+		var broken bool
+		r.res, r.err, broken = p.applyIsolated(ac, b, r.cmd, st.LSN, &st)
+		if broken {
 			err = r.err
 			break
+		}
+		if r.err != nil {
+			st.LSN-- // it wrote nothing
 		}
 	}
 	if err == nil {
@@ -252,4 +264,22 @@ func (p *Partition) commitGroup(group []*request) {
 	if err == nil {
 		p.c.maybeSplitForStorage(p)
 	}
+}
+
+// applyIsolated applies one command of a group into b. Its error is the
+// command's own: the batch is untouched and the group goes on, unless
+// broken is set, when the command failed while writing into the batch and
+// the whole group must fail. A panic in apply is a bug of this command
+// alone: it becomes the command's error (HTTP 500), not the server's death
+// nor the group's failure.
+func (p *Partition) applyIsolated(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partState) (res []OpResult, err error, broken bool) {
+	t := &txn{b: b}
+	defer func() {
+		if x := recover(); x != nil {
+			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", p.info.ID, x, debug.Stack())
+			res, err, broken = nil, fmt.Errorf("BUG: cannot apply a command: %v", x), t.flushing
+		}
+	}()
+	res, err = apply(ac, t, cmd, lsn, st)
+	return res, err, err != nil && t.flushing
 }

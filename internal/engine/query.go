@@ -2,12 +2,15 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/query/ast"
@@ -253,10 +256,106 @@ type queryToken struct {
 	State []byte `json:"state"`
 }
 
-// Query runs one page of a compiled query over the items in scope. The
-// continuation token resumes every partition where the previous page
-// stopped (see package exec); it is tied to this container and scope.
+// QueryLimits bound every query page, as Cosmos DB bounds its pages. A
+// page that reaches its time or size ends early with a continuation; a
+// query that needs more memory than its budgets for one document or one
+// page is refused (400) with a message naming the budget. A zero field
+// takes its default, a negative one bounds nothing.
+type QueryLimits struct {
+	// PageTime is the evaluation time of one streaming page, which then
+	// ends with a continuation (it fails only if it finished no row).
+	// Measured with Options.Now, checked every eval.CheckEvery steps.
+	// Default 5 s, as Cosmos DB.
+	PageTime time.Duration
+	// FullReadTime is the evaluation time of one page of a query with
+	// ORDER BY, DISTINCT, GROUP BY or aggregates, which must read its
+	// partitions in full and cannot end early: past it the query fails
+	// (400). Default 60 s.
+	FullReadTime time.Duration
+	// PageBytes caps the JSON size of a page's results: the page ends
+	// before the result that would pass it, but holds at least one.
+	// Default 4 MiB, as Cosmos DB's response size.
+	PageBytes int
+	// ValueBytes bounds the bytes of values (strings, arrays, objects) a
+	// query builds while evaluating one document, its subqueries' rows
+	// included. Default 32 MiB.
+	ValueBytes int64
+	// HeldBytes bounds the groups a GROUP BY or aggregate query holds per
+	// partition. Default 64 MiB.
+	HeldBytes int64
+}
+
+// Defaults of QueryLimits.
+const (
+	DefaultQueryPageTime   = 5 * time.Second
+	DefaultQueryFullRead   = 60 * time.Second
+	DefaultQueryPageBytes  = 4 << 20
+	DefaultQueryValueBytes = 32 << 20
+	DefaultQueryHeldBytes  = 64 << 20
+)
+
+func (l QueryLimits) withDefaults() QueryLimits {
+	if l.PageTime == 0 {
+		l.PageTime = DefaultQueryPageTime
+	}
+	if l.FullReadTime == 0 {
+		l.FullReadTime = DefaultQueryFullRead
+	}
+	if l.PageBytes == 0 {
+		l.PageBytes = DefaultQueryPageBytes
+	}
+	if l.ValueBytes == 0 {
+		l.ValueBytes = DefaultQueryValueBytes
+	}
+	if l.HeldBytes == 0 {
+		l.HeldBytes = DefaultQueryHeldBytes
+	}
+	return l
+}
+
+// pageTime is the time budget of a page of plan.
+func (l QueryLimits) pageTime(plan *exec.Plan) time.Duration {
+	if plan.Shape() == exec.Streaming {
+		return l.PageTime
+	}
+	return l.FullReadTime
+}
+
+// limits returns the exec limits of one page of plan that starts at start
+// and ends early when ctx ends.
+func (c *Container) limits(ctx context.Context, plan *exec.Plan, start time.Time) *exec.Limits {
+	ql := c.e.opts.Query
+	now := c.e.opts.Now
+	budget := ql.pageTime(plan)
+	deadline := start.Add(budget)
+	return &exec.Limits{
+		MaxBytes:     ql.ValueBytes,
+		MaxPageBytes: ql.PageBytes,
+		MaxHeldBytes: ql.HeldBytes,
+		What:         "the query",
+		Check: func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if budget > 0 && !now().Before(deadline) {
+				return exec.ErrPageTime
+			}
+			return nil
+		},
+	}
+}
+
+// Query is QueryContext for a request that cannot be cancelled.
 func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string, pageSize int) (QueryPage, error) {
+	return c.QueryContext(context.Background(), plan, scope, continuation, pageSize)
+}
+
+// QueryContext runs one page of a compiled query over the items in scope,
+// within the engine's QueryLimits; it stops, with ctx's error, soon after
+// ctx ends (a client that left). The continuation token resumes every
+// partition where the previous page stopped (see package exec); it is tied
+// to this container and scope.
+func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope QueryScope, continuation string, pageSize int) (QueryPage, error) {
 	var page QueryPage
 	info := c.Info()
 	rangeID := scope.RangeID
@@ -330,7 +429,7 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 			sources[i] = src
 		}
 	}
-	rows, next, err := execPage(plan, sources, state, pageSize)
+	rows, next, err := execPage(plan, sources, state, pageSize, c.limits(ctx, plan, now))
 	for _, s := range scans {
 		if cerr := s.close(); err == nil {
 			err = cerr
@@ -357,8 +456,13 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 		// Every evaluation error is the query's (an invalid query, a UDF or
 		// environment the server does not have); storage failures are not.
 		var qe *eval.Error
-		if errors.As(err, &qe) || errors.Is(err, eval.ErrInvalidQuery) || errors.Is(err, exec.ErrBadContinuation) {
+		switch {
+		case errors.As(err, &qe) || errors.Is(err, eval.ErrInvalidQuery) || errors.Is(err, exec.ErrBadContinuation):
 			return page, badRequest("%v", err)
+		case errors.Is(err, exec.ErrPageTime):
+			return page, badRequest("the query did not finish a page within its time budget of %v (%v): a query with ORDER BY, DISTINCT, GROUP BY or aggregates reads every item in scope for each page, and a streaming query must finish at least one row; narrow the query with a filter or a partition key", c.e.opts.Query.pageTime(plan), err)
+		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+			return page, fmt.Errorf("%w: the query was stopped: the request ended (%v)", ErrUnavailable, err)
 		}
 		return page, fmt.Errorf("%w: query failed: %v", ErrUnavailable, err)
 	}
@@ -388,9 +492,9 @@ func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string
 // partitions in parallel, at most maxParallel at a time, and merge; a
 // streaming page reads its partitions lazily in key order, stopping when
 // the page is full.
-func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSize int) ([]eval.Value, *exec.State, error) {
+func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSize int, lim *exec.Limits) ([]eval.Value, *exec.State, error) {
 	if plan.Shape() == exec.Streaming || len(sources) < 2 {
-		return exec.Exec(plan, sources, state, pageSize)
+		return exec.ExecLimits(plan, sources, state, pageSize, lim)
 	}
 	if state == nil {
 		state = plan.Start()
@@ -401,6 +505,15 @@ func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSiz
 	want := plan.Want(state, pageSize)
 	partials := make([]*exec.Partial, len(sources))
 	errs := make([]error, len(sources))
+	// The first partition to fail stops the others.
+	var failed atomic.Bool
+	each := *lim
+	each.Check = func() error {
+		if failed.Load() {
+			return errSiblingFailed
+		}
+		return lim.Check()
+	}
 	sem := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 	for i, src := range sources {
@@ -408,17 +521,26 @@ func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSiz
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			partials[i], errs[i] = plan.RunPartition(src, state, want)
+			if partials[i], errs[i] = plan.RunPartitionLimits(src, state, want, &each); errs[i] != nil {
+				failed.Store(true)
+			}
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
+	var err error
+	for _, e := range errs {
+		if e != nil && (err == nil || err == errSiblingFailed) {
+			err = e
 		}
 	}
-	return plan.Merge(state, partials, pageSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan.MergeLimits(state, partials, pageSize, lim)
 }
+
+// errSiblingFailed stops the partitions of a page when one has failed.
+var errSiblingFailed = errors.New("another partition of the page failed")
 
 // maxParallel bounds the partitions one query page runs at once.
 const maxParallel = 16

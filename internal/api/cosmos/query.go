@@ -100,7 +100,8 @@ func (s *Server) query(req *request, c *engine.Container) {
 	if pageSize == 0 {
 		pageSize = 1000 // -1: the server's choice
 	}
-	page, err := c.Query(plan, scope, r.Header.Get("x-ms-continuation"), pageSize)
+	// The request's context ends when the client leaves: the page stops.
+	page, err := c.QueryContext(r.Context(), plan, scope, r.Header.Get("x-ms-continuation"), pageSize)
 	if err != nil {
 		s.writeError(req, err)
 		return

@@ -50,6 +50,10 @@ type Env struct {
 	// fails with ErrMissingEnv.
 	Rand func() float64
 
+	// Budget, when set, bounds the steps and the bytes of values of the
+	// evaluations in this scope and its children (see Budget).
+	Budget *Budget
+
 	// Cache holds compiled regular expressions and LIKE patterns. It may be
 	// nil (no caching) and may be shared between Envs and goroutines.
 	Cache *Cache

@@ -22,6 +22,13 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 	if env == nil {
 		env = &Env{}
 	}
+	if b := env.Budget; b != nil {
+		if b.steps++; b.steps >= b.next {
+			if err := b.slow(e.Pos()); err != nil {
+				return Value{}, err
+			}
+		}
+	}
 	switch e := e.(type) {
 	case *ast.Ident:
 		if v, ok := env.Lookup(e.Name); ok {
@@ -63,7 +70,7 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 				elems = append(elems, v)
 			}
 		}
-		return Value{kind: Array, a: elems}, nil
+		return built(env, e, Value{kind: Array, a: elems})
 	case *ast.ObjectCreate:
 		a := make([]Value, 0, 2*len(e.Props))
 		for _, p := range e.Props {
@@ -73,7 +80,7 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 			}
 			a = appendMember(a, p.Key, v)
 		}
-		return Value{kind: Object, a: a}, nil
+		return built(env, e, Value{kind: Object, a: a})
 	case *ast.Dot:
 		x, err := Eval(e.X, env)
 		if err != nil {
@@ -91,7 +98,11 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 		}
 		return index(x, i), nil
 	case *ast.Call:
-		return evalCall(e, env)
+		v, err := evalCall(e, env)
+		if err != nil || env.Budget == nil {
+			return v, err
+		}
+		return built(env, e, v)
 	case *ast.Unary:
 		x, err := Eval(e.X, env)
 		if err != nil {
@@ -99,7 +110,11 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 		}
 		return unary(e.Op, x), nil
 	case *ast.Binary:
-		return evalBinary(e, env)
+		v, err := evalBinary(e, env)
+		if err != nil || env.Budget == nil || e.Op != ast.Concat {
+			return v, err
+		}
+		return built(env, e, v)
 	case *ast.In:
 		return evalIn(e, env)
 	case *ast.Between:
@@ -138,9 +153,27 @@ func Eval(e ast.Expr, env *Env) (Value, error) {
 		}
 		return Eval(e.Else, env)
 	case *ast.Subquery:
-		return evalSubquery(e, env)
+		v, err := evalSubquery(e, env)
+		if err != nil || env.Budget == nil || e.Kind != ast.Array {
+			return v, err
+		}
+		return built(env, e, v)
 	}
 	panic("BUG: eval: unknown expression node")
+}
+
+// built counts the bytes of a value that node e made (not one it passed
+// on: a property, a coalesced operand or a scalar subquery's row was
+// counted where it was built) against env's budget, if any.
+func built(env *Env, e ast.Expr, v Value) (Value, error) {
+	if b := env.Budget; b != nil {
+		if n := ShallowSize(v); n > 0 {
+			if err := b.Charge(e.Pos(), n); err != nil {
+				return Value{}, err
+			}
+		}
+	}
+	return v, nil
 }
 
 // numberLit returns the value of a number literal's text: an exact int64

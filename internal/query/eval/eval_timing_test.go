@@ -42,3 +42,22 @@ func BenchmarkEvalWhere(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEvalWhereBudget is BenchmarkEvalWhere with a Budget counting
+// steps and bytes: the cost of the counters.
+func BenchmarkEvalWhereBudget(b *testing.B) {
+	e, err := parser.ParseExpr(`c.pk = "electronics" AND c.price BETWEEN 100 AND 200 AND ARRAY_CONTAINS(c.tags, "winter") AND STARTSWITH(c.name, "jolt", true)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, _ := FromJSON(benchDoc)
+	budget := &Budget{MaxBytes: 1 << 30, Check: func() error { return nil }}
+	env := &Env{Vars: map[string]Value{"c": doc}, Budget: budget}
+	for b.Loop() {
+		budget.ResetBytes()
+		v, err := Eval(e, env)
+		if err != nil || !v.AsBool() {
+			b.Fatal(v, err)
+		}
+	}
+}

@@ -44,9 +44,14 @@
 //     container's identity) and give it back to UnmarshalState; its errors
 //     wrap ErrBadContinuation (HTTP 400). The state names no partition, so
 //     it survives partition splits and merges between pages.
-//  7. Serve the query plan request with QueryPlan and the query's EPK
+//  7. Bound pages with Limits (ExecLimits, RunPartitionLimits, MergeLimits):
+//     steps and bytes built (eval.Budget, errors wrapping eval.ErrBudget:
+//     HTTP 400), the JSON size of a page, the groups a run holds, and a
+//     Check for cancellation and time (ErrPageTime ends a streaming page
+//     early with a continuation). Every partition run gets its own budget.
+//  8. Serve the query plan request with QueryPlan and the query's EPK
 //     ranges; ErrNotPlannable is a 400, as Cosmos DB's planner gives.
-//  8. A client that merges partitions itself sends the rewritten query of
+//  9. A client that merges partitions itself sends the rewritten query of
 //     the plan with its placeholder replaced by true, to one partition at
 //     a time: it is an ordinary query for this package (ReplaceOrderByFilter
 //     does the replacement for a client that forgot).

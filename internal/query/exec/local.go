@@ -34,7 +34,11 @@ func (p *Plan) runLocal(q *query, env *eval.Env, doc eval.Value) ([]eval.Value, 
 			if err != nil {
 				return err
 			}
-			return t.get(key, b).accumulate(q, e)
+			n := len(t.list)
+			if err := t.get(key, b).accumulate(q, e); err != nil || len(t.list) == n {
+				return err
+			}
+			return charge(env, q.ast.Pos(), groupSize(key, len(q.aggs)))
 		})
 		if err != nil {
 			return nil, err
@@ -69,7 +73,8 @@ func (p *Plan) runLocal(q *query, env *eval.Env, doc eval.Value) ([]eval.Value, 
 				return err
 			}
 			rows = append(rows, row{ord: ord, val: v})
-			return nil
+			// The rows are held until the subquery ends.
+			return charge(env, q.ast.Pos(), rowBytes)
 		})
 		if err != nil {
 			return nil, err
@@ -106,6 +111,9 @@ func (p *Plan) runLocal(q *query, env *eval.Env, doc eval.Value) ([]eval.Value, 
 	}
 	return out, nil
 }
+
+// rowBytes is what a row held by a subquery counts against the budget.
+const rowBytes = 128
 
 // firstOccurrences drops every value equal to an earlier one.
 func firstOccurrences(vals []eval.Value) []eval.Value {

@@ -22,32 +22,58 @@ import (
 // the ones before it are exhausted and have not yet filled the page;
 // running them all is also correct.
 func Exec(p *Plan, sources []Source, s *State, pageSize int) ([]eval.Value, *State, error) {
+	return ExecLimits(p, sources, s, pageSize, nil)
+}
+
+// ExecLimits is Exec within the limits lim (nil: none). A streaming page
+// that reaches MaxPageBytes, or whose Check reports ErrPageTime, ends early
+// with a continuation; it fails with ErrPageTime only if it evaluated no
+// row in full.
+func ExecLimits(p *Plan, sources []Source, s *State, pageSize int, lim *Limits) ([]eval.Value, *State, error) {
 	if s == nil {
 		s = p.Start()
 	}
 	if s.done {
 		return nil, s, nil
 	}
+	if lim == nil {
+		lim = &Limits{}
+	}
 	want := p.Want(s, pageSize)
 	partials := make([]*Partial, len(sources))
-	have := 0
+	have, size := 0, 0
+	progress, timedOut := false, false
 	for i, src := range sources {
-		w := want
-		if p.shape == Streaming && want > 0 {
-			w = want - have
+		w, l := want, lim
+		if p.shape == Streaming {
+			if want > 0 {
+				w = want - have
+			}
+			if lim.MaxPageBytes > 0 {
+				rest := *lim
+				rest.MaxPageBytes = max(lim.MaxPageBytes-size, 1)
+				l = &rest
+			}
 		}
-		pt, err := p.RunPartition(src, s, w)
+		pt, err := p.RunPartitionLimits(src, s, w, l)
 		if err != nil {
 			return nil, nil, err
 		}
 		partials[i] = pt
 		if p.shape == Streaming {
-			if have += len(pt.rows); !pt.done || want > 0 && have >= want {
+			progress = progress || pt.hasEnd
+			timedOut = pt.timedOut
+			have += len(pt.rows)
+			size += pt.bytes
+			if !pt.done || want > 0 && have >= want || lim.MaxPageBytes > 0 && size >= lim.MaxPageBytes {
 				break
 			}
 		}
 	}
-	return p.Merge(s, partials, pageSize)
+	if timedOut && !progress {
+		return nil, nil, fmt.Errorf("%w before one row was evaluated in full", ErrPageTime)
+	}
+	return p.MergeLimits(s, partials, pageSize, lim)
 }
 
 // Merge combines the partitions' Partials for one page, run from state s
@@ -58,16 +84,25 @@ func Exec(p *Plan, sources []Source, s *State, pageSize int) ([]eval.Value, *Sta
 // ends before that partition. Every other shape needs every partition's
 // Partial.
 func (p *Plan) Merge(s *State, partials []*Partial, pageSize int) ([]eval.Value, *State, error) {
+	return p.MergeLimits(s, partials, pageSize, nil)
+}
+
+// MergeLimits is Merge within the limits lim (nil: none): a page ends
+// before the row that would pass MaxPageBytes, with at least one row.
+func (p *Plan) MergeLimits(s *State, partials []*Partial, pageSize int, lim *Limits) ([]eval.Value, *State, error) {
 	if s == nil {
 		s = p.Start()
 	}
+	if lim == nil {
+		lim = &Limits{}
+	}
 	next := *s
-	pg := &pager{st: &next, size: pageSize}
+	pg := &pager{st: &next, size: pageSize, maxBytes: lim.MaxPageBytes}
 	if s.done {
 		return nil, &next, nil
 	}
 	if p.top.noFrom {
-		pt, err := p.run(&oneDoc{}, s, p.Want(s, pageSize))
+		pt, err := p.run(&oneDoc{}, s, p.Want(s, pageSize), lim)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -85,7 +120,7 @@ func (p *Plan) Merge(s *State, partials []*Partial, pageSize int) ([]eval.Value,
 	case Streaming:
 		p.mergeStream(pg, partials)
 	case Grouped, Aggregate:
-		err = p.mergeGroups(pg, partials)
+		err = p.mergeGroups(pg, partials, p.env(lim.budget()))
 	default:
 		p.mergeSorted(pg, partials)
 	}
@@ -98,22 +133,39 @@ func (p *Plan) Merge(s *State, partials []*Partial, pageSize int) ([]eval.Value,
 // pager collects a page: it applies the remaining OFFSET and LIMIT of its
 // state and knows when the page is full.
 type pager struct {
-	st   *State
-	size int
-	rows []eval.Value
+	st       *State
+	size     int
+	rows     []eval.Value
+	maxBytes int // 0: no bound
+	bytes    int
 }
 
 func (pg *pager) full() bool {
 	return pg.st.done || pg.size > 0 && len(pg.rows) >= pg.size
 }
 
+// fits reports whether a row of size bytes fits the page: the first row
+// always does.
+func (pg *pager) fits(size int) bool {
+	return pg.maxBytes <= 0 || len(pg.rows) == 0 || pg.bytes+size <= pg.maxBytes
+}
+
+// sizeOf is the estimated JSON size of v, when the page's size is bounded.
+func (pg *pager) sizeOf(v eval.Value) int {
+	if pg.maxBytes <= 0 {
+		return 0
+	}
+	return eval.JSONSize(v)
+}
+
 // take consumes one row: OFFSET skips it, or the page gets it.
-func (pg *pager) take(v eval.Value) {
+func (pg *pager) take(v eval.Value, size int) {
 	if pg.st.offset > 0 {
 		pg.st.offset--
 		return
 	}
 	pg.rows = append(pg.rows, v)
+	pg.bytes += size
 	if pg.st.limit > 0 {
 		if pg.st.limit--; pg.st.limit == 0 {
 			pg.st.done = true
@@ -130,8 +182,8 @@ func (p *Plan) mergeStream(pg *pager, partials []*Partial) {
 			return
 		}
 		i := 0
-		for ; i < len(pt.rows) && !pg.full(); i++ {
-			pg.take(pt.rows[i].val)
+		for ; i < len(pt.rows) && !pg.full() && pg.fits(pt.rows[i].size); i++ {
+			pg.take(pt.rows[i].val, pt.rows[i].size)
 			p.setSortKey(st, pt.rows[i])
 		}
 		if i < len(pt.rows) || st.done {
@@ -181,10 +233,10 @@ func (p *Plan) mergeSorted(pg *pager, partials []*Partial) {
 			st.done = true
 			return
 		}
-		if pg.full() {
+		r := best.rows[best.i]
+		if pg.full() || !pg.fits(r.size) {
 			return
 		}
-		r := best.rows[best.i]
 		for _, c := range cs {
 			for c.i < len(c.rows) && p.cmpRows(c.rows[c.i], r) == 0 {
 				c.i++
@@ -197,7 +249,7 @@ func (p *Plan) mergeSorted(pg *pager, partials []*Partial) {
 			}
 			st.last, st.hasLast = r.val, true
 		}
-		pg.take(r.val)
+		pg.take(r.val, r.size)
 	}
 }
 
@@ -206,7 +258,7 @@ func (p *Plan) mergeSorted(pg *pager, partials []*Partial) {
 // (above it some partition's groups are incomplete). With DISTINCT the
 // groups are complete (no cutoffs) and are projected, sorted by row value
 // and deduplicated, and the page resumes after the state's last row.
-func (p *Plan) mergeGroups(pg *pager, partials []*Partial) error {
+func (p *Plan) mergeGroups(pg *pager, partials []*Partial, env *eval.Env) error {
 	q, st := p.top, pg.st
 	t := newGroupTable(q)
 	var limit []eval.Value
@@ -228,7 +280,7 @@ func (p *Plan) mergeGroups(pg *pager, partials []*Partial) error {
 	if q.distinct {
 		var vals []eval.Value
 		for _, g := range groups {
-			v, err := g.project(q, p.base)
+			v, err := g.project(q, env)
 			if err != nil {
 				return err
 			}
@@ -240,7 +292,11 @@ func (p *Plan) mergeGroups(pg *pager, partials []*Partial) error {
 		vals = slices.CompactFunc(vals, eval.Equal)
 		i := 0
 		for ; i < len(vals) && !pg.full(); i++ {
-			pg.take(vals[i])
+			size := pg.sizeOf(vals[i])
+			if !pg.fits(size) {
+				break
+			}
+			pg.take(vals[i], size)
 			st.started, st.vals = true, []eval.Value{vals[i]}
 		}
 		if i == len(vals) {
@@ -255,15 +311,19 @@ func (p *Plan) mergeGroups(pg *pager, partials []*Partial) error {
 		if hasLimit && cmpTuple(g.key, limit) >= 0 {
 			return nil
 		}
-		v, err := g.project(q, p.base)
+		v, err := g.project(q, env)
 		if err != nil {
 			return err
+		}
+		size := pg.sizeOf(v)
+		if !pg.fits(size) {
+			return nil
 		}
 		if p.shape == Grouped {
 			st.started, st.vals = true, g.key
 		}
 		if v.IsDefined() {
-			pg.take(v)
+			pg.take(v, size)
 		}
 	}
 	if i == len(groups) && !hasLimit || p.shape == Aggregate {

@@ -79,6 +79,9 @@ type row struct {
 	pos pos          // where it came from (Streaming, Ordered)
 	val eval.Value   // the projected row (undefined until projected)
 	env *eval.Env    // Ordered, SELECT list or *: the tuple, projected late
+	// size is the estimated JSON size of val (or, before a late
+	// projection, of the document), when the page's size is bounded.
+	size int
 }
 
 // cmpRows is the order of rows of shape s: the order in which a merge emits

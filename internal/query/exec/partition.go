@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -62,6 +63,9 @@ type Partial struct {
 	groups    []*group     // sorted by key
 	cutoff    []eval.Value // Grouped: groups are complete only below cutoff
 	hasCutoff bool
+
+	bytes    int  // Streaming: the estimated JSON size of rows
+	timedOut bool // Streaming: the run ended early on ErrPageTime
 }
 
 // Len returns the number of candidate rows or groups in pt.
@@ -106,6 +110,12 @@ func (p *Plan) Want(s *State, pageSize int) int {
 // want rows. It is pure apart from reading src, and safe to call
 // concurrently for different partitions of one plan.
 func (p *Plan) RunPartition(src Source, s *State, want int) (*Partial, error) {
+	return p.RunPartitionLimits(src, s, want, nil)
+}
+
+// RunPartitionLimits is RunPartition within the limits lim (nil: none),
+// with a budget of its own for this partition's run.
+func (p *Plan) RunPartitionLimits(src Source, s *State, want int, lim *Limits) (*Partial, error) {
 	if s == nil {
 		s = p.Start()
 	}
@@ -113,17 +123,22 @@ func (p *Plan) RunPartition(src Source, s *State, want int) (*Partial, error) {
 		// A query without FROM reads no documents: Merge evaluates it once.
 		return &Partial{done: true}, nil
 	}
-	return p.run(src, s, want)
+	return p.run(src, s, want, lim)
 }
 
-func (p *Plan) run(src Source, s *State, want int) (*Partial, error) {
+func (p *Plan) run(src Source, s *State, want int, lim *Limits) (*Partial, error) {
+	if lim == nil {
+		lim = &Limits{}
+	}
+	b := lim.budget()
+	env := p.env(b)
 	switch p.shape {
 	case Streaming:
-		return p.runStream(src, s, want)
+		return p.runStream(src, s, want, lim, env)
 	case Grouped, Aggregate:
-		return p.runGroups(src, s, want)
+		return p.runGroups(src, s, want, lim, env)
 	}
-	return p.runSorted(src, s, want)
+	return p.runSorted(src, s, want, lim, env)
 }
 
 // docs calls f for each document of src, with a copy of its key. Keys
@@ -148,7 +163,7 @@ func docs(src Source, f func(key []byte, doc eval.Value) error) error {
 
 // runStream produces rows in position order after the state's position,
 // stopping after want rows.
-func (p *Plan) runStream(src Source, s *State, want int) (*Partial, error) {
+func (p *Plan) runStream(src Source, s *State, want int, lim *Limits, env *eval.Env) (*Partial, error) {
 	q, pt := p.top, &Partial{}
 	if sk, ok := src.(Seeker); ok && s.started {
 		if err := sk.Seek(s.pos.key); err != nil {
@@ -161,24 +176,42 @@ func (p *Plan) runStream(src Source, s *State, want int) (*Partial, error) {
 				return nil
 			}
 		}
+		if env.Budget != nil {
+			env.Budget.ResetBytes()
+		}
 		fan := int64(-1)
-		err := p.expand(q, p.base, doc, func(b vars) error {
+		err := p.expand(q, env, doc, func(b vars) error {
 			fan++
 			at := pos{key: key, fan: fan}
 			if s.started && cmpPos(at, s.pos) <= 0 {
 				return nil
 			}
+			e := tupleEnv(env, b)
+			ok, err := q.filter(e)
+			if err != nil {
+				return err
+			}
+			var v eval.Value
+			if ok {
+				if v, err = q.project(e); err != nil {
+					return err
+				}
+			}
+			if v.IsDefined() {
+				size := 0
+				if lim.MaxPageBytes > 0 {
+					// The row that would pass the page's size is left for
+					// the next page: the position stays before it.
+					if size = eval.JSONSize(v); len(pt.rows) > 0 && pt.bytes+size > lim.MaxPageBytes {
+						return errStop
+					}
+				}
+				pt.rows = append(pt.rows, &row{pos: at, val: v, size: size})
+				pt.bytes += size
+			}
+			// The tuple is done: a page that stops now resumes after it.
 			pt.end, pt.hasEnd = at, true
-			e := tupleEnv(p.base, b)
-			if ok, err := q.filter(e); err != nil || !ok {
-				return err
-			}
-			v, err := q.project(e)
-			if err != nil || !v.IsDefined() {
-				return err
-			}
-			pt.rows = append(pt.rows, &row{pos: at, val: v})
-			if want > 0 && len(pt.rows) >= want {
+			if want > 0 && len(pt.rows) >= want || lim.MaxPageBytes > 0 && pt.bytes >= lim.MaxPageBytes {
 				return errStop
 			}
 			return nil
@@ -191,6 +224,9 @@ func (p *Plan) runStream(src Source, s *State, want int) (*Partial, error) {
 	})
 	switch {
 	case err == errStop:
+		return pt, nil
+	case errors.Is(err, ErrPageTime):
+		pt.timedOut = true
 		return pt, nil
 	case err != nil:
 		return nil, err
@@ -235,27 +271,51 @@ func (p *Plan) sortedDocs(src SortedSource, s *State, f func(key []byte, doc eva
 // to want rows, and rows sorting after the last kept one are dropped on
 // arrival. From a SortedSource it stops at the first bucket that begins
 // once want rows are kept: every later row sorts after them.
-func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
+func (p *Plan) runSorted(src Source, s *State, want int, lim *Limits, env *eval.Env) (*Partial, error) {
 	q := p.top
 	dedup := p.shape != Ordered
 	lateProject := p.shape == Ordered && q.kind != ast.SelectValue
 	var buf []*row
 	var bound *row // after a cut: the last row kept
+	held := 0      // the estimated JSON size of buf, with MaxPageBytes
 	compact := func() {
 		slices.SortFunc(buf, p.cmpRows)
 		if dedup {
 			buf = slices.CompactFunc(buf, func(a, b *row) bool { return p.cmpRows(a, b) == 0 })
 		}
-		if want > 0 && len(buf) > want {
-			clear(buf[want:])
-			buf, bound = buf[:want], buf[want-1]
+		keep := len(buf)
+		if want > 0 {
+			keep = min(keep, want)
+		}
+		if lim.MaxPageBytes > 0 {
+			// No page takes more of this partition's rows than fit the
+			// page's size (Merge stops where a cut partition runs out).
+			n := 0
+			for i, r := range buf[:keep] {
+				if n += r.size; i > 0 && n > lim.MaxPageBytes {
+					keep = i
+					break
+				}
+			}
+		}
+		if keep < len(buf) {
+			clear(buf[keep:])
+			buf, bound = buf[:keep], buf[keep-1]
+		}
+		held = 0
+		for _, r := range buf {
+			held += r.size
 		}
 	}
 	visit := func(key []byte, doc eval.Value) error {
+		if env.Budget != nil {
+			env.Budget.ResetBytes()
+		}
 		fan := int64(-1)
-		return p.expand(q, p.base, doc, func(b vars) error {
+		docSize := -1
+		return p.expand(q, env, doc, func(b vars) error {
 			fan++
-			e := tupleEnv(p.base, b)
+			e := tupleEnv(env, b)
 			if ok, err := q.filter(e); err != nil || !ok {
 				return err
 			}
@@ -280,8 +340,21 @@ func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
 			if bound != nil && p.cmpRows(r, bound) >= 0 {
 				return nil
 			}
+			if lim.MaxPageBytes > 0 {
+				if !lateProject {
+					r.size = eval.JSONSize(r.val)
+				} else {
+					// Not projected yet: the document's size stands for
+					// the row's.
+					if docSize < 0 {
+						docSize = eval.JSONSize(doc)
+					}
+					r.size = docSize
+				}
+			}
 			buf = append(buf, r)
-			if want > 0 && len(buf) >= 2*want+64 {
+			held += r.size
+			if want > 0 && len(buf) >= 2*want+64 || lim.MaxPageBytes > 0 && held >= 2*lim.MaxPageBytes {
 				compact()
 			}
 			return nil
@@ -317,6 +390,9 @@ func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
 				return nil, err
 			}
 			r.env = nil
+			if lim.MaxPageBytes > 0 {
+				r.size = eval.JSONSize(r.val)
+			}
 		}
 	}
 	return &Partial{rows: buf, done: bound == nil && !stopped}, nil
@@ -328,7 +404,7 @@ func (p *Plan) runSorted(src Source, s *State, want int) (*Partial, error) {
 // groups from the want-th on are dropped and their smallest key becomes a
 // cutoff; tuples of groups at or after the cutoff are ignored from then
 // on, so the groups kept are complete.
-func (p *Plan) runGroups(src Source, s *State, want int) (*Partial, error) {
+func (p *Plan) runGroups(src Source, s *State, want int, lim *Limits, env *eval.Env) (*Partial, error) {
 	q := p.top
 	t := newGroupTable(q)
 	if p.shape == Aggregate {
@@ -344,9 +420,13 @@ func (p *Plan) runGroups(src Source, s *State, want int) (*Partial, error) {
 			t.reset(slices.Clone(t.list[:want]))
 		}
 	}
+	var held int64 // the estimated size of the groups, with MaxHeldBytes
 	err := docs(src, func(key []byte, doc eval.Value) error {
-		return p.expand(q, p.base, doc, func(b vars) error {
-			e := tupleEnv(p.base, b)
+		if env.Budget != nil {
+			env.Budget.ResetBytes()
+		}
+		return p.expand(q, env, doc, func(b vars) error {
+			e := tupleEnv(env, b)
 			if ok, err := q.filter(e); err != nil || !ok {
 				return err
 			}
@@ -362,11 +442,23 @@ func (p *Plan) runGroups(src Source, s *State, want int) (*Partial, error) {
 					return nil
 				}
 			}
+			n := len(t.list)
 			if err := t.get(gk, b).accumulate(q, e); err != nil {
 				return err
 			}
+			if lim.MaxHeldBytes > 0 && len(t.list) > n {
+				if held += groupSize(gk, len(q.aggs)); held > lim.MaxHeldBytes {
+					return lim.heldError(q.ast.Pos(), "groups")
+				}
+			}
 			if bounded && len(t.list) >= 2*want+64 {
 				evict()
+				if lim.MaxHeldBytes > 0 {
+					held = 0
+					for _, g := range t.list {
+						held += groupSize(g.key, len(q.aggs))
+					}
+				}
 			}
 			return nil
 		})
@@ -377,6 +469,15 @@ func (p *Plan) runGroups(src Source, s *State, want int) (*Partial, error) {
 	evict()
 	pt.groups, pt.done = t.list, !pt.hasCutoff
 	return pt, nil
+}
+
+// groupSize estimates the memory of a group with key and n aggregates.
+func groupSize(key []eval.Value, n int) int64 {
+	size := int64(64 + 64*n)
+	for _, v := range key {
+		size += int64(eval.JSONSize(v))
+	}
+	return size
 }
 
 // oneDoc is the input of a query without FROM: one empty document, so

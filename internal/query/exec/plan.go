@@ -10,6 +10,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/query/ast"
 	"github.com/parsecdb/parsec/internal/query/eval"
+	"github.com/parsecdb/parsec/internal/query/token"
 )
 
 // Options is the outside world a query may look at. The zero Options is
@@ -120,7 +121,8 @@ type source struct {
 	sub       *query
 	root      string
 	path      []*ast.PathSeg
-	container bool // root names the container: the current document
+	container bool      // root names the container: the current document
+	at        token.Pos // where it is in the query, for budget errors
 }
 
 // Compile analyses q with the parameter values params (keyed by name
@@ -366,7 +368,7 @@ func (c *compiler) query(q *ast.Query, outer *scope, container bool) (*query, er
 
 // source compiles one FROM or JOIN source in scope sc.
 func (c *compiler) source(s *ast.Source, sc *scope, container bool) (*source, error) {
-	cs := &source{alias: s.Alias, iter: s.Iter}
+	cs := &source{alias: s.Alias, iter: s.Iter, at: s.Pos()}
 	coll := s.Coll
 	if coll.Query != nil {
 		var err error

@@ -39,6 +39,9 @@ func (p *Plan) expandFrom(q *query, i int, env *eval.Env, doc eval.Value, bound 
 	}
 	last := i+1 == len(q.sources)
 	for _, v := range vals {
+		if err := step(env, src.at); err != nil {
+			return err
+		}
 		next := make(vars, len(bound)+1)
 		for k, b := range bound {
 			next[k] = b

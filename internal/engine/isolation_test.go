@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/parsecdb/parsec/internal/query/exec"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// TestGroupCommitIsolatesFailedCommand puts commands that fail inside apply
+// (a replace of an item whose stored value is corrupt, and documents the
+// evaluator cannot read, such as a number beyond float64) in one group with
+// honest writes: the failing commands get their own errors and the honest
+// ones commit, durably.
+func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
+	dir := t.TempDir()
+	e, st := testEngine(t, dir)
+	c := mustContainer(t, e, 400)
+
+	// An item whose stored value is then corrupted behind the engine's back.
+	op, err := c.PrepareWrite(OpCreate, []byte(`{"id":"bad","pk":"a"}`), key("a"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	b := st.NewBatch()
+	if err := b.Set(storage.ItemKey(nil, c.rid, op.EPK, "bad"), []byte{0xff, 1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	p := c.PartitionFor(op.EPK)
+	lsn := p.LSN()
+	cmd := func(atomic bool, ops ...Op) *request {
+		seq, err := c.e.seq.take(uint64(len(ops)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &request{cmd: &Command{Ops: ops, Atomic: atomic, Seq: seq, Ts: 1}, done: make(chan struct{})}
+	}
+	write := func(kind OpKind, body string) Op {
+		t.Helper()
+		op, err := c.PrepareWrite(kind, []byte(body), key("a"), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	// unreadable is a document apply cannot index, built without the
+	// validation at the edge: it is the input's fault.
+	unreadable := func(id string) Op {
+		return Op{Kind: OpUpsert, ID: id, Key: key("a"), EPK: op.EPK, Body: []byte(`{"id":"` + id + `","pk":"a","x":1e400}`)}
+	}
+	var group, honest []*request
+	for i := 0; i < 16; i++ {
+		r := cmd(false, write(OpCreate, fmt.Sprintf(`{"id":"h%d","pk":"a","v":%d}`, i, i)))
+		group, honest = append(group, r), append(honest, r)
+		switch i {
+		case 3:
+			group = append(group, cmd(false, write(OpReplace, `{"id":"bad","pk":"a","v":1}`)))
+		case 7:
+			group = append(group, cmd(false, unreadable("u1")))
+		case 11:
+			// A non-atomic batch: its good operation commits, the bad one fails alone.
+			r := cmd(false, write(OpCreate, `{"id":"nb","pk":"a"}`), unreadable("u2"))
+			group, honest = append(group, r), append(honest, r)
+		case 13:
+			// An atomic batch with a bad operation writes nothing.
+			group = append(group, cmd(true, write(OpCreate, `{"id":"ab","pk":"a"}`), unreadable("u3")))
+		case 14:
+			// A command that panics in apply (a patch whose condition is a
+			// zero plan stands for a bug in the evaluator).
+			op, err := c.PrepareKeyed(OpPatch, "h0", key("a"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op.Condition = new(exec.Plan)
+			group = append(group, cmd(false, op))
+		}
+	}
+	p.commitGroup(group)
+
+	for _, r := range honest {
+		if r.err != nil || r.res[0].Status != http.StatusCreated {
+			t.Fatalf("honest command %s: err %v, result %+v", r.cmd.Ops[0].ID, r.err, r.res)
+		}
+	}
+	if r := group[4]; r.err == nil || !strings.Contains(r.err.Error(), "BUG") {
+		t.Fatalf("replace of a corrupt item: err %v, want its own BUG error", r.err)
+	}
+	if r := group[9]; r.err != nil || r.res[0].Status != http.StatusBadRequest {
+		t.Fatalf("unreadable document: err %v, result %+v, want 400", r.err, r.res)
+	}
+	if r := group[14]; r.err != nil || r.res[1].Status != http.StatusBadRequest {
+		t.Fatalf("non-atomic batch: err %v, result %+v, want 201 then 400", r.err, r.res)
+	}
+	if r := group[17]; r.err != nil || r.res[0].Status != http.StatusFailedDependency || r.res[1].Status != http.StatusBadRequest {
+		t.Fatalf("atomic batch: err %v, result %+v, want 424 then 400", r.err, r.res)
+	}
+	if r := group[19]; r.err == nil || !strings.Contains(r.err.Error(), "BUG: cannot apply a command") {
+		t.Fatalf("a command that panics: err %v, want its own BUG error", r.err)
+	}
+	// Every command took one LSN but the two that failed with an error
+	// (failed operations take theirs, as before).
+	if got, want := p.LSN(), lsn+uint64(len(group))-2; got != want {
+		t.Fatalf("LSN %d, want %d", got, want)
+	}
+
+	// Durable: restart from disk and read everything back.
+	e.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, st = testEngine(t, dir)
+	defer func() { e.Close(); st.Close() }()
+	if c, err = e.Container("db", "c"); err != nil {
+		t.Fatal(err)
+	}
+	read := func(id string) int {
+		op, _ := c.PrepareKeyed(OpRead, id, key("a"), true)
+		r, _, err := c.ReadItem(op)
+		if errors.Is(err, ErrNotFound) {
+			return http.StatusNotFound
+		}
+		if err != nil {
+			t.Fatalf("read %s: %v", id, err)
+		}
+		return r.Status
+	}
+	for i := 0; i < 16; i++ {
+		if s := read(fmt.Sprintf("h%d", i)); s != http.StatusOK {
+			t.Fatalf("h%d: status %d after restart", i, s)
+		}
+	}
+	for id, want := range map[string]int{"nb": 200, "ab": 404, "u1": 404, "u2": 404, "u3": 404} {
+		if s := read(id); s != want {
+			t.Fatalf("%s: status %d after restart, want %d", id, s, want)
+		}
+	}
+	var items int64
+	for _, p := range c.Partitions() {
+		items += p.state.Items
+	}
+	if items != 18 { // bad, h0..h15, nb
+		t.Fatalf("partition state counts %d items, want 18", items)
+	}
+}

@@ -1,0 +1,142 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/parsecdb/parsec/internal/query/eval"
+)
+
+// runPagesLimits is runPages within limits; lim is made afresh for every
+// page. It checks that every page of more than one row fits MaxPageBytes.
+func runPagesLimits(p *Plan, parts [][]doc, pageSize int, lim func() *Limits) ([]eval.Value, int, error) {
+	var st *State
+	var out []eval.Value
+	for page := 0; ; page++ {
+		l := lim()
+		rows, next, err := ExecLimits(p, sources(parts, true), st, pageSize, l)
+		if err != nil {
+			return nil, page, err
+		}
+		size := 0
+		for _, r := range rows {
+			size += len(r.AppendJSON(nil))
+		}
+		if len(rows) > 1 && l.MaxPageBytes > 0 && size > l.MaxPageBytes {
+			return nil, page, fmt.Errorf("page %d: %d rows of %d bytes, over %d", page, len(rows), size, l.MaxPageBytes)
+		}
+		out = append(out, rows...)
+		if next.Done() {
+			return out, page + 1, nil
+		}
+		if page > 100000 {
+			return nil, page, fmt.Errorf("no end")
+		}
+		b, err := next.MarshalBinary()
+		if err != nil {
+			return nil, page, err
+		}
+		if st, err = p.UnmarshalState(b); err != nil {
+			return nil, page, err
+		}
+	}
+}
+
+// TestSyntheticPagingPageBytes runs the synthetic queries with pages cut by
+// their size (ORDER BY and DISTINCT partitions then keep only what a page
+// can take) and requires exactly the rows of an unlimited run.
+func TestSyntheticPagingPageBytes(t *testing.T) {
+	docs := synthetic(7, 300)
+	r := rand.New(rand.NewPCG(5, 8))
+	for _, text := range syntheticQueries {
+		p, err := compile(text, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := runPages(p, [][]doc{docs}, 0, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range [][3]int{{1, 0, 10}, {3, 25, 200}, {5, 0, 1000}, {2, 9, 1}} {
+			k, page, bytes := run[0], run[1], run[2]
+			got, pages, err := runPagesLimits(p, randomSplit(r, docs, k), page, func() *Limits { return &Limits{MaxPageBytes: bytes} })
+			if err != nil {
+				t.Fatalf("%s (%d partitions, page %d, %d bytes): %v", text, k, page, bytes, err)
+			}
+			if !equalRows(got, want) {
+				t.Fatalf("%s (%d partitions, page %d, %d bytes): %d rows differ from %d", text, k, page, bytes, len(got), len(want))
+			}
+			if p.Shape() != Aggregate && len(want) > 0 && pages < 2 && bytes < 20 {
+				t.Fatalf("%s: %d rows in one page of at most %d bytes", text, len(want), bytes)
+			}
+		}
+	}
+}
+
+// TestPageTime: a check that reports ErrPageTime every 3rd call ends
+// streaming pages early, and paging on gives every row exactly once; other
+// shapes fail with ErrPageTime.
+func TestPageTime(t *testing.T) {
+	docs := synthetic(7, 1000)
+	for _, text := range syntheticQueries {
+		p, err := compile(text, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := runPages(p, [][]doc{docs}, 0, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		lim := func() *Limits {
+			return &Limits{Check: func() error {
+				if calls++; calls%3 == 0 {
+					return ErrPageTime
+				}
+				return nil
+			}}
+		}
+		got, pages, err := runPagesLimits(p, split(docs, 3), 0, lim)
+		if p.Shape() != Streaming {
+			if !errors.Is(err, ErrPageTime) {
+				t.Fatalf("%s: %v, want ErrPageTime", text, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if !equalRows(got, want) || len(want) > 100 && pages < 3 {
+			t.Fatalf("%s: %d rows in %d pages, want %d rows in several pages", text, len(got), pages, len(want))
+		}
+	}
+}
+
+// TestBudgets: steps and bytes built are counted, deterministically, and
+// refused with ErrBudget past their bounds.
+func TestBudgets(t *testing.T) {
+	docs := synthetic(7, 50)
+	f := func(text string, lim Limits, wantErr string) {
+		t.Helper()
+		p, err := compile(text, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = ExecLimits(p, sources([][]doc{docs}, true), nil, 0, &lim)
+		switch {
+		case wantErr == "" && err != nil:
+			t.Fatalf("%s: %v", text, err)
+		case wantErr != "" && (!errors.Is(err, eval.ErrBudget) || !strings.Contains(err.Error(), wantErr)):
+			t.Fatalf("%s: %v, want a budget error with %q", text, err, wantErr)
+		}
+	}
+	f(`SELECT VALUE c.id FROM c`, Limits{MaxSteps: 1000}, "")
+	f(`SELECT VALUE c.id FROM c JOIN a IN c.t JOIN b IN c.t JOIN d IN c.t`, Limits{MaxSteps: 300, What: "the test"}, "the test exceeded its evaluation budget of 300 steps")
+	f(`SELECT VALUE CONCAT(c.id, c.id) FROM c`, Limits{MaxBytes: 100}, "")
+	f(`SELECT VALUE REPLICATE(c.id, 100) FROM c`, Limits{MaxBytes: 100}, "a single value of 600 bytes; its memory budget is 100 bytes")
+	f(`SELECT VALUE ARRAY(SELECT VALUE CONCAT(c.id, 'x') FROM x IN c.t) FROM c`, Limits{MaxBytes: 300}, "memory budget of 300 bytes")
+	f(`SELECT c.id, COUNT(1) FROM c GROUP BY c.id`, Limits{MaxHeldBytes: 1000}, "1000 bytes of groups")
+}
