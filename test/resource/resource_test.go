@@ -9,9 +9,6 @@
 // /proc/<pid>/status (VmHWM, the peak RSS); a memory cgroup would make the
 // bound hard, but the suite does not assume it may create one. Goroutines are
 // read from go_goroutines on /metrics.
-//
-// The query bombs need the query budgets (memory, time and result size) and
-// run only with -query-bombs until those are in.
 package resource
 
 import (
@@ -39,8 +36,6 @@ import (
 
 	"github.com/parsecdb/parsec/internal/auth"
 )
-
-var queryBombs = flag.Bool("query-bombs", false, "also run the query bombs (they need the query budgets)")
 
 var parsecBin string
 
@@ -623,9 +618,6 @@ func TestSlowAndNonReadingClients(t *testing.T) {
 
 // TestQueryBombs runs each query bomb against its own server.
 func TestQueryBombs(t *testing.T) {
-	if !*queryBombs {
-		t.Skip("the query bombs need the query budgets; run with -query-bombs")
-	}
 	for _, tc := range []struct {
 		name   string
 		launch func(a *attack, p *proc)
