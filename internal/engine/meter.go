@@ -152,29 +152,36 @@ func (c *Container) Stats(top int) ([]PartitionStats, error) {
 	return out, nil
 }
 
-// topByStorage returns p's largest logical partitions, exactly.
+// topByStorage returns p's largest logical partitions, exactly, largest
+// first. It walks every logical partition record of p but holds only the n
+// largest, and allocates a key only when it enters them.
 func (c *Container) topByStorage(p *Partition, n int) ([]KeyWeight, error) {
 	max := p.info.Max
 	if max == epk.MaxEPK {
 		max = ""
 	}
 	lo, hi := storage.LogicalSpan(c.rid, p.info.Min, max)
-	var all []KeyWeight
+	top := make([]KeyWeight, 0, n)
 	err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
 		ls, err := decodeLogicalState(v)
 		if err != nil {
 			return false, err
 		}
+		w := float64(ls.Bytes)
+		if n <= 0 || (len(top) == n && w <= top[n-1].Weight) {
+			return true, nil
+		}
 		key := k[1+storage.RidLen:]
 		key = key[bytes.IndexByte(key, 0)+1:]
-		all = append(all, KeyWeight{Key: string(key), Weight: float64(ls.Bytes)})
+		i := sort.Search(len(top), func(i int) bool { return top[i].Weight < w })
+		if len(top) < n {
+			top = append(top, KeyWeight{})
+		}
+		copy(top[i+1:], top[i:])
+		top[i] = KeyWeight{Key: string(key), Weight: w}
 		return true, nil
 	})
-	sort.Slice(all, func(i, j int) bool { return all[i].Weight > all[j].Weight })
-	if len(all) > n {
-		all = all[:n]
-	}
-	return all, err
+	return top, err
 }
 
 // chargeOf is the request charge of one executed operation.

@@ -3,6 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -272,5 +275,48 @@ func TestFixedContainerStorageCap(t *testing.T) {
 	}
 	if len(c.Partitions()) != 1 {
 		t.Errorf("a fixed container has %d partitions", len(c.Partitions()))
+	}
+}
+
+// TestTopByStorageMatchesSortedModel checks the bounded top-n selection of
+// the largest logical partitions against the simple model: every key's size,
+// sorted, cut to n.
+func TestTopByStorageMatchesSortedModel(t *testing.T) {
+	e, st := testEngineOpts(t, t.TempDir(), Options{NoThrottle: true})
+	defer func() { e.Close(); st.Close() }()
+	c := mustContainer(t, e, 400)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 60; i++ {
+		pk := fmt.Sprintf("k%d", rng.IntN(25))
+		if _, err := write(t, c, pk, fmt.Sprint(i), 10+rng.IntN(3000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := c.Stats(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := slices.Clone(all[0].HotByBytes)
+	if len(model) < 10 {
+		t.Fatalf("only %d logical partitions", len(model))
+	}
+	sort.SliceStable(model, func(i, j int) bool { return model[i].Weight > model[j].Weight })
+	if !slices.Equal(model, all[0].HotByBytes) {
+		t.Fatalf("all keys not largest first: %v", all[0].HotByBytes)
+	}
+	for _, n := range []int{0, 1, 3, 5, len(model), len(model) + 1} {
+		got, err := c.Stats(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := model[:min(n, len(model))]
+		if len(got[0].HotByBytes) != len(want) {
+			t.Fatalf("top %d: %d keys, want %d", n, len(got[0].HotByBytes), len(want))
+		}
+		for i, kw := range got[0].HotByBytes {
+			if kw.Weight != want[i].Weight {
+				t.Fatalf("top %d: %v, want %v", n, got[0].HotByBytes, want)
+			}
+		}
 	}
 }
