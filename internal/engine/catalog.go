@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/index"
@@ -111,11 +113,18 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}}
+	// Catalog records are read by family rather than by database, and any
+	// record whose key is not the current encoding of its id (stores written
+	// before names were escaped in keys) is rewritten under its current key.
+	var rekey []rekeyed
 	lo := storage.DatabasePrefix()
-	err = store.Iterate(lo, storage.PrefixEnd(lo), func(_, v []byte) (bool, error) {
+	err = store.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
 		var info DatabaseInfo
 		if err := json.Unmarshal(v, &info); err != nil {
 			return false, fmt.Errorf("cannot decode database record: %w", err)
+		}
+		if want := storage.DatabaseKey(info.ID); !bytes.Equal(k, want) {
+			rekey = append(rekey, rekeyed{old: bytes.Clone(k), new: want, value: bytes.Clone(v)})
 		}
 		e.dbs[info.ID] = &database{info: info, colls: map[string]*Container{}}
 		return true, nil
@@ -123,27 +132,68 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, db := range e.dbs {
-		lo := storage.ContainerPrefix(db.info.ID)
-		err := store.Iterate(lo, storage.PrefixEnd(lo), func(_, v []byte) (bool, error) {
-			var info ContainerInfo
-			if err := json.Unmarshal(v, &info); err != nil {
-				return false, fmt.Errorf("cannot decode container record: %w", err)
-			}
-			c, err := e.openContainer(info)
-			if err != nil {
-				return false, err
-			}
-			db.colls[info.ID] = c
-			return true, nil
-		})
+	var colls []ContainerInfo
+	lo = storage.ContainersPrefix()
+	err = store.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
+		var info ContainerInfo
+		if err := json.Unmarshal(v, &info); err != nil {
+			return false, fmt.Errorf("cannot decode container record: %w", err)
+		}
+		if want := storage.ContainerKey(info.DB, info.ID); !bytes.Equal(k, want) {
+			rekey = append(rekey, rekeyed{old: bytes.Clone(k), new: want, value: bytes.Clone(v)})
+		}
+		colls = append(colls, info)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := rewriteKeys(store, rekey); err != nil {
+		return nil, err
+	}
+	for _, info := range colls {
+		db, ok := e.dbs[info.DB]
+		if !ok {
+			continue // the database's deletion removes its container records in the same batch
+		}
+		c, err := e.openContainer(info)
 		if err != nil {
 			e.Close()
 			return nil, err
 		}
+		db.colls[info.ID] = c
 	}
 	e.refreshRates()
 	return e, nil
+}
+
+// rekeyed is a catalog record to move from an old key to its current one.
+type rekeyed struct{ old, new, value []byte }
+
+// rewriteKeys moves catalog records to their current keys in one durable
+// batch: every old key is deleted before any new key is set, so a record
+// whose new key is another record's old key survives.
+func rewriteKeys(store *storage.DB, recs []rekeyed) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	b := store.NewBatch()
+	for _, r := range recs {
+		if err := b.Delete(r.old); err != nil {
+			b.Discard()
+			return fmt.Errorf("cannot rewrite catalog keys: %w", err)
+		}
+	}
+	for _, r := range recs {
+		if err := b.Set(r.new, r.value); err != nil {
+			b.Discard()
+			return fmt.Errorf("cannot rewrite catalog keys: %w", err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("cannot rewrite catalog keys: %w", err)
+	}
+	return nil
 }
 
 // Close stops every partition's apply loop. It does not close the store.
@@ -560,8 +610,23 @@ func validateSpec(spec ContainerSpec) error {
 	return nil
 }
 
-// validateResourceID checks the id of a database, container or item.
+// validateResourceID checks the id of a new database, container or item.
 func validateResourceID(what, id string) error {
+	if err := validateLookupID(what, id); err != nil {
+		return err
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return badRequest("the %s id %q contains the control character %U; ids cannot contain control characters", what, id, r)
+		}
+	}
+	return nil
+}
+
+// validateLookupID checks the id of an existing item. It allows control
+// characters, which older versions accepted, so that such items can still
+// be read and deleted.
+func validateLookupID(what, id string) error {
 	if id == "" {
 		return badRequest("the %s id is missing or empty", what)
 	}

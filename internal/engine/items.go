@@ -110,7 +110,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 // PrepareKeyed returns an operation on an existing item addressed by partition
 // key and id (read, delete, patch).
 func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHeader bool) (Op, error) {
-	if err := validateResourceID("item", id); err != nil {
+	if err := validateLookupID("item", id); err != nil {
 		return Op{}, err
 	}
 	if !hasHeader && !c.fixed {
