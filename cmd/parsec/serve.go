@@ -34,6 +34,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.FixedMaxRUs, "fixed-max-rus", 10000, "throughput limit of a container without a partition key, RU/s")
 	fs.Var(byteSize{&o.FixedMaxBytes}, "fixed-max-bytes", "storage limit of a container without a partition key (default 10GB)")
 	fs.BoolVar(&o.NoThrottle, "no-throttle", false, "meter request units but never answer 429 (development)")
+	fs.BoolVar(&o.AcceptDataLoss, "accept-data-loss", false, "start even if the write-ahead log is damaged or missing, logging the acknowledged writes that were lost")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"log"
 	"sort"
 	"strconv"
 	"sync"
@@ -34,6 +35,16 @@ type Options struct {
 	// partition key). Defaults 10,000 RU/s and 10 GB.
 	FixedMaxRUs   int
 	FixedMaxBytes int64
+	// AcceptDataLoss opens a store that holds less than it acknowledged
+	// (see AckedFile), logging what was lost, instead of refusing with
+	// storage.ErrDataLoss.
+	AcceptDataLoss bool
+	// AckedInterval is how often the acknowledged LSNs are recorded.
+	// Default DefaultAckedInterval.
+	AckedInterval time.Duration
+	// Logf logs what the engine does on its own (data loss accepted, a
+	// record that could not be written). Default log.Printf.
+	Logf func(format string, args ...any)
 }
 
 // Defaults of Options.
@@ -61,6 +72,14 @@ type Engine struct {
 
 	// builders counts the running index builds (see index.go).
 	builders sync.WaitGroup
+
+	// The record of acknowledged LSNs (acked.go): ackedOn once checked.
+	ackedMu   sync.Mutex
+	ackedOn   bool
+	ackedLast []byte
+	ackedStop chan struct{}
+	ackedDone chan struct{}
+	closeOnce sync.Once
 }
 
 type database struct {
@@ -107,6 +126,12 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	}
 	if opts.FixedMaxBytes == 0 {
 		opts.FixedMaxBytes = DefaultFixedMaxBytes
+	}
+	if opts.AckedInterval <= 0 {
+		opts.AckedInterval = DefaultAckedInterval
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
 	}
 	seq, err := newAllocator(store, storage.SeqKey())
 	if err != nil {
@@ -163,6 +188,12 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		}
 		db.colls[info.ID] = c
 	}
+	if err := e.verifyAcked(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.ackedStop, e.ackedDone = make(chan struct{}), make(chan struct{})
+	go e.recordAcked(opts.AckedInterval, e.ackedStop, e.ackedDone)
 	e.refreshRates()
 	return e, nil
 }
@@ -196,8 +227,17 @@ func rewriteKeys(store *storage.DB, recs []rekeyed) error {
 	return nil
 }
 
-// Close stops every partition's apply loop. It does not close the store.
+// Close stops every partition's apply loop and records the acknowledged
+// LSNs (see AckedFile). It does not close the store. Later calls do nothing.
 func (e *Engine) Close() {
+	e.closeOnce.Do(e.close)
+}
+
+func (e *Engine) close() {
+	if e.ackedStop != nil {
+		close(e.ackedStop)
+		<-e.ackedDone
+	}
 	e.mu.Lock()
 	for _, db := range e.dbs {
 		for _, c := range db.colls {
@@ -206,6 +246,9 @@ func (e *Engine) Close() {
 	}
 	e.mu.Unlock()
 	e.builders.Wait() // they end once the loops are stopped
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
 }
 
 func (e *Engine) now() int64 { return e.opts.Now().Unix() }
@@ -291,6 +334,11 @@ func (e *Engine) DeleteDatabase(id string) error {
 	}
 	delete(e.dbs, id)
 	e.mu.Unlock()
+	// The record of acknowledged LSNs forgets the containers before they
+	// are deleted, so that a crash right after never reads as data loss.
+	if err := e.writeAcked(); err != nil {
+		return fmt.Errorf("%w: cannot delete database: %v", ErrUnavailable, err)
+	}
 	b := e.store.NewBatch()
 	for _, c := range db.colls {
 		c.stop()
@@ -553,6 +601,10 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	delete(db.colls, id)
 	e.mu.Unlock()
 	c.stop()
+	// As in DeleteDatabase: forget the container's LSNs first.
+	if err := e.writeAcked(); err != nil {
+		return fmt.Errorf("%w: cannot delete container: %v", ErrUnavailable, err)
+	}
 	b := e.store.NewBatch()
 	c.deleteInto(b)
 	if err := b.Commit(); err != nil {

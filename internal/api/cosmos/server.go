@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,6 +28,9 @@ type Config struct {
 	Now func() time.Time
 	// MaxClockSkew is how far x-ms-date may be from Now. Defaults to 15 minutes.
 	MaxClockSkew time.Duration
+	// Ready, when set, says whether the server can take writes: ReadyPath
+	// answers 503 with its error (e.g. the disk is nearly full).
+	Ready func() error
 }
 
 // Server is an http.Handler serving the Cosmos NoSQL REST API.
@@ -90,6 +94,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &request{w: w, r: r}
 
 	if r.URL.Path == ReadyPath {
+		if s.cfg.Ready != nil {
+			if err := s.cfg.Ready(); err != nil {
+				s.writeError(req, fmt.Errorf("%w: not ready: %v", engine.ErrUnavailable, err))
+				return
+			}
+		}
 		req.charge = 0
 		h.Set("x-ms-request-charge", "0")
 		w.WriteHeader(http.StatusOK)

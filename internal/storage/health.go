@@ -1,0 +1,120 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// ErrNoSpace means a write was refused because the filesystem holding the
+// store has less free space than the reserve (Options.Reserve). Nothing was
+// written; writes succeed again once space is freed.
+var ErrNoSpace = errors.New("storage: not enough free disk space")
+
+// ErrFailed means the store met an error it cannot recover from and
+// refuses every write (see Options.OnFatal).
+var ErrFailed = errors.New("storage: failed")
+
+// spaceMonitor refuses writes when free space falls below the reserve. It
+// asks the filesystem on every write: a statfs costs about a microsecond,
+// next to the millisecond of the WAL sync that every write waits for.
+type spaceMonitor struct {
+	reserve uint64
+	free    func() (uint64, error)
+	dir     string
+}
+
+func newSpaceMonitor(reserve int64, free func() (uint64, error), dir string) spaceMonitor {
+	if reserve == 0 {
+		reserve = DefaultReserve
+	}
+	if reserve < 0 {
+		return spaceMonitor{}
+	}
+	if free == nil {
+		free = func() (uint64, error) { return statfsFree(dir) }
+	}
+	return spaceMonitor{reserve: uint64(reserve), free: free, dir: dir}
+}
+
+// check returns ErrNoSpace, with the numbers, if free space is below the
+// reserve. A failure to measure does not refuse writes: Pebble then meets
+// whatever the filesystem says.
+func (m *spaceMonitor) check() error {
+	if m.free == nil {
+		return nil
+	}
+	n, err := m.free()
+	if err != nil || n >= m.reserve {
+		return nil
+	}
+	return fmt.Errorf("%w: %s free in %s, below the reserve of %s kept so the store can flush and compact; writes resume once space is freed",
+		ErrNoSpace, bytesText(n), m.dir, bytesText(m.reserve))
+}
+
+func statfsFree(dir string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("cannot measure free space in %s: %w", dir, err)
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+func bytesText(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// writable returns why a write cannot be made now, or nil.
+func (db *DB) writable() error {
+	if p := db.failed.Load(); p != nil {
+		return fmt.Errorf("%w: %v", ErrFailed, *p)
+	}
+	return db.space.check()
+}
+
+// Ready returns nil if the store accepts writes, or the reason it does not
+// (ErrNoSpace, ErrFailed).
+func (db *DB) Ready() error { return db.writable() }
+
+// fail marks the store failed and calls OnFatal, once.
+func (db *DB) fail(err error) {
+	db.failed.CompareAndSwap(nil, &err)
+	db.fatalOnce.Do(func() { db.onFatal(err) })
+}
+
+// fatalUnwind is the panic value with which Fatalf leaves Pebble.
+type fatalUnwind struct{ err error }
+
+// guard runs a Pebble write. Pebble reports an unrecoverable failure
+// (a WAL write or sync that failed) through Logger.Fatalf or a panic in
+// the committing goroutine; guard turns either into a failed store and an
+// error, never a crash labelled as a bug.
+func (db *DB) guard(write func() error) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if u, ok := r.(fatalUnwind); ok {
+			err = fmt.Errorf("%w: %v", ErrFailed, u.err)
+			return
+		}
+		ferr := fmt.Errorf("storage: write failed: %v", r)
+		db.fail(ferr)
+		err = fmt.Errorf("%w: %v", ErrFailed, ferr)
+	}()
+	return write()
+}
+
+// exitOnFatal is the default OnFatal: a clean fail-stop.
+func exitOnFatal(err error) {
+	fmt.Fprintf(os.Stderr, "parsec: stopping: the store cannot continue safely: %v\n", err)
+	os.Exit(1)
+}
