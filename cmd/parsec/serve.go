@@ -60,8 +60,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if o.InMemory {
 		where = "data in memory"
 	}
-	fmt.Fprintf(stdout, "parsec %s: serving the Cosmos DB NoSQL API on %s (%s), ready in %v\n", version, s.URL(), where, time.Since(start).Round(time.Millisecond))
+	// Catch signals before saying we are serving: a SIGINT sent right after
+	// that line must stop the server cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	fmt.Fprintf(stdout, "parsec %s: serving the Cosmos DB NoSQL API on %s (%s), ready in %v\n", version, s.URL(), where, time.Since(start).Round(time.Millisecond))
 	<-ctx.Done()
 	stop()
 	fmt.Fprintln(stdout, "parsec: shutting down")
