@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // ErrNoSpace means a write was refused because the filesystem holding the
@@ -17,7 +18,7 @@ var ErrNoSpace = errors.New("storage: not enough free disk space")
 var ErrFailed = errors.New("storage: failed")
 
 // spaceMonitor refuses writes when free space falls below the reserve. It
-// asks the filesystem on every write: a statfs costs about a microsecond,
+// asks the filesystem (statfs) on every write: that costs about a microsecond,
 // next to the millisecond of the WAL sync that every write waits for.
 type spaceMonitor struct {
 	reserve uint64
@@ -25,7 +26,7 @@ type spaceMonitor struct {
 	dir     string
 }
 
-func newSpaceMonitor(reserve int64, free func() (uint64, error), dir string) spaceMonitor {
+func newSpaceMonitor(reserve int64, free func() (uint64, error), fs vfs.FS, dir string) spaceMonitor {
 	if reserve == 0 {
 		reserve = DefaultReserve
 	}
@@ -33,7 +34,10 @@ func newSpaceMonitor(reserve int64, free func() (uint64, error), dir string) spa
 		return spaceMonitor{}
 	}
 	if free == nil {
-		free = func() (uint64, error) { return statfsFree(dir) }
+		free = func() (uint64, error) {
+			u, err := fs.GetDiskUsage(dir)
+			return u.AvailBytes, err
+		}
 	}
 	return spaceMonitor{reserve: uint64(reserve), free: free, dir: dir}
 }
@@ -51,14 +55,6 @@ func (m *spaceMonitor) check() error {
 	}
 	return fmt.Errorf("%w: %s free in %s, below the reserve of %s kept so the store can flush and compact; writes resume once space is freed",
 		ErrNoSpace, bytesText(n), m.dir, bytesText(m.reserve))
-}
-
-func statfsFree(dir string) (uint64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, fmt.Errorf("cannot measure free space in %s: %w", dir, err)
-	}
-	return st.Bavail * uint64(st.Bsize), nil
 }
 
 func bytesText(n uint64) string {

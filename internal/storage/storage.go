@@ -40,7 +40,8 @@ type Options struct {
 	// value turns the check off. Ignored when InMemory is set.
 	Reserve int64
 	// FreeSpace reports the bytes free to the store on the filesystem of
-	// Dir. Default: statfs of Dir. Tests inject it.
+	// Dir. Default: the FS's GetDiskUsage (statfs on the operating
+	// system's filesystem). Tests inject it.
 	FreeSpace func() (uint64, error)
 	// OnFatal is called once when the store meets an error it cannot
 	// recover from (a write-ahead log write or sync that failed, a MANIFEST
@@ -111,7 +112,7 @@ func Open(o Options) (*DB, error) {
 	}
 	db.fs, db.dir = popts.FS, dir
 	if !o.InMemory {
-		db.space = newSpaceMonitor(o.Reserve, o.FreeSpace, dir)
+		db.space = newSpaceMonitor(o.Reserve, o.FreeSpace, popts.FS, dir)
 	}
 	popts.EnsureDefaults()
 	db.wals = describeWALs(popts.FS, dir)
