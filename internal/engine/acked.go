@@ -171,8 +171,8 @@ func (e *Engine) checkAcked() (gaps []ackedGap, seqBehind string, err error) {
 			if p.info.ID != ent.Range && !containsString(p.info.Parents, ent.Range) {
 				continue
 			}
-			if !any || p.state.LSN < found {
-				found = p.state.LSN
+			if lsn := p.LSN(); !any || lsn < found {
+				found = lsn
 			}
 			any = true
 		}
