@@ -179,6 +179,11 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 			return nil, "", badRequest("all operations of a batch must have the same partition key")
 		}
 	}
+	// A store that cannot take writes (disk nearly full, or failed) refuses
+	// here, before the request is charged or queued behind a stalled commit.
+	if err := c.e.store.Ready(); err != nil {
+		return nil, "", fmt.Errorf("%w: cannot write: %v", ErrUnavailable, err)
+	}
 	now := c.e.opts.Now()
 	if err := p.admit(now); err != nil {
 		return nil, Session(p.SessionToken()), err

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -72,7 +74,35 @@ func (db *DB) writable() error {
 	if p := db.failed.Load(); p != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, *p)
 	}
+	if p := db.full.Load(); p != nil {
+		return fmt.Errorf("%w: the store cannot flush its memory to disk (%v); writes resume once space is freed", ErrNoSpace, *p)
+	}
 	return db.space.check()
+}
+
+// events watches Pebble's background work. When the disk fills anyway
+// (below the reserve by another process, or the check off), a flush fails
+// with ENOSPC and Pebble retries it until space returns, stalling every
+// write that needs room meanwhile: new writes are refused with ErrNoSpace
+// from the first such failure until a flush succeeds, and the failure is
+// logged once rather than at every retry.
+func (db *DB) events() *pebble.EventListener {
+	return &pebble.EventListener{
+		BackgroundError: func(err error) {
+			if errors.Is(err, syscall.ENOSPC) {
+				if db.full.Swap(&err) == nil {
+					fmt.Fprintf(os.Stderr, "storage: refusing writes: the disk is full: %v\n", err)
+				}
+				return
+			}
+			fmt.Fprintf(os.Stderr, "storage: background error: %v\n", err)
+		},
+		FlushEnd: func(info pebble.FlushInfo) {
+			if info.Err == nil && db.full.Swap(nil) != nil {
+				fmt.Fprintf(os.Stderr, "storage: accepting writes again: a flush succeeded\n")
+			}
+		},
+	}
 }
 
 // Ready returns nil if the store accepts writes, or the reason it does not

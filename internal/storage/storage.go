@@ -65,6 +65,9 @@ type DB struct {
 	logf   func(format string, args ...any)
 	space  spaceMonitor
 	failed atomic.Pointer[error]
+	// full is set while Pebble's flushes or compactions fail for lack of
+	// space (see events), cleared by the next flush that succeeds.
+	full atomic.Pointer[error]
 	// onFatal is Options.OnFatal; fatalOnce makes it run once.
 	onFatal   func(error)
 	fatalOnce sync.Once
@@ -89,6 +92,7 @@ func Open(o Options) (*DB, error) {
 	defer cache.Unref()
 	popts.Cache = cache
 	popts.Logger = quietLogger{db}
+	popts.EventListener = db.events()
 	// Write-ahead log records say up to where the log was synced, so a
 	// damaged log is told apart from a torn tail, and recovery fails
 	// instead of stopping silently at the damage.
