@@ -84,23 +84,30 @@ func (db *DB) writable() error {
 // (below the reserve by another process, or the check off), a flush fails
 // with ENOSPC and Pebble retries it until space returns, stalling every
 // write that needs room meanwhile: new writes are refused with ErrNoSpace
-// from the first such failure until a flush succeeds, and the failure is
-// logged once rather than at every retry.
+// from the first such failed flush until a flush gets through, and
+// failures for lack of space are logged once, not at every retry.
 func (db *DB) events() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
 			if errors.Is(err, syscall.ENOSPC) {
-				if db.full.Swap(&err) == nil {
-					fmt.Fprintf(os.Stderr, "storage: refusing writes: the disk is full: %v\n", err)
+				if !db.fullLogged.Swap(true) {
+					fmt.Fprintf(os.Stderr, "storage: the disk is full: %v\n", err)
 				}
 				return
 			}
 			fmt.Fprintf(os.Stderr, "storage: background error: %v\n", err)
 		},
 		FlushEnd: func(info pebble.FlushInfo) {
-			if info.Err == nil && db.full.Swap(nil) != nil {
+			if err := info.Err; errors.Is(err, syscall.ENOSPC) {
+				if db.full.Swap(&err) == nil {
+					fmt.Fprintf(os.Stderr, "storage: refusing writes until space is freed: a flush failed: %v\n", err)
+				}
+				return
+			}
+			if db.full.Swap(nil) != nil {
 				fmt.Fprintf(os.Stderr, "storage: accepting writes again: a flush succeeded\n")
 			}
+			db.fullLogged.Store(false)
 		},
 	}
 }

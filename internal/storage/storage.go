@@ -67,7 +67,8 @@ type DB struct {
 	failed atomic.Pointer[error]
 	// full is set while Pebble's flushes or compactions fail for lack of
 	// space (see events), cleared by the next flush that succeeds.
-	full atomic.Pointer[error]
+	full       atomic.Pointer[error]
+	fullLogged atomic.Bool
 	// onFatal is Options.OnFatal; fatalOnce makes it run once.
 	onFatal   func(error)
 	fatalOnce sync.Once
