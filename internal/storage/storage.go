@@ -65,8 +65,8 @@ type DB struct {
 	logf   func(format string, args ...any)
 	space  spaceMonitor
 	failed atomic.Pointer[error]
-	// full is set while Pebble's flushes or compactions fail for lack of
-	// space (see events), cleared by the next flush that succeeds.
+	// full is set while Pebble's flushes fail for lack of space (see
+	// events), cleared by the next flush that does not.
 	full       atomic.Pointer[error]
 	fullLogged atomic.Bool
 	// onFatal is Options.OnFatal; fatalOnce makes it run once.
@@ -122,10 +122,11 @@ func Open(o Options) (*DB, error) {
 	popts.EnsureDefaults()
 	db.wals = describeWALs(popts.FS, dir)
 	pdb, err := pebble.Open(dir, popts)
-	if err != nil && pebble.IsCorruptionError(err) && !o.InMemory {
+	// Each round cuts one damaged log; more than one damaged log is rare.
+	for round := 0; err != nil && pebble.IsCorruptionError(err) && !o.InMemory && round < 16; round++ {
 		dmg, derr := findWALDamage(popts.FS, dir)
 		if derr != nil || dmg == nil {
-			return nil, fmt.Errorf("cannot open storage in %q: %w", dir, err)
+			break
 		}
 		if !o.AcceptDataLoss {
 			return nil, fmt.Errorf("cannot open storage in %q: %w: %s; the acknowledged writes logged after that point cannot be replayed (%v)", dir, ErrDataLoss, dmg, err)
