@@ -13,8 +13,8 @@ import (
 )
 
 // describeWALs lists the write-ahead log files of dir with their sizes, in
-// log order, for messages: "000012.log (1234567 bytes)", or a sentence
-// saying there is none.
+// log order, for messages: "the write-ahead log file is
+// /data/000012.log (1234567 bytes)", or a sentence saying there is none.
 func describeWALs(fs vfs.FS, dir string) string {
 	if dir == "" {
 		return "the store is in memory"
@@ -35,10 +35,13 @@ func describeWALs(fs vfs.FS, dir string) string {
 		}
 		logs = append(logs, fmt.Sprintf("%s (%s)", fs.PathJoin(dir, n), size))
 	}
-	if len(logs) == 0 {
+	switch len(logs) {
+	case 0:
 		return "there is no write-ahead log file in " + dir
+	case 1:
+		return "the write-ahead log file is " + logs[0]
 	}
-	return "the write-ahead log files are " + strings.Join(logs, ", ")
+	return "the write-ahead log files are " + strings.Join(logs[:len(logs)-1], ", ") + " and, the newest, " + logs[len(logs)-1]
 }
 
 // walDamage is where a write-ahead log stops being readable before its end.
