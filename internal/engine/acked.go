@@ -224,7 +224,6 @@ func (e *Engine) verifyAcked() error {
 		for _, w := range what {
 			e.opts.Logf("parsec: DATA LOSS accepted: %s", w)
 		}
-		e.opts.Logf("parsec: DATA LOSS accepted: %s", e.store.WALFiles())
 		return e.writeAcked()
 	}
 	return nil
