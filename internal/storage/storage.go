@@ -47,8 +47,10 @@ type Options struct {
 	// recover from (a write-ahead log write or sync that failed, a MANIFEST
 	// that cannot be written): what Pebble has in memory may then differ
 	// from what is durable, so the process must stop. The default prints
-	// the error and exits with status 1. If OnFatal returns, the store stays
-	// failed: every later write fails with ErrFailed.
+	// the error and exits with status 1. If OnFatal returns (tests), the
+	// store stays failed: the write that met the error and every later one
+	// fail with ErrFailed; an error met by Pebble's background work then
+	// panics in its goroutine, as Pebble cannot continue past it.
 	OnFatal func(error)
 }
 
