@@ -52,7 +52,8 @@ func NewServer(cfg Config) *Server {
 	return &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
 }
 
-// ReadyPath answers 200 once the server is serving; it needs no signature.
+// ReadyPath answers 200 once the server is serving, 503 while it cannot take
+// writes (Config.Ready); it needs no signature.
 const ReadyPath = "/_ready"
 
 // request is one request in flight with what the handlers need of it.
