@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"log"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/parsecdb/parsec/internal/epk"
@@ -36,6 +39,16 @@ type Options struct {
 	// Query bounds every query page; zero fields take their defaults (see
 	// QueryLimits).
 	Query QueryLimits
+	// AcceptDataLoss opens a store that holds less than it acknowledged
+	// (see AckedFile), logging what was lost, instead of refusing with
+	// storage.ErrDataLoss.
+	AcceptDataLoss bool
+	// AckedInterval is how often the acknowledged LSNs are recorded.
+	// Default DefaultAckedInterval.
+	AckedInterval time.Duration
+	// Logf logs what the engine does on its own (data loss accepted, a
+	// record that could not be written). Default log.Printf.
+	Logf func(format string, args ...any)
 }
 
 // Defaults of Options.
@@ -63,6 +76,14 @@ type Engine struct {
 
 	// builders counts the running index builds (see index.go).
 	builders sync.WaitGroup
+
+	// The record of acknowledged LSNs (acked.go): ackedOn once checked.
+	ackedMu   sync.Mutex
+	ackedOn   bool
+	ackedLast []byte
+	ackedStop chan struct{}
+	ackedDone chan struct{}
+	closeOnce sync.Once
 }
 
 type database struct {
@@ -111,16 +132,29 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		opts.FixedMaxBytes = DefaultFixedMaxBytes
 	}
 	opts.Query = opts.Query.withDefaults()
+	if opts.AckedInterval <= 0 {
+		opts.AckedInterval = DefaultAckedInterval
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
 	seq, err := newAllocator(store, storage.SeqKey())
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}}
+	// Catalog records are read by family rather than by database, and any
+	// record whose key is not the current encoding of its id (stores written
+	// before names were escaped in keys) is rewritten under its current key.
+	var rekey []rekeyed
 	lo := storage.DatabasePrefix()
-	err = store.Iterate(lo, storage.PrefixEnd(lo), func(_, v []byte) (bool, error) {
+	err = store.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
 		var info DatabaseInfo
 		if err := json.Unmarshal(v, &info); err != nil {
 			return false, fmt.Errorf("cannot decode database record: %w", err)
+		}
+		if want := storage.DatabaseKey(info.ID); !bytes.Equal(k, want) {
+			rekey = append(rekey, rekeyed{old: bytes.Clone(k), new: want, value: bytes.Clone(v)})
 		}
 		e.dbs[info.ID] = &database{info: info, colls: map[string]*Container{}}
 		return true, nil
@@ -128,31 +162,87 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, db := range e.dbs {
-		lo := storage.ContainerPrefix(db.info.ID)
-		err := store.Iterate(lo, storage.PrefixEnd(lo), func(_, v []byte) (bool, error) {
-			var info ContainerInfo
-			if err := json.Unmarshal(v, &info); err != nil {
-				return false, fmt.Errorf("cannot decode container record: %w", err)
-			}
-			c, err := e.openContainer(info)
-			if err != nil {
-				return false, err
-			}
-			db.colls[info.ID] = c
-			return true, nil
-		})
+	var colls []ContainerInfo
+	lo = storage.ContainersPrefix()
+	err = store.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
+		var info ContainerInfo
+		if err := json.Unmarshal(v, &info); err != nil {
+			return false, fmt.Errorf("cannot decode container record: %w", err)
+		}
+		if want := storage.ContainerKey(info.DB, info.ID); !bytes.Equal(k, want) {
+			rekey = append(rekey, rekeyed{old: bytes.Clone(k), new: want, value: bytes.Clone(v)})
+		}
+		colls = append(colls, info)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := rewriteKeys(store, rekey); err != nil {
+		return nil, err
+	}
+	for _, info := range colls {
+		db, ok := e.dbs[info.DB]
+		if !ok {
+			continue // the database's deletion removes its container records in the same batch
+		}
+		c, err := e.openContainer(info)
 		if err != nil {
 			e.Close()
 			return nil, err
 		}
+		db.colls[info.ID] = c
 	}
+	if err := e.verifyAcked(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.ackedStop, e.ackedDone = make(chan struct{}), make(chan struct{})
+	go e.recordAcked(opts.AckedInterval, e.ackedStop, e.ackedDone)
 	e.refreshRates()
 	return e, nil
 }
 
-// Close stops every partition's apply loop. It does not close the store.
+// rekeyed is a catalog record to move from an old key to its current one.
+type rekeyed struct{ old, new, value []byte }
+
+// rewriteKeys moves catalog records to their current keys in one durable
+// batch: every old key is deleted before any new key is set, so a record
+// whose new key is another record's old key survives.
+func rewriteKeys(store *storage.DB, recs []rekeyed) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	b := store.NewBatch()
+	for _, r := range recs {
+		if err := b.Delete(r.old); err != nil {
+			b.Discard()
+			return fmt.Errorf("cannot rewrite catalog keys: %w", err)
+		}
+	}
+	for _, r := range recs {
+		if err := b.Set(r.new, r.value); err != nil {
+			b.Discard()
+			return fmt.Errorf("cannot rewrite catalog keys: %w", err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("cannot rewrite catalog keys: %w", err)
+	}
+	return nil
+}
+
+// Close stops every partition's apply loop and records the acknowledged
+// LSNs (see AckedFile). It does not close the store. Later calls do nothing.
 func (e *Engine) Close() {
+	e.closeOnce.Do(e.close)
+}
+
+func (e *Engine) close() {
+	if e.ackedStop != nil {
+		close(e.ackedStop)
+		<-e.ackedDone
+	}
 	e.mu.Lock()
 	for _, db := range e.dbs {
 		for _, c := range db.colls {
@@ -161,6 +251,9 @@ func (e *Engine) Close() {
 	}
 	e.mu.Unlock()
 	e.builders.Wait() // they end once the loops are stopped
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
 }
 
 func (e *Engine) now() int64 { return e.opts.Now().Unix() }
@@ -246,6 +339,11 @@ func (e *Engine) DeleteDatabase(id string) error {
 	}
 	delete(e.dbs, id)
 	e.mu.Unlock()
+	// The record of acknowledged LSNs forgets the containers before they
+	// are deleted, so that a crash right after never reads as data loss.
+	if err := e.writeAcked(); err != nil {
+		return fmt.Errorf("%w: cannot delete database: %v", ErrUnavailable, err)
+	}
 	b := e.store.NewBatch()
 	for _, c := range db.colls {
 		c.stop()
@@ -508,6 +606,10 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	delete(db.colls, id)
 	e.mu.Unlock()
 	c.stop()
+	// As in DeleteDatabase: forget the container's LSNs first.
+	if err := e.writeAcked(); err != nil {
+		return fmt.Errorf("%w: cannot delete container: %v", ErrUnavailable, err)
+	}
 	b := e.store.NewBatch()
 	c.deleteInto(b)
 	if err := b.Commit(); err != nil {
@@ -565,16 +667,31 @@ func validateSpec(spec ContainerSpec) error {
 	return nil
 }
 
-// validateResourceID checks the id of a database or container.
+// validateResourceID checks the id of a new database or container.
 func validateResourceID(what, id string) error {
 	if len(id) > 255 {
 		return badRequest("the %s id is %d characters long; the limit is 255", what, len(id))
 	}
-	return validateIDChars(what, id)
+	return validateNewIDChars(what, id)
+}
+
+// validateNewIDChars checks the id of a resource being created: the rules
+// of validateIDChars, and no control characters.
+func validateNewIDChars(what, id string) error {
+	if err := validateIDChars(what, id); err != nil {
+		return err
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return badRequest("the %s id %q contains the control character %U; ids cannot contain control characters", what, id, r)
+		}
+	}
+	return nil
 }
 
 // validateIDChars checks that id is not empty, is UTF-8 and has none of the
-// characters ids cannot hold.
+// characters ids cannot hold. It allows control characters, which older
+// versions accepted, so that such items can still be read and deleted.
 func validateIDChars(what, id string) error {
 	if id == "" {
 		return badRequest("the %s id is missing or empty", what)

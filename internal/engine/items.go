@@ -30,9 +30,20 @@ const MaxIDBytes = 1023
 // first 101 bytes, but the whole value is the item's key).
 const MaxKeyStringBytes = 2048
 
-// validateItemID checks an item id: 1 to MaxIDBytes bytes of UTF-8 without
-// '/', '\\', '?' or '#'.
+// validateItemID checks the id of an item being written: 1 to MaxIDBytes
+// bytes of UTF-8 without control characters or the characters ids cannot
+// hold.
 func validateItemID(id string) error {
+	if len(id) > MaxIDBytes {
+		return badRequest("the item id is %d bytes long; the limit is %d bytes", len(id), MaxIDBytes)
+	}
+	return validateNewIDChars("item", id)
+}
+
+// validateLookupItemID checks the id of an item being read, patched or
+// deleted: as validateItemID, but control characters, which older versions
+// accepted, are allowed so that such items can still be cleaned up.
+func validateLookupItemID(id string) error {
 	if len(id) > MaxIDBytes {
 		return badRequest("the item id is %d bytes long; the limit is %d bytes", len(id), MaxIDBytes)
 	}
@@ -142,7 +153,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 // PrepareKeyed returns an operation on an existing item addressed by partition
 // key and id (read, delete, patch).
 func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHeader bool) (Op, error) {
-	if err := validateItemID(id); err != nil {
+	if err := validateLookupItemID(id); err != nil {
 		return Op{}, err
 	}
 	if !hasHeader && !c.fixed {
@@ -221,6 +232,11 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 			}
 			return nil, "", badRequest("all operations of a batch must have the same partition key")
 		}
+	}
+	// A store that cannot take writes (disk nearly full, or failed) refuses
+	// here, before the request is charged or queued behind a stalled commit.
+	if err := c.e.store.Ready(); err != nil {
+		return nil, "", fmt.Errorf("%w: cannot write: %v", ErrUnavailable, err)
 	}
 	now := c.e.opts.Now()
 	if err := p.admit(now); err != nil {

@@ -66,6 +66,12 @@ type Options struct {
 	FixedMaxBytes int64
 	// NoThrottle meters requests but never answers 429 (for development).
 	NoThrottle bool
+	// AcceptDataLoss starts on a store whose write-ahead log is damaged or
+	// missing, logging what was lost, instead of refusing to start.
+	AcceptDataLoss bool
+	// Storage, when set, adjusts the store's options after the fields above
+	// are applied (tests inject free space and faults with it).
+	Storage func(*storage.Options)
 }
 
 // DefaultListen is the default listen address.
@@ -190,16 +196,20 @@ func Start(o Options) (*Server, error) {
 			return nil, fmt.Errorf("cannot create data directory: %w", err)
 		}
 	}
-	store, err := storage.Open(storage.Options{Dir: o.DataDir, InMemory: o.InMemory})
+	so := storage.Options{Dir: o.DataDir, InMemory: o.InMemory, AcceptDataLoss: o.AcceptDataLoss}
+	if o.Storage != nil {
+		o.Storage(&so)
+	}
+	store, err := storage.Open(so)
 	if err != nil {
-		return nil, err
+		return nil, dataLossHint(err)
 	}
 	eng, err := engine.Open(store, engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
 		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
-		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes})
+		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss})
 	if err != nil {
 		store.Close()
-		return nil, err
+		return nil, dataLossHint(err)
 	}
 	key := o.Key
 	if key == "" {
@@ -210,7 +220,8 @@ func Start(o Options) (*Server, error) {
 	if o.ReadOnlyKey != "" {
 		readOnly, _ = auth.DecodeKey(o.ReadOnlyKey)
 	}
-	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic})
+	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic,
+		Ready: store.Ready})
 	s := &Server{opts: o, store: store, engine: eng, done: make(chan error, 1)}
 	s.http = newHTTPServer(api, o)
 	ln, err := net.Listen("tcp", o.Listen)
@@ -233,6 +244,15 @@ func Start(o Options) (*Server, error) {
 	s.ln = ln
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
+}
+
+// dataLossHint tells the operator what to do about a store that holds less
+// than it acknowledged.
+func dataLossHint(err error) error {
+	if !errors.Is(err, storage.ErrDataLoss) {
+		return err
+	}
+	return fmt.Errorf("%w. Refusing to start: restore the data directory from a backup, or start with --accept-data-loss to serve what is left (what was lost is then logged)", err)
 }
 
 // URL is the base URL the server answers on.

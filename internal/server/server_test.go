@@ -1,11 +1,17 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
+	"io"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/storage"
 )
 
 func TestValidateRefusesWeakKeysOffLoopback(t *testing.T) {
@@ -54,4 +60,70 @@ func TestValidateRefusesWeakKeysOffLoopback(t *testing.T) {
 		f(Options{Listen: listen, Key: oneByte, ReadOnlyKey: short})
 		f(Options{Listen: listen, ReadOnlyKey: auth.EmulatorKey}, "must differ")
 	}
+}
+
+// TestDiskNearlyFull starts a server whose disk reports less free space
+// than the reserve: writes must fail with 503 naming the cause, /_ready
+// must answer 503, and both must recover once space returns.
+func TestDiskNearlyFull(t *testing.T) {
+	var free atomic.Uint64
+	free.Store(100 << 30)
+	s, err := Start(Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Storage: func(o *storage.Options) {
+		o.FreeSpace = func() (uint64, error) { return free.Load(), nil }
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	key, _ := auth.DecodeKey(auth.EmulatorKey)
+	client := &http.Client{Timeout: time.Minute} // guards against a hang only
+	call := func(method, path, pk, body string, hdr ...string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, s.URL()+path, strings.NewReader(body))
+		date := time.Now().UTC().Format(http.TimeFormat)
+		typ, link := auth.Resource(path)
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("Authorization", auth.Header(auth.Sign(key, method, typ, link, date)))
+		if pk != "" {
+			req.Header.Set("x-ms-documentdb-partitionkey", pk)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	want := func(gotStatus int, body string, status int, says string) {
+		t.Helper()
+		if gotStatus != status || !strings.Contains(body, says) {
+			t.Errorf("status %d body %s; want %d saying %q", gotStatus, body, status, says)
+		}
+	}
+	st, body := call("GET", "/_ready", "", "")
+	want(st, body, 200, "ready")
+	st, body = call("POST", "/dbs", "", `{"id":"db"}`)
+	want(st, body, 201, "db")
+	st, body = call("POST", "/dbs/db/colls", "", `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`)
+	want(st, body, 201, "c")
+
+	free.Store(10 << 20)
+	st, body = call("POST", "/dbs/db/colls/c/docs", `["k"]`, `{"id":"1","pk":"k"}`)
+	want(st, body, 503, "not enough free disk space")
+	t.Logf("write: %d %s", st, body)
+	st, body = call("GET", "/_ready", "", "")
+	want(st, body, 503, "not enough free disk space")
+	t.Logf("/_ready: %d %s", st, body)
+	st, body = call("GET", "/dbs/db/colls/c/docs/1", `["k"]`, "")
+	want(st, body, 404, "")
+
+	free.Store(100 << 30)
+	st, body = call("GET", "/_ready", "", "")
+	want(st, body, 200, "ready")
+	st, body = call("POST", "/dbs/db/colls/c/docs", `["k"]`, `{"id":"1","pk":"k"}`)
+	want(st, body, 201, `"id":"1"`)
 }

@@ -3,8 +3,8 @@
 // Everything Parsec keeps lives in one Pebble database, under five key families
 // (the layout is stable: changing it needs a migration):
 //
-//	M 0x00 "db"   0x00 <database id>                      database record (JSON)
-//	M 0x00 "coll" 0x00 <database id> 0x00 <container id>  container record (JSON)
+//	M 0x00 "db"   0x00 <esc(database id)>                           database record (JSON)
+//	M 0x00 "coll" 0x00 <esc(database id)> 0x00 <esc(container id)>  container record (JSON)
 //	M 0x00 "seq"                                           resource-id allocator high-water mark
 //	D <container rid, 8 bytes> <EPK, uppercase hex> 0x00 <item id>   one item
 //	P <container rid, 8 bytes> <range id>                  one physical partition's state (LSN, stats)
@@ -17,6 +17,8 @@
 // moves. The EPK is stored as its hex text, which sorts exactly as the EPK
 // strings Cosmos compares, and never contains the 0x00 separator that precedes
 // the id, so a shorter EPK always sorts before a longer one that extends it.
+// Names in catalog keys are escaped (esc: 0x00 → 0x01 0x01, 0x01 → 0x01 0x02),
+// so no two resources share a key (see keys.go for the whole argument).
 //
 // Writes reach Pebble only through Batch.Commit, which the engine's per-partition
 // apply loop calls with Sync: many commands share one batch and one WAL sync

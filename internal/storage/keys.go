@@ -7,13 +7,51 @@ const (
 	prefixPartition = 'P'
 )
 
+// Why every key encoding is injective (no two different resources share a
+// key) and why every span holds only its own resource's keys:
+//
+//   - The first byte names the family (M, D, P, L, I), so families never mix.
+//   - Catalog keys escape their names and end the database id with 0x00
+//     (see DatabaseKey).
+//   - Item keys are D <rid> <EPK> 0x00 <id>: the rid has a fixed length, the
+//     EPK is uppercase hex and so never contains 0x00, and the id is the last
+//     component, so the first 0x00 after the rid splits the key one way only
+//     (SplitItemKey). An id may hold any byte without ambiguity. Spans are
+//     drawn by rid and EPK only, and since 0x00 sorts below every hex digit,
+//     the items of an EPK sort before those of any longer EPK extending it.
+//   - Logical partition keys are the same shape with the key JSON last.
+//   - Index entries are I <rid> <generation, 4 bytes> <term> <EPK> 0x00 <id>:
+//     a term is self-delimiting (package index: path segments escape 0x00
+//     and end with 0x00 0x01, the path ends with 0x00, and a value's length
+//     follows from its type byte), then the item key suffix as above.
+//   - Partition keys are P <rid> <range id>: the range id is last and is
+//     never used as a span prefix.
+//
+// TestKeysInjective checks these properties on random tuples.
+
 // RidLen is the length of a container resource id, which prefixes all of a
 // container's item and partition keys.
 const RidLen = 8
 
+// Catalog keys (stable):
+//
+//	M 0x00 "db"   0x00 <esc(database id)>
+//	M 0x00 "coll" 0x00 <esc(database id)> 0x00 <esc(container id)>
+//
+// where esc replaces each 0x01 byte of a name with 0x01 0x02 and each 0x00
+// byte with 0x01 0x01 (see appendName). An escaped name never contains 0x00,
+// so the 0x00 after the database id ends it: two different (database,
+// container) pairs never share a key, and the container records of one
+// database (ContainerPrefix) never include another database's. Names
+// without 0x00 or 0x01 bytes, which are all that ids may hold (engine
+// validation rejects control characters), encode exactly as before the
+// escape existed, so no data directory needs rewriting for it; records of
+// older stores whose keys differ from this encoding are rewritten when the
+// engine opens (see engine.Open).
+
 // DatabaseKey is the key of a database record.
 func DatabaseKey(db string) []byte {
-	return append([]byte{prefixMeta, 0, 'd', 'b', 0}, db...)
+	return appendName(DatabasePrefix(), db)
 }
 
 // DatabasePrefix bounds all database records.
@@ -21,14 +59,32 @@ func DatabasePrefix() []byte { return []byte{prefixMeta, 0, 'd', 'b', 0} }
 
 // ContainerKey is the key of a container record.
 func ContainerKey(db, coll string) []byte {
-	k := append(ContainerPrefix(db), coll...)
-	return k
+	return appendName(ContainerPrefix(db), coll)
 }
 
 // ContainerPrefix bounds the container records of one database.
 func ContainerPrefix(db string) []byte {
-	k := append([]byte{prefixMeta, 0, 'c', 'o', 'l', 'l', 0}, db...)
-	return append(k, 0)
+	return append(appendName(ContainersPrefix(), db), 0)
+}
+
+// ContainersPrefix bounds the container records of every database.
+func ContainersPrefix() []byte { return []byte{prefixMeta, 0, 'c', 'o', 'l', 'l', 0} }
+
+// appendName appends the escaped form of a name: 0x00 becomes 0x01 0x01
+// and 0x01 becomes 0x01 0x02, so the result never contains 0x00 and
+// decodes unambiguously.
+func appendName(dst []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; c {
+		case 0:
+			dst = append(dst, 1, 1)
+		case 1:
+			dst = append(dst, 1, 2)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // SeqKey is the key of the resource-id allocator's high-water mark.

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"os"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -21,15 +25,68 @@ type Options struct {
 	InMemory bool
 	// CacheBytes is the block cache size; 0 picks a default.
 	CacheBytes int64
+	// FS, when set, is the filesystem that holds Dir (tests use vfs.NewMem
+	// and errorfs to inject faults). Default: the operating system's.
+	FS vfs.FS
+	// AcceptDataLoss lets Open start on a write-ahead log that is damaged
+	// before its end: the log is cut at the damage (the original is kept
+	// beside it, see ErrDataLoss) and the writes after it are lost. Without
+	// it Open refuses with ErrDataLoss.
+	AcceptDataLoss bool
+	// Logf logs what Open repaired. Default log.Printf.
+	Logf func(format string, args ...any)
+	// Reserve is the free space, in bytes, below which writes fail with
+	// ErrNoSpace before the disk is full. 0 means DefaultReserve; a negative
+	// value turns the check off. Ignored when InMemory is set.
+	Reserve int64
+	// FreeSpace reports the bytes free to the store on the filesystem of
+	// Dir. Default: the FS's GetDiskUsage (statfs on the operating
+	// system's filesystem). Tests inject it.
+	FreeSpace func() (uint64, error)
+	// OnFatal is called once when the store meets an error it cannot
+	// recover from (a write-ahead log write or sync that failed, a MANIFEST
+	// that cannot be written): what Pebble has in memory may then differ
+	// from what is durable, so the process must stop. The default prints
+	// the error and exits with status 1. If OnFatal returns (tests), the
+	// store stays failed: the write that met the error and every later one
+	// fail with ErrFailed; an error met by Pebble's background work then
+	// panics in its goroutine, as Pebble cannot continue past it.
+	OnFatal func(error)
 }
+
+// DefaultReserve is the free space below which writes are refused: room
+// for Pebble to flush its memtables and finish compactions, so that a full
+// disk never reaches a write-ahead log write.
+const DefaultReserve = 256 << 20
 
 // DB is an open store. It is safe for concurrent use.
 type DB struct {
-	pdb *pebble.DB
+	pdb    *pebble.DB
+	fs     vfs.FS
+	dir    string
+	logf   func(format string, args ...any)
+	space  spaceMonitor
+	failed atomic.Pointer[error]
+	// full is set while Pebble's flushes fail for lack of space (see
+	// events), cleared by the next flush that does not.
+	full       atomic.Pointer[error]
+	fullLogged atomic.Bool
+	// onFatal is Options.OnFatal; fatalOnce makes it run once.
+	onFatal   func(error)
+	fatalOnce sync.Once
+	// wals describes the write-ahead log files found at open, for messages.
+	wals string
 }
 
 // Open opens (creating if needed) the store described by o.
 func Open(o Options) (*DB, error) {
+	db := &DB{logf: o.Logf, onFatal: o.OnFatal}
+	if db.logf == nil {
+		db.logf = log.Printf
+	}
+	if db.onFatal == nil {
+		db.onFatal = exitOnFatal
+	}
 	popts := &pebble.Options{}
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = 256 << 20
@@ -37,26 +94,65 @@ func Open(o Options) (*DB, error) {
 	cache := pebble.NewCache(o.CacheBytes)
 	defer cache.Unref()
 	popts.Cache = cache
-	popts.Logger = quietLogger{}
+	popts.Logger = quietLogger{db}
+	popts.EventListener = db.events()
+	// Write-ahead log records say up to where the log was synced, so a
+	// damaged log is told apart from a torn tail, and recovery fails
+	// instead of stopping silently at the damage.
+	popts.FormatMajorVersion = pebble.FormatWALSyncChunks
 	// Bloom filters on every level: a create checks that its key is absent,
 	// and without filters that check reads a block from every table.
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	dir := o.Dir
-	if o.InMemory {
+	switch {
+	case o.InMemory:
 		popts.FS = vfs.NewMem()
 		dir = ""
-	} else if dir == "" {
+	case dir == "":
 		return nil, errors.New("storage: a data directory is required unless in memory")
+	case o.FS != nil:
+		popts.FS = o.FS
+	default:
+		popts.FS = vfs.Default
+	}
+	db.fs, db.dir = popts.FS, dir
+	if !o.InMemory {
+		db.space = newSpaceMonitor(o.Reserve, o.FreeSpace, popts.FS, dir)
 	}
 	popts.EnsureDefaults()
+	db.wals = describeWALs(popts.FS, dir)
 	pdb, err := pebble.Open(dir, popts)
+	// Each round cuts one damaged log; more than one damaged log is rare.
+	for round := 0; err != nil && pebble.IsCorruptionError(err) && !o.InMemory && round < 16; round++ {
+		dmg, derr := findWALDamage(popts.FS, dir)
+		if derr != nil || dmg == nil {
+			break
+		}
+		if !o.AcceptDataLoss {
+			return nil, fmt.Errorf("cannot open storage in %q: %w: %s; the acknowledged writes logged after that point cannot be replayed (%v)", dir, ErrDataLoss, dmg, err)
+		}
+		if err := dmg.cut(popts.FS); err != nil {
+			return nil, fmt.Errorf("cannot cut the damaged write-ahead log: %w", err)
+		}
+		db.logf("storage: DATA LOSS accepted: %s; the log was cut there (the original is kept as %s) and the writes logged after the damage are lost", dmg, dmg.keptAs())
+		pdb, err = pebble.Open(dir, popts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open storage in %q: %w", dir, err)
 	}
-	return &DB{pdb: pdb}, nil
+	db.pdb = pdb
+	return db, nil
 }
+
+// ErrDataLoss means the store holds less than it acknowledged: its
+// write-ahead log is damaged or missing.
+var ErrDataLoss = errors.New("acknowledged writes are missing")
+
+// WALFiles describes the write-ahead log files found when the store
+// opened (names and sizes), for messages about a damaged or missing log.
+func (db *DB) WALFiles() string { return db.wals }
 
 // Close flushes nothing extra (every acknowledged write is already in the
 // synced WAL) and releases the store.
@@ -83,15 +179,19 @@ func get(g getter, dst, key []byte) ([]byte, error) {
 	return dst, c.Close()
 }
 
-// Set durably writes one key. Used for rare metadata writes.
+// Set durably writes one key. Used for rare metadata writes. It fails with
+// ErrNoSpace when free space is below the reserve.
 func (db *DB) Set(key, value []byte) error {
-	return db.pdb.Set(key, value, pebble.Sync)
+	if err := db.writable(); err != nil {
+		return err
+	}
+	return db.guard(func() error { return db.pdb.Set(key, value, pebble.Sync) })
 }
 
 // NewBatch returns an empty batch whose Get sees its own writes over the
 // committed state.
 func (db *DB) NewBatch() *Batch {
-	return &Batch{b: db.pdb.NewIndexedBatch()}
+	return &Batch{db: db, b: db.pdb.NewIndexedBatch()}
 }
 
 // Iterate calls fn for each key in [lo, hi) in order until fn returns false or
@@ -158,7 +258,8 @@ func (s *Snapshot) Close() error { return s.s.Close() }
 
 // Batch collects writes that commit atomically. It is not safe for concurrent use.
 type Batch struct {
-	b *pebble.Batch
+	db *DB
+	b  *pebble.Batch
 }
 
 // Get appends the value of key as seen by the batch (its own writes over the
@@ -175,9 +276,14 @@ func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
 func (b *Batch) DeleteRange(lo, hi []byte) error { return b.b.DeleteRange(lo, hi, nil) }
 
 // Commit makes the batch durable (the WAL is synced before it returns) and
-// visible, then releases it.
+// visible, then releases it. It fails with ErrNoSpace, writing nothing, when
+// free space is below the reserve, and with ErrFailed once the store has
+// failed.
 func (b *Batch) Commit() error {
-	err := b.b.Commit(pebble.Sync)
+	err := b.db.writable()
+	if err == nil {
+		err = b.db.guard(func() error { return b.b.Commit(pebble.Sync) })
+	}
 	if cerr := b.b.Close(); err == nil {
 		err = cerr
 	}
@@ -187,15 +293,20 @@ func (b *Batch) Commit() error {
 // Discard releases the batch without committing it.
 func (b *Batch) Discard() { _ = b.b.Close() }
 
-// quietLogger drops Pebble's informational chatter and keeps errors.
-type quietLogger struct{}
+// quietLogger drops Pebble's informational chatter, keeps errors, and turns
+// Pebble's fatal errors into a clean fail-stop (see DB.fail).
+type quietLogger struct{ db *DB }
 
 func (quietLogger) Infof(string, ...interface{}) {}
 func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Printf("storage: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "storage: "+format+"\n", args...)
 }
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf("BUG: storage: "+format, args...))
+func (l quietLogger) Fatalf(format string, args ...interface{}) {
+	err := fmt.Errorf("storage: "+format, args...)
+	l.db.fail(err)
+	// Pebble continues as if nothing happened if Fatalf returns: unwind
+	// instead, to the guard of the write that met the error.
+	panic(fatalUnwind{err})
 }
 
 // Iter walks the keys of [lo, hi) in order. It is not safe for concurrent

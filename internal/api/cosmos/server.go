@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -33,6 +34,9 @@ type Config struct {
 	// MetricsRefresh is how long a /metrics snapshot is served before it is
 	// rebuilt (by the clock Now). Defaults to DefaultMetricsRefresh.
 	MetricsRefresh time.Duration
+	// Ready, when set, says whether the server can take writes: ReadyPath
+	// answers 503 with its error (e.g. the disk is nearly full).
+	Ready func() error
 }
 
 // Server is an http.Handler serving the Cosmos NoSQL REST API.
@@ -58,7 +62,8 @@ func NewServer(cfg Config) *Server {
 	return &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
 }
 
-// ReadyPath answers 200 once the server is serving; it needs no signature.
+// ReadyPath answers 200 once the server is serving, 503 while it cannot take
+// writes (Config.Ready); it needs no signature.
 const ReadyPath = "/_ready"
 
 // request is one request in flight with what the handlers need of it.
@@ -99,6 +104,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &request{w: w, r: r}
 
 	if r.URL.Path == ReadyPath {
+		if s.cfg.Ready != nil {
+			if err := s.cfg.Ready(); err != nil {
+				s.writeError(req, fmt.Errorf("%w: not ready: %v", engine.ErrUnavailable, err))
+				return
+			}
+		}
 		req.charge = 0
 		h.Set("x-ms-request-charge", "0")
 		w.WriteHeader(http.StatusOK)

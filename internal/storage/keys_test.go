@@ -1,0 +1,110 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// TestKeysInjective draws random (database, container, EPK, id) tuples from
+// an alphabet rich in the separator bytes and checks that distinct tuples
+// never share a key, and that no key falls in the span of a different
+// database, container or EPK range.
+func TestKeysInjective(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []byte{0, 1, 2, 'a', 'b', 0xff}
+	name := func(max int) string {
+		b := make([]byte, rng.Intn(max+1))
+		for i := range b {
+			b[i] = alphabet[rng.Intn(len(alphabet))]
+		}
+		return string(b)
+	}
+	hexEPK := func() string {
+		const digits = "0123456789ABCDEF"
+		b := make([]byte, rng.Intn(4))
+		for i := range b {
+			b[i] = digits[rng.Intn(len(digits))]
+		}
+		return string(b)
+	}
+	type tuple struct{ db, coll, epk, id string }
+	within := func(k, lo, hi []byte) bool {
+		return bytes.Compare(k, lo) >= 0 && (hi == nil || bytes.Compare(k, hi) < 0)
+	}
+	var tuples []tuple
+	for i := 0; i < 400; i++ {
+		tuples = append(tuples, tuple{name(4), name(4), hexEPK(), name(3)})
+	}
+	// The reported collision, always included.
+	tuples = append(tuples, tuple{db: "a", coll: "b\x00c"}, tuple{db: "a\x00b", coll: "c"})
+
+	dbKeys := map[string]string{}
+	collKeys := map[string][2]string{}
+	for _, x := range tuples {
+		if prev, ok := dbKeys[string(DatabaseKey(x.db))]; ok && prev != x.db {
+			t.Fatalf("databases %q and %q share the key %q", prev, x.db, DatabaseKey(x.db))
+		}
+		dbKeys[string(DatabaseKey(x.db))] = x.db
+		pair := [2]string{x.db, x.coll}
+		if prev, ok := collKeys[string(ContainerKey(x.db, x.coll))]; ok && prev != pair {
+			t.Fatalf("containers %q and %q share the key %q", prev, pair, ContainerKey(x.db, x.coll))
+		}
+		collKeys[string(ContainerKey(x.db, x.coll))] = pair
+		if !bytes.HasPrefix(DatabaseKey(x.db), DatabasePrefix()) || !bytes.HasPrefix(ContainerKey(x.db, x.coll), ContainersPrefix()) {
+			t.Fatalf("catalog key of %q/%q outside its family", x.db, x.coll)
+		}
+	}
+	// A database's container span holds exactly its own containers.
+	for _, x := range tuples {
+		lo := ContainerPrefix(x.db)
+		hi := PrefixEnd(lo)
+		for _, y := range tuples {
+			if in := within(ContainerKey(y.db, y.coll), lo, hi); in != (x.db == y.db) {
+				t.Fatalf("container %q/%q in the span of database %q: %v", y.db, y.coll, x.db, in)
+			}
+		}
+	}
+
+	// Items, logical partitions and index entries of two containers.
+	rids := [][RidLen]byte{{1}, {1, 0, 0, 0, 0, 0, 0, 1}}
+	itemKeys := map[string]string{}
+	for _, x := range tuples {
+		for ri, rid := range rids {
+			who := fmt.Sprintf("%d/%q/%q", ri, x.epk, x.id)
+			k := ItemKey(nil, rid, x.epk, x.id)
+			if prev, ok := itemKeys[string(k)]; ok && prev != who {
+				t.Fatalf("items %s and %s share the key %q", prev, who, k)
+			}
+			itemKeys[string(k)] = who
+			e, id, ok := SplitItemKey(k)
+			if !ok || string(e) != x.epk || string(id) != x.id {
+				t.Fatalf("item key %q splits into %q, %q, %v", k, e, id, ok)
+			}
+			lk := LogicalKey(nil, rid, x.epk, x.id)
+			if prev, ok := itemKeys["L"+string(lk)]; ok && prev != who {
+				t.Fatalf("logical partitions %s and %s share the key %q", prev, who, lk)
+			}
+			itemKeys["L"+string(lk)] = who
+			for _, y := range tuples {
+				for rj, rid2 := range rids {
+					lo, hi := ContainerItemsSpan(rid2)
+					if within(k, lo, hi) != (ri == rj) {
+						t.Fatalf("item %s in the span of container %d", who, rj)
+					}
+					// EPK ranges [y.epk, y.epk+"F") hold exactly the items whose
+					// EPK lies in that range.
+					if y.epk == "" || ri != rj {
+						continue
+					}
+					lo, hi = ItemSpan(rid2, y.epk, y.epk+"F")
+					want := x.epk >= y.epk && x.epk < y.epk+"F"
+					if within(k, lo, hi) != want {
+						t.Fatalf("item %s in EPK span [%q, %q): %v, want %v", who, y.epk, y.epk+"F", !want, want)
+					}
+				}
+			}
+		}
+	}
+}
