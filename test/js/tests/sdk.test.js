@@ -211,7 +211,7 @@ test("bad input gets clear errors", async () => {
     id: "c",
     partitionKey: { paths: ["/pk"] },
   });
-  await assert.rejects(container.items.create({ id: "x".repeat(256), pk: "x" }), (e) => e.code === 400 && /limit is 255/.test(e.message));
+  await assert.rejects(container.items.create({ id: "x".repeat(1024), pk: "x" }), (e) => e.code === 400 && /limit is 1023 bytes/.test(e.message));
   await assert.rejects(
     container.item("k", "x").replace({ id: "other", pk: "x" }),
     (e) => e.code === 400 && /does not match the id in the request path/.test(e.message),
