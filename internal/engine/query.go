@@ -278,7 +278,9 @@ type QueryLimits struct {
 	PageBytes int
 	// ValueBytes bounds the bytes of values (strings, arrays, objects) a
 	// query builds while evaluating one document, its subqueries' rows
-	// included. Default 32 MiB.
+	// included. Default 8 MiB: four times the largest document, and small
+	// enough that a query building strings to the bound costs the other
+	// clients little (see test/resource).
 	ValueBytes int64
 	// HeldBytes bounds the groups a GROUP BY or aggregate query holds per
 	// partition. Default 64 MiB.
@@ -290,7 +292,7 @@ const (
 	DefaultQueryPageTime   = 5 * time.Second
 	DefaultQueryFullRead   = 60 * time.Second
 	DefaultQueryPageBytes  = 4 << 20
-	DefaultQueryValueBytes = 32 << 20
+	DefaultQueryValueBytes = 8 << 20
 	DefaultQueryHeldBytes  = 64 << 20
 )
 
