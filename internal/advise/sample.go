@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
@@ -235,6 +234,3 @@ func lookup(doc map[string]any, segs []string) (any, bool) {
 	}
 	return cur, true
 }
-
-// splitPath is epk.ParsePath without the error.
-func splitPath(p string) []string { return epk.SplitPath(p) }

@@ -83,16 +83,6 @@ var Workloads = map[string]*Workload{
 		Mix: []Weighted{{OpRead, 50}, {OpRMW, 50}}, NeedsContainer: true, NeedsItems: true},
 }
 
-// has reports whether the workload's mix includes op.
-func (wl *Workload) has(op OpKind) bool {
-	for _, w := range wl.Mix {
-		if w.Op == op && w.Weight > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // WorkloadNames returns the workload names, sorted.
 func WorkloadNames() []string {
 	names := make([]string, 0, len(Workloads))

@@ -219,7 +219,7 @@ func TestKeyString(t *testing.T) {
 	f(nil, `[]`)
 	f(Key{String("a"), Number(5)}, `["a",5]`)
 	f(Key{Undefined(), Null(), Bool(true), Bool(false)}, `[{},null,true,false]`)
-	f(Key{Number(5.5), Number(-0.0), Number(math.Copysign(0, -1)), Number(1e21), Number(1e20), Number(1e-7), Number(0.000001)},
+	f(Key{Number(5.5), Number(0), Number(math.Copysign(0, -1)), Number(1e21), Number(1e20), Number(1e-7), Number(0.000001)},
 		`[5.5,0,-0,1e+21,100000000000000000000,1e-7,0.000001]`)
 	f(Key{String("q\"b\\s/\n\r\t\b\f\x00\x1f\x7f é 😀")}, `["q\"b\\s/\n\r\t\b\f\u0000\u001f`+"\x7f é 😀"+`"]`)
 	f(Key{String("bad \xff")}, `["bad \ufffd"]`)

@@ -219,7 +219,7 @@ func TestSyntheticRandomSuffix(t *testing.T) {
 	if len(suffixes) < 40 { // 6 (date, site) pairs × up to 10 suffixes
 		t.Fatalf("only %d distinct keys: the random suffix does not spread", len(suffixes))
 	}
-	rows, read := queryDocsRead(t, cc, "SELECT VALUE c.n FROM c WHERE c.date = 'd1' AND c.site = 's0' ORDER BY c.n", azcosmos.NewPartitionKey())
+	rows, _ := queryDocsRead(t, cc, "SELECT VALUE c.n FROM c WHERE c.date = 'd1' AND c.site = 's0' ORDER BY c.n", azcosmos.NewPartitionKey())
 	var want []string
 	for i := range 300 {
 		if i%3 == 1 && i%2 == 0 {
@@ -235,7 +235,7 @@ func TestSyntheticRandomSuffix(t *testing.T) {
 	}
 	// Streaming (no ORDER BY, which reads its partitions on every page), the
 	// documents read are the matches and a read-ahead per page.
-	rows, read = queryDocsRead(t, cc, "SELECT VALUE c.n FROM c WHERE c.date = 'd1' AND c.site = 's0'", azcosmos.NewPartitionKey())
+	rows, read := queryDocsRead(t, cc, "SELECT VALUE c.n FROM c WHERE c.date = 'd1' AND c.site = 's0'", azcosmos.NewPartitionKey())
 	if len(rows) != len(want) || read > len(want)+10 {
 		t.Fatalf("the query read %d documents for %d matches (%d rows): it did not stay within the suffixed keys", read, len(want), len(rows))
 	}
