@@ -37,10 +37,10 @@ go test -race -count=1 -timeout 10m ./internal/engine ./internal/storage ./inter
 echo "== short fuzzing"
 # A finding is saved under the package's testdata/fuzz/ and fails the run. A
 # failure of the fuzzing engine itself (a worker that hangs on a loaded machine)
-# saves nothing: it is retried once.
+# saves nothing: it is retried, twice at most.
 fuzz() {
   local out
-  for try in 1 2; do
+  for try in 1 2 3; do
     if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-5s}" "$1" 2>&1); then
       echo "fuzzed $2 ($1)"
       return 0
