@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
@@ -68,12 +67,20 @@ type Command struct {
 	Reindex *reindexSpec
 }
 
-// OpResult is the outcome of one operation.
+// OpResult is the outcome of one operation. The engine speaks no protocol:
+// the API layer derives a status from Err, or on success from the
+// operation's kind and Created.
 type OpResult struct {
-	// Status is the HTTP status of the operation (201, 200, 204, 404, 409, 412, 400, 424).
-	Status int
-	// Err explains a failure; nil on success.
+	// Err explains a failure; nil on success. It wraps one sentinel of
+	// errors.go: ErrNotFound, ErrConflict, ErrPreconditionFailed,
+	// ErrBadRequest, ErrTooLarge or ErrLogicalPartitionFull for the
+	// operation's own failure, and ErrFailedDependency for every other
+	// operation of an atomic batch that one operation failed.
 	Err error
+	// Created is set when the operation succeeded and added the item (a
+	// create, or an upsert of an absent item). A successful operation
+	// without it read, replaced, patched or deleted an existing item.
+	Created bool
 	// Doc is the stored document with system properties after the operation
 	// (before it, for a delete; nil when the operation failed).
 	Doc []byte
@@ -285,7 +292,7 @@ func apply(ac *applyCtx, t *txn, cmd *Command, lsn uint64, st *partState) ([]OpR
 	if cmd.Atomic && failed >= 0 {
 		for i := range res {
 			if i != failed {
-				res[i] = OpResult{Status: http.StatusFailedDependency, Err: fmt.Errorf("%w: operation %d of the batch failed", ErrFailedDependency, failed)}
+				res[i] = OpResult{Err: fmt.Errorf("%w: operation %d of the batch failed", ErrFailedDependency, failed)}
 			}
 		}
 		return res, nil
@@ -316,27 +323,27 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 			return OpResult{}, err
 		}
 	}
-	fail := func(status int, err error) (OpResult, error) { return OpResult{Status: status, Err: err}, nil }
+	fail := func(err error) (OpResult, error) { return OpResult{Err: err}, nil }
 	switch op.Kind {
 	case OpCreate:
 		if exists {
-			return fail(http.StatusConflict, conflict("an item with id %q already exists in partition %s", op.ID, op.Key))
+			return fail(conflict("an item with id %q already exists in partition %s", op.ID, op.Key))
 		}
 	case OpReplace, OpDelete, OpPatch, OpRead:
 		if !exists {
-			return fail(http.StatusNotFound, notFound("no item with id %q in partition %s", op.ID, op.Key))
+			return fail(notFound("no item with id %q in partition %s", op.ID, op.Key))
 		}
 	}
 	if op.IfMatch != "" && op.IfMatch != "*" && exists && op.IfMatch != string(curEtag) {
-		return fail(http.StatusPreconditionFailed, fmt.Errorf("%w: the item's etag is %s, not %s", ErrPreconditionFailed, curEtag, op.IfMatch))
+		return fail(fmt.Errorf("%w: the item's etag is %s, not %s", ErrPreconditionFailed, curEtag, op.IfMatch))
 	}
 	if op.IfMatch != "" && op.IfMatch != "*" && !exists && op.Kind == OpUpsert {
-		return fail(http.StatusPreconditionFailed, fmt.Errorf("%w: if-match %s given, but no item with id %q exists", ErrPreconditionFailed, op.IfMatch, op.ID))
+		return fail(fmt.Errorf("%w: if-match %s given, but no item with id %q exists", ErrPreconditionFailed, op.IfMatch, op.ID))
 	}
 
 	switch op.Kind {
 	case OpRead:
-		return OpResult{Status: http.StatusOK, Doc: curDoc, Etag: string(curEtag)}, nil
+		return OpResult{Doc: curDoc, Etag: string(curEtag)}, nil
 	case OpDelete:
 		delta := -int64(len(key) + len(cur))
 		if _, err := t.logical(ac, op, -1, delta); err != nil {
@@ -348,7 +355,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		t.put(key, nil)
 		t.items--
 		t.bytes += delta
-		return OpResult{Status: http.StatusNoContent, Doc: curDoc, Etag: string(curEtag)}, nil
+		return OpResult{Doc: curDoc, Etag: string(curEtag)}, nil
 	}
 
 	body := op.Body
@@ -359,23 +366,23 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 			return OpResult{}, err // the stored item's fault, not the request's
 		}
 		if err != nil {
-			return fail(http.StatusBadRequest, badRequest("the patch condition cannot be evaluated: %v", err))
+			return fail(badRequest("the patch condition cannot be evaluated: %v", err))
 		}
 		if !ok {
-			return fail(http.StatusPreconditionFailed, fmt.Errorf("%w: the item does not satisfy the patch condition", ErrPreconditionFailed))
+			return fail(fmt.Errorf("%w: the item does not satisfy the patch condition", ErrPreconditionFailed))
 		}
 	}
 	if op.Kind == OpPatch {
 		base := jsondoc.StripSystem(nil, curDoc)
 		patched, err := jsondoc.ApplyPatch(base, op.Patch)
 		if err != nil {
-			return fail(http.StatusBadRequest, badRequest("%v", err))
+			return fail(badRequest("%v", err))
 		}
 		if err := checkPatchedIdentity(ac, patched, op); err != nil {
-			return fail(http.StatusBadRequest, err)
+			return fail(err)
 		}
 		if len(patched) > MaxItemBytes {
-			return fail(http.StatusRequestEntityTooLarge, fmt.Errorf("%w: the patched item would be %d bytes; the limit is %d bytes", ErrTooLarge, len(patched), MaxItemBytes))
+			return fail(fmt.Errorf("%w: the patched item would be %d bytes; the limit is %d bytes", ErrTooLarge, len(patched), MaxItemBytes))
 		}
 		body = patched
 	}
@@ -388,13 +395,11 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	doc := jsondoc.WithSystem(nil, body, jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: ts})
 	val := encodeItem(nil, lsn, etag, doc)
 	delta := int64(len(key) + len(val))
-	status := http.StatusCreated
 	if exists {
 		delta -= int64(len(key) + len(cur))
-		status = http.StatusOK
 	}
 	if ac.maxPartitionBytes > 0 && delta > 0 && st.Bytes+t.bytes+delta > ac.maxPartitionBytes {
-		return fail(http.StatusBadRequest, badRequest("the container is a fixed container (created without a partition key), which is limited to %d bytes and never splits; it holds %d bytes. Move the data to a container with a partition key", ac.maxPartitionBytes, st.Bytes+t.bytes))
+		return fail(badRequest("the container is a fixed container (created without a partition key), which is limited to %d bytes and never splits; it holds %d bytes. Move the data to a container with a partition key", ac.maxPartitionBytes, st.Bytes+t.bytes))
 	}
 	var newItems int64
 	if !exists {
@@ -408,14 +413,14 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	}
 	if err := t.index(ac, op.EPK, op.ID, curDoc, doc); err != nil {
 		if errors.Is(err, ErrBadRequest) {
-			return fail(http.StatusBadRequest, err)
+			return fail(err)
 		}
 		return OpResult{}, err
 	}
 	t.put(key, val)
 	t.bytes += delta
 	t.items += newItems
-	return OpResult{Status: status, Doc: doc, Etag: etag}, nil
+	return OpResult{Created: !exists, Doc: doc, Etag: etag}, nil
 }
 
 // logical updates the size record of op's logical partition by the deltas,
@@ -434,7 +439,7 @@ func (t *txn) logical(ac *applyCtx, op *Op, items, bytes int64) (*OpResult, erro
 		}
 	}
 	if bytes > 0 && ac.maxLogicalBytes > 0 && ls.Bytes+bytes > ac.maxLogicalBytes {
-		return &OpResult{Status: http.StatusForbidden, Err: fmt.Errorf("%w: the logical partition %s holds %d bytes; the limit is %d bytes per partition key value. Spread the data over more partition key values (for example a synthetic key with a suffix)",
+		return &OpResult{Err: fmt.Errorf("%w: the logical partition %s holds %d bytes; the limit is %d bytes per partition key value. Spread the data over more partition key values (for example a synthetic key with a suffix)",
 			ErrLogicalPartitionFull, op.Key, ls.Bytes, ac.maxLogicalBytes)}, nil
 	}
 	ls.Items += items

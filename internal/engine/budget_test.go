@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"runtime"
 	"strings"
 	"sync"
@@ -26,9 +25,10 @@ func arrayDoc(id string, n int) string {
 }
 
 // TestPatchConditionBudget: a patch condition whose work is cubic in an
-// array (a triple JOIN) is refused with a 400 naming its budget instead of
-// holding the partition's write loop for seconds; the unrelated write in
-// its group commits; the same condition over a small array is evaluated.
+// array (a triple JOIN) is refused as a bad request naming its budget
+// instead of holding the partition's write loop for seconds; the unrelated
+// write in its group commits; the same condition over a small array is
+// evaluated.
 func TestPatchConditionBudget(t *testing.T) {
 	e, st := testEngine(t, "")
 	defer st.Close()
@@ -60,16 +60,16 @@ func TestPatchConditionBudget(t *testing.T) {
 	big, small := patch("big"), patch("small")
 	c.PartitionFor(other.EPK).commitGroup([]*request{big, unrelated, small})
 
-	if big.err != nil || big.res[0].Status != http.StatusBadRequest ||
+	if big.err != nil || !errors.Is(big.res[0].Err, ErrBadRequest) ||
 		!strings.Contains(big.res[0].Err.Error(), fmt.Sprintf("evaluation budget of %d steps", DefaultConditionSteps)) {
-		t.Fatalf("cubic condition over 200 elements: err %v, result %+v; want 400 naming the budget", big.err, big.res)
+		t.Fatalf("cubic condition over 200 elements: err %v, result %+v; want a bad request naming the budget", big.err, big.res)
 	}
-	if unrelated.err != nil || unrelated.res[0].Status != http.StatusCreated {
+	if unrelated.err != nil || !unrelated.res[0].Created {
 		t.Fatalf("unrelated write: err %v, result %+v", unrelated.err, unrelated.res)
 	}
-	// 10³ tuples fit: the condition is false, so the patch is a 412.
-	if small.err != nil || small.res[0].Status != http.StatusPreconditionFailed {
-		t.Fatalf("condition over 10 elements: err %v, result %+v; want 412", small.err, small.res)
+	// 10³ tuples fit: the condition is false, so the patch fails its precondition.
+	if small.err != nil || !errors.Is(small.res[0].Err, ErrPreconditionFailed) {
+		t.Fatalf("condition over 10 elements: err %v, result %+v; want a failed precondition", small.err, small.res)
 	}
 }
 

@@ -30,5 +30,8 @@
 // # Errors
 //
 // Every failure the client can cause wraps one of the sentinels in errors.go;
-// the API layer maps them to status codes in one place.
+// the API layer maps them to status codes in one place. The engine speaks no
+// HTTP: an operation's OpResult carries its error, or on success whether it
+// created its item, and the API layer derives the status from that and the
+// operation's kind.
 package engine

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +41,28 @@ func hashDef(paths ...string) epk.Definition {
 	return epk.Definition{Kind: "Hash", Version: 2, Paths: paths}
 }
 
+// outcome names what one operation did, for tests to compare: "created",
+// "deleted" or "ok" (it read, replaced or patched an existing item) when it
+// succeeded, else the sentinel its error wraps ("not found", "conflict",
+// "precondition failed", "failed dependency", ...).
+func outcome(kind OpKind, r OpResult) string {
+	switch {
+	case r.Err != nil:
+		for _, s := range []error{ErrFailedDependency, ErrNotFound, ErrConflict, ErrPreconditionFailed,
+			ErrPartitionKeyMismatch, ErrBadRequest, ErrTooLarge, ErrLogicalPartitionFull} {
+			if errors.Is(r.Err, s) {
+				return s.Error()
+			}
+		}
+		return "unexpected error: " + r.Err.Error()
+	case r.Created:
+		return "created"
+	case kind == OpDelete:
+		return "deleted"
+	}
+	return "ok"
+}
+
 func mustContainer(t testing.TB, e *Engine, rus int) *Container {
 	t.Helper()
 	if _, err := e.CreateDatabase("db", Throughput{}); err != nil && !errors.Is(err, ErrConflict) {
@@ -74,7 +95,6 @@ func TestModel(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	pks := []string{"a", "b", "c", "d", "e", "f", "g"}
 	ids := []string{"1", "2", "3", "4", "5"}
-	statusOf := func(r OpResult) int { return r.Status }
 	for round := 0; round < 4; round++ {
 		for step := 0; step < 600; step++ {
 			pk, id := pks[rng.Intn(len(pks))], ids[rng.Intn(len(ids))]
@@ -84,30 +104,30 @@ func TestModel(t *testing.T) {
 			body := []byte(fmt.Sprintf(`{"id":%q,"pk":%q,"v":%d}`, id, pk, v))
 			var op Op
 			var err error
-			want := 0
+			want := ""
 			switch kind := rng.Intn(7); kind {
 			case 0, 1:
 				op, err = c.PrepareWrite(OpCreate, body, key(pk), true)
-				want = map[bool]int{true: 409, false: 201}[exists]
+				want = map[bool]string{true: "conflict", false: "created"}[exists]
 			case 2:
 				op, err = c.PrepareWrite(OpUpsert, body, key(pk), true)
-				want = map[bool]int{true: 200, false: 201}[exists]
+				want = map[bool]string{true: "ok", false: "created"}[exists]
 			case 3:
 				op, err = c.PrepareWrite(OpReplace, body, key(pk), true)
-				want = map[bool]int{true: 200, false: 404}[exists]
+				want = map[bool]string{true: "ok", false: "not found"}[exists]
 				if exists && rng.Intn(3) == 0 {
 					op.IfMatch = `"stale"`
-					want = 412
+					want = "precondition failed"
 				} else if exists {
 					op.IfMatch = cur.Etag
 				}
 			case 4:
 				op, err = c.PrepareKeyed(OpDelete, id, key(pk), true)
-				want = map[bool]int{true: 204, false: 404}[exists]
+				want = map[bool]string{true: "deleted", false: "not found"}[exists]
 			case 5:
 				op, err = c.PrepareKeyed(OpPatch, id, key(pk), true)
 				op.Patch = []jsondoc.PatchOp{{Op: "incr", Path: "/v", Value: json.RawMessage(`1`)}}
-				want = map[bool]int{true: 200, false: 404}[exists]
+				want = map[bool]string{true: "ok", false: "not found"}[exists]
 				v = cur.V + 1
 			case 6:
 				// An atomic batch: create a fresh item, then touch this one; it
@@ -122,14 +142,15 @@ func TestModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				got := [2]string{outcome(OpCreate, res[0]), outcome(OpDelete, res[1])}
 				if exists {
-					if res[0].Status != 201 || res[1].Status != 204 {
-						t.Fatalf("batch on existing item: %d %d", res[0].Status, res[1].Status)
+					if got != [2]string{"created", "deleted"} {
+						t.Fatalf("batch on existing item: %q", got)
 					}
 					delete(model, k)
 					model[[2]string{pk, fresh}] = item{V: 0, Etag: res[0].Etag}
-				} else if res[0].Status != 424 || res[1].Status != 404 {
-					t.Fatalf("batch on missing item: %d %d, want 424 404", res[0].Status, res[1].Status)
+				} else if got != [2]string{"failed dependency", "not found"} {
+					t.Fatalf("batch on missing item: %q, want failed dependency, not found", got)
 				}
 				continue
 			}
@@ -141,8 +162,8 @@ func TestModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := res[0]
-			if statusOf(r) != want {
-				t.Fatalf("round %d step %d: %v %s/%s: status %d (%v), model says %d", round, step, op.Kind, pk, id, r.Status, r.Err, want)
+			if got := outcome(op.Kind, r); got != want {
+				t.Fatalf("round %d step %d: %v %s/%s: %s (%v), model says %s", round, step, op.Kind, pk, id, got, r.Err, want)
 			}
 			if r.Err == nil {
 				if op.Kind == OpDelete {
@@ -221,7 +242,7 @@ func TestGroupCommit(t *testing.T) {
 				if err == nil {
 					var res []OpResult
 					res, _, err = c.Execute(&Command{Ops: []Op{op}}, "")
-					if err == nil && res[0].Status != http.StatusCreated {
+					if err == nil && !res[0].Created {
 						err = res[0].Err
 					}
 				}

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -88,7 +87,7 @@ func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
 	p.commitGroup(group)
 
 	for _, r := range honest {
-		if r.err != nil || r.res[0].Status != http.StatusCreated {
+		if r.err != nil || !r.res[0].Created {
 			t.Fatalf("honest command %s: err %v, result %+v", r.cmd.Ops[0].ID, r.err, r.res)
 		}
 	}
@@ -119,25 +118,22 @@ func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
 	if c, err = e.Container("db", "c"); err != nil {
 		t.Fatal(err)
 	}
-	read := func(id string) int {
+	read := func(id string) string {
 		op, _ := c.PrepareKeyed(OpRead, id, key("a"), true)
 		r, _, err := c.ReadItem(op)
-		if errors.Is(err, ErrNotFound) {
-			return http.StatusNotFound
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			t.Fatalf("read %s: %v", id, err)
 		}
-		return r.Status
+		return outcome(OpRead, r)
 	}
 	for i := 0; i < 16; i++ {
-		if s := read(fmt.Sprintf("h%d", i)); s != http.StatusOK {
-			t.Fatalf("h%d: status %d after restart", i, s)
+		if s := read(fmt.Sprintf("h%d", i)); s != "ok" {
+			t.Fatalf("h%d: %s after restart", i, s)
 		}
 	}
-	for id, want := range map[string]int{"nb": 404, "ab": 404, "u1": 404, "u2": 404, "u3": 404} {
+	for id, want := range map[string]string{"nb": "not found", "ab": "not found", "u1": "not found", "u2": "not found", "u3": "not found"} {
 		if s := read(id); s != want {
-			t.Fatalf("%s: status %d after restart, want %d", id, s, want)
+			t.Fatalf("%s: %s after restart, want %s", id, s, want)
 		}
 	}
 	var items int64

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/parsecdb/parsec/internal/epk"
@@ -283,7 +282,7 @@ func (c *Container) readItem(op Op) (OpResult, error) {
 	v, err := c.e.store.Get(nil, storage.ItemKey(nil, c.rid, op.EPK, op.ID))
 	switch {
 	case err == storage.ErrNotFound:
-		r = OpResult{Status: http.StatusNotFound, Err: notFound("no item with id %q in partition %s", op.ID, op.Key)}
+		r = OpResult{Err: notFound("no item with id %q in partition %s", op.ID, op.Key)}
 	case err != nil:
 		return r, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
 	default:
@@ -291,7 +290,7 @@ func (c *Container) readItem(op Op) (OpResult, error) {
 		if err != nil {
 			return r, err
 		}
-		r = OpResult{Status: http.StatusOK, Doc: d, Etag: string(et)}
+		r = OpResult{Doc: d, Etag: string(et)}
 	}
 	r.Charge = chargeOf(OpRead, &r)
 	return r, nil

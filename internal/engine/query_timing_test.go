@@ -149,8 +149,8 @@ func loadQueryItems(c *Container, bodies [][]byte) error {
 					return
 				}
 				for _, r := range res {
-					if r.Status != 201 {
-						errs <- fmt.Errorf("create: status %d: %v", r.Status, r.Err)
+					if !r.Created {
+						errs <- fmt.Errorf("create: not created: %v", r.Err)
 						return
 					}
 				}

@@ -4,7 +4,7 @@
 //   - Only internal/storage imports Pebble (tests may use Pebble's vfs, to
 //     crash or fill an in-memory disk).
 //   - net/http is imported only at the edge: the commands, the HTTP API, the
-//     server, authentication and the load generator. internal/engine is the
-//     one remaining exception, until it stops speaking HTTP status codes;
-//     no other package may start.
+//     server, authentication and the load generator. The engine speaks no
+//     HTTP: its results carry typed errors and outcomes, and the API layer
+//     derives every status from them.
 package lint

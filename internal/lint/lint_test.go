@@ -54,8 +54,7 @@ func TestImportRules(t *testing.T) {
 			return true
 		}
 		switch rel {
-		case "internal/server", "internal/auth", "internal/bench",
-			"internal/engine": // the one remaining exception; see doc.go
+		case "internal/server", "internal/auth", "internal/bench":
 			return true
 		}
 		return false

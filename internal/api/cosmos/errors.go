@@ -52,7 +52,8 @@ const (
 )
 
 // statusOf maps an error to its status, substatus and code. This is the one
-// place where engine errors become HTTP.
+// place where engine errors become HTTP: a single request's error and each
+// failed operation of a batch.
 func statusOf(err error) (status, sub int, code string) {
 	var ae *apiError
 	switch {
@@ -82,6 +83,20 @@ func statusOf(err error) (status, sub int, code string) {
 		return http.StatusServiceUnavailable, 0, "ServiceUnavailable"
 	}
 	return http.StatusInternalServerError, 0, "InternalServerError"
+}
+
+// successStatus is the status of an item operation that succeeded: 201 when
+// it created its item, 204 for a delete, 200 otherwise (a read, a replace, a
+// patch, or an upsert over an existing item). A failed operation's status
+// comes from statusOf.
+func successStatus(kind engine.OpKind, created bool) int {
+	switch {
+	case created:
+		return http.StatusCreated
+	case kind == engine.OpDelete:
+		return http.StatusNoContent
+	}
+	return http.StatusOK
 }
 
 // messageOf strips the sentinel prefix ("bad request: ...") from an engine

@@ -152,14 +152,15 @@ func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) {
 		s.writeError(req, r.Err)
 		return
 	}
-	if r.Status != http.StatusNoContent {
+	status := successStatus(op.Kind, r.Created)
+	if status != http.StatusNoContent {
 		req.w.Header().Set("etag", r.Etag)
 	}
-	if r.Status == http.StatusNoContent || preferMinimal(req.r) {
-		s.writeJSON(req, r.Status, nil)
+	if status == http.StatusNoContent || preferMinimal(req.r) {
+		s.writeJSON(req, status, nil)
 		return
 	}
-	s.writeJSON(req, r.Status, r.Doc)
+	s.writeJSON(req, status, r.Doc)
 }
 
 func preferMinimal(r *http.Request) bool {
@@ -189,7 +190,7 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) {
 		s.writeJSON(req, http.StatusNotModified, nil)
 		return
 	}
-	s.writeJSON(req, http.StatusOK, r.Doc)
+	s.writeJSON(req, successStatus(engine.OpRead, false), r.Doc)
 }
 
 func (s *Server) readFeed(req *request, c *engine.Container) {
@@ -324,13 +325,16 @@ func (s *Server) batch(req *request, c *engine.Container) {
 	minimal := preferMinimal(r)
 	for i, x := range res {
 		req.charge += x.Charge
-		br := batchResult{StatusCode: x.Status, RequestCharge: x.Charge, ETag: x.Etag}
+		br := batchResult{RequestCharge: x.Charge, ETag: x.Etag}
 		if x.Err != nil {
 			status = http.StatusMultiStatus
-			_, br.SubStatusCode, _ = statusOf(x.Err)
+			br.StatusCode, br.SubStatusCode, _ = statusOf(x.Err)
 			br.Message = messageOf(x.Err)
-		} else if x.Status != http.StatusNoContent && (cmd.Ops[i].Kind == engine.OpRead || !minimal) {
-			br.ResourceBody = x.Doc
+		} else {
+			br.StatusCode = successStatus(cmd.Ops[i].Kind, x.Created)
+			if br.StatusCode != http.StatusNoContent && (cmd.Ops[i].Kind == engine.OpRead || !minimal) {
+				br.ResourceBody = x.Doc
+			}
 		}
 		out[i] = br
 	}
