@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 	"unicode"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/index"
+	"github.com/parsecdb/parsec/internal/partition"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -409,13 +409,9 @@ type ContainerInfo struct {
 // Etag is the container's quoted etag.
 func (c ContainerInfo) Etag() string { return etagOf(c.Seq) }
 
-// RangeInfo is one physical partition's range in the partition map.
-type RangeInfo struct {
-	ID      string   `json:"id"`
-	Min     string   `json:"min"`
-	Max     string   `json:"max"`
-	Parents []string `json:"parents,omitempty"`
-}
+// RangeInfo is one physical partition's range in the partition map, as the
+// container record stores it (package partition).
+type RangeInfo = partition.Range
 
 // DefaultIndexingPolicy is the policy of a container created without one.
 var DefaultIndexingPolicy = json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
@@ -471,9 +467,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if fixed {
 		n = 1
 	}
-	for i, r := range spec.PartitionKey.EvenRanges(n) {
-		info.Ranges = append(info.Ranges, RangeInfo{ID: strconv.Itoa(i), Min: r.Min, Max: r.Max})
-	}
+	info.Ranges = partition.Initial(spec.PartitionKey, n).Ranges()
 	info.NextRangeID = n
 	c, err := e.openContainer(info)
 	if err != nil {

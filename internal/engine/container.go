@@ -2,12 +2,12 @@ package engine
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/partition"
 	"github.com/parsecdb/parsec/internal/storage"
 	"github.com/parsecdb/parsec/synthkey"
 )
@@ -36,8 +36,10 @@ type Container struct {
 	// entry on a path for every item (order.go).
 	complete completeCache
 
-	mu      sync.RWMutex
-	parts   []*Partition // ordered by range; they cover ""..."FF"
+	mu sync.RWMutex
+	// pmap is the partition map; parts[i] is the partition of pmap.At(i).
+	pmap    partition.Map
+	parts   []*Partition
 	retired []*Partition // split partitions whose loops forward to children
 	// sharedRUs is this container's share of its database's throughput when
 	// it has none of its own (set by Engine.refreshRates).
@@ -70,7 +72,11 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 		c.ac.maxPartitionBytes = e.opts.FixedMaxBytes
 	}
 	c.info.Store(&info)
-	for _, r := range info.Ranges {
+	if c.pmap, err = partition.New(info.Ranges); err != nil {
+		return nil, fmt.Errorf("container %q: %w", info.ID, err)
+	}
+	for i := range c.pmap.Len() {
+		r := c.pmap.At(i)
 		p := &Partition{c: c, info: r}
 		v, err := e.store.Get(nil, storage.PartitionKey(c.rid, r.ID))
 		switch {
@@ -85,7 +91,6 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 		p.lsn.Store(p.state.LSN)
 		c.parts = append(c.parts, p)
 	}
-	sort.Slice(c.parts, func(i, j int) bool { return c.parts[i].info.Min < c.parts[j].info.Min })
 	c.startNewPartitions(e.opts.Now())
 	if err := c.initIndex(info); err != nil {
 		c.stop()
@@ -187,11 +192,15 @@ func (c *Container) Partitions() []*Partition {
 func (c *Container) PartitionFor(epkHex string) *Partition {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	i := sort.Search(len(c.parts), func(i int) bool { return c.parts[i].info.Max > epkHex || c.parts[i].info.Max == "FF" })
-	if i == len(c.parts) {
-		panic(fmt.Sprintf("BUG: EPK %s is outside the partition map", epkHex))
-	}
-	return c.parts[i]
+	return c.parts[c.pmap.Locate(epkHex)]
+}
+
+// routing returns the partition map and its partitions (parts[i] holds
+// m.At(i)) as one consistent snapshot. The caller must not modify parts.
+func (c *Container) routing() (m partition.Map, parts []*Partition) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.pmap, c.parts
 }
 
 // PartitionByID returns the current partition with the range id, or
@@ -206,5 +215,3 @@ func (c *Container) PartitionByID(id string) (*Partition, error) {
 	}
 	return nil, fmt.Errorf("%w: partition key range %q is not a current range of container %q", ErrPartitionGone, id, c.Info().ID)
 }
-
-func rangeOf(r RangeInfo) epk.Range { return epk.Range{Min: r.Min, Max: r.Max} }

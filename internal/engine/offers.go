@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/parsecdb/parsec/internal/partition"
 )
 
 // Offer is the provisioned throughput of a database or a container, as the
@@ -162,21 +164,14 @@ func (e *Engine) splitForThroughput(c *Container, rus int) error {
 		return nil
 	}
 	parts := c.Partitions()
-	k := 1
-	for float64(rus)/float64(len(parts)*k) > float64(e.opts.PartitionMaxRUs) {
-		k *= 2
-	}
+	k := partition.ThroughputSplit(rus, len(parts), e.opts.PartitionMaxRUs)
 	if k == 1 {
 		return nil
 	}
 	for _, p := range parts {
-		sub, err := c.def.SplitRange(rangeOf(p.Range()), k)
+		bounds, err := partition.EvenBounds(c.def, p.Range(), k)
 		if err != nil {
 			return fmt.Errorf("%w: cannot split partition key range %s: %v", ErrBadRequest, p.ID(), err)
-		}
-		bounds := make([]string, 0, k-1)
-		for _, r := range sub[1:] {
-			bounds = append(bounds, r.Min)
 		}
 		if _, err := c.splitPartition(p, bounds); err != nil {
 			return err

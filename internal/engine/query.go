@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/partition"
 	"github.com/parsecdb/parsec/internal/query/ast"
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/exec"
@@ -164,58 +165,37 @@ func (c *Container) QueryRanges(plan *exec.Plan, scope QueryScope) ([]exec.Query
 }
 
 // spans returns the key spans a scope covers, partition by partition, in
-// key order.
+// key order (partition.Map.Spans over one snapshot of the map).
 func (c *Container) spans(scope QueryScope) ([]span, error) {
+	ps := partition.Scope{RangeID: scope.RangeID}
 	if len(scope.Keys) > 0 {
 		epks, err := c.keyEPKs(scope.Keys)
 		if err != nil {
 			return nil, err
 		}
-		var out []span
-		for _, e := range epks {
-			p := c.PartitionFor(e)
-			if scope.RangeID != "" && p.ID() != scope.RangeID {
-				continue
-			}
-			out = append(out, pointSpan(p, c.rid, e))
-		}
-		return out, nil
-	}
-	r, point, err := c.queryRange(scope)
-	if err != nil {
-		return nil, err
-	}
-	var parts []*Partition
-	if scope.RangeID != "" {
-		p, err := c.PartitionByID(scope.RangeID)
+		ps.Points = epks
+	} else {
+		r, point, err := c.queryRange(scope)
 		if err != nil {
 			return nil, err
 		}
-		parts = []*Partition{p}
-	} else {
-		parts = c.Partitions()
+		ps.Range, ps.Point = r, point
 	}
-	var out []span
-	for _, p := range parts {
-		pr := p.Range()
-		lo, hi := maxString(pr.Min, r.Min), pr.Max
-		if point {
-			if !(pr.Min <= r.Min && (r.Min < pr.Max || pr.Max == epk.MaxEPK)) {
-				continue
-			}
-			out = append(out, pointSpan(p, c.rid, r.Min))
+	m, parts := c.routing()
+	ss, err := m.Spans(ps)
+	if errors.Is(err, partition.ErrNoRange) {
+		return nil, fmt.Errorf("%w: partition key range %q is not a current range of container %q", ErrPartitionGone, scope.RangeID, c.Info().ID)
+	} else if err != nil {
+		return nil, err
+	}
+	out := make([]span, 0, len(ss))
+	for _, s := range ss {
+		p := parts[s.Index]
+		if s.Point {
+			out = append(out, pointSpan(p, c.rid, s.Min))
 			continue
 		}
-		if r.Max != epk.MaxEPK && (hi == epk.MaxEPK || r.Max < hi) {
-			hi = r.Max
-		}
-		if hi != epk.MaxEPK && lo >= hi {
-			continue
-		}
-		if hi == epk.MaxEPK {
-			hi = ""
-		}
-		klo, khi := storage.ItemSpan(c.rid, lo, hi)
+		klo, khi := storage.ItemSpan(c.rid, s.Min, openMax(s.Max))
 		out = append(out, span{p: p, lo: klo, hi: khi})
 	}
 	return out, nil
@@ -240,13 +220,6 @@ func (c *Container) keyEPKs(keys []epk.Key) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
-}
-
-func maxString(a, b string) string {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // queryToken is the content of a query continuation token.

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"log"
-	"strconv"
 
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/partition"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -44,12 +44,9 @@ func (p *Partition) split(r *request) {
 func (p *Partition) doSplit(spec *splitSpec) error {
 	c := p.c
 	ac := c.applyCtx()
-	bounds := append([]string{p.info.Min}, spec.Bounds...)
-	bounds = append(bounds, p.info.Max)
-	for i := 1; i < len(bounds); i++ {
-		if bounds[i-1] >= bounds[i] && !(i == len(bounds)-1 && bounds[i] == epk.MaxEPK) {
-			return fmt.Errorf("%w: split boundaries %v are not inside range [%q, %q)", ErrBadRequest, spec.Bounds, p.info.Min, p.info.Max)
-		}
+	bounds, err := partition.SplitBounds(p.info, spec.Bounds)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	// Each child's size, from the logical partition records in its span.
 	n := len(bounds) - 1
@@ -75,21 +72,12 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	info := c.Info()
-	parents := append(append([]string(nil), p.info.Parents...), p.info.ID)
-	children := make([]RangeInfo, n)
-	for i := range children {
-		children[i] = RangeInfo{ID: strconv.Itoa(info.NextRangeID), Min: bounds[i], Max: bounds[i+1], Parents: parents}
-		info.NextRangeID++
+	pmap, children, err := c.pmap.Split(p.info.ID, spec.Bounds, info.NextRangeID)
+	if err != nil {
+		return fmt.Errorf("BUG: cannot split partition key range %s: %v", p.info.ID, err)
 	}
-	var ranges []RangeInfo
-	for _, r := range info.Ranges {
-		if r.ID == p.info.ID {
-			ranges = append(ranges, children...)
-		} else {
-			ranges = append(ranges, r)
-		}
-	}
-	info.Ranges = ranges
+	info.NextRangeID += len(children)
+	info.Ranges = pmap.Ranges()
 	seq, err := c.e.seq.take(1)
 	if err != nil {
 		return err
@@ -125,7 +113,7 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 			parts = append(parts, cp)
 		}
 	}
-	c.parts = parts
+	c.pmap, c.parts = pmap, parts
 	c.retired = append(c.retired, p)
 	c.info.Store(&info)
 	c.startNewPartitions(now)
@@ -139,8 +127,7 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 // maybeSplitForStorage starts a split of p in the background when it has
 // grown past the storage limit. Called by p's loop after each commit.
 func (c *Container) maybeSplitForStorage(p *Partition) {
-	max := c.e.opts.PartitionMaxBytes
-	if c.fixed || max <= 0 || p.bytes.Load() <= max || !p.splitting.CompareAndSwap(false, true) {
+	if !partition.StorageSplitNeeded(p.bytes.Load(), c.e.opts.PartitionMaxBytes, c.fixed) || !p.splitting.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
@@ -158,48 +145,28 @@ func (c *Container) maybeSplitForStorage(p *Partition) {
 	}()
 }
 
-// medianBound returns the EPK at which p's stored bytes are split in half
-// without cutting a logical partition: the EPK of the first logical partition
-// past the midpoint. ok is false when p holds a single EPK and cannot split.
+// medianBound reads the sizes of p's logical partitions and returns the EPK
+// at which p splits in half (partition.MedianBound). ok is false when p
+// holds a single EPK and cannot split.
 func (c *Container) medianBound(p *Partition) (string, bool, error) {
-	max := p.info.Max
-	if max == epk.MaxEPK {
-		max = ""
-	}
-	lo, hi := storage.LogicalSpan(c.rid, p.info.Min, max)
-	type entry struct {
-		epk   []byte
-		bytes int64
-	}
-	var entries []entry
-	var total int64
+	lo, hi := storage.LogicalSpan(c.rid, p.info.Min, openMax(p.info.Max))
+	var sizes []partition.Logical
 	err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
 		ls, err := decodeLogicalState(v)
 		if err != nil {
 			return false, err
 		}
 		e := k[1+storage.RidLen : bytes.IndexByte(k[1+storage.RidLen:], 0)+1+storage.RidLen]
-		if n := len(entries); n > 0 && bytes.Equal(entries[n-1].epk, e) {
-			entries[n-1].bytes += ls.Bytes
+		if n := len(sizes); n > 0 && sizes[n-1].EPK == string(e) {
+			sizes[n-1].Bytes += ls.Bytes // another key of the same EPK: no new string
 		} else {
-			entries = append(entries, entry{epk: append([]byte(nil), e...), bytes: ls.Bytes})
+			sizes = append(sizes, partition.Logical{EPK: string(e), Bytes: ls.Bytes})
 		}
-		total += ls.Bytes
 		return true, nil
 	})
-	if err != nil || len(entries) < 2 {
+	if err != nil {
 		return "", false, err
 	}
-	var acc int64
-	for i, e := range entries {
-		acc += e.bytes
-		if acc*2 >= total {
-			j := i + 1 // the right child starts after the entry that crosses the middle
-			if j == len(entries) {
-				j = len(entries) - 1
-			}
-			return string(entries[j].epk), true, nil
-		}
-	}
-	return string(entries[len(entries)-1].epk), true, nil
+	bound, ok := partition.MedianBound(sizes)
+	return bound, ok, nil
 }
