@@ -80,3 +80,40 @@ func TestImportRules(t *testing.T) {
 		t.Fatalf("the imports were not read: Pebble seen %v, net/http seen %v", sawPebble, sawHTTP)
 	}
 }
+
+// TestPurePackagesStayPure checks that the packages documented as pure
+// (values and decisions over explicit inputs) import no I/O, clock,
+// goroutine plumbing or storage, and none of the module's stateful layers.
+func TestPurePackagesStayPure(t *testing.T) {
+	pure := map[string]bool{}
+	for _, p := range []string{"partition", "epk", "index", "jsondoc", "query/token", "query/ast", "query/scanner", "query/parser"} {
+		pure[module+"/internal/"+p] = true
+	}
+	forbidden := func(imp string) bool {
+		switch imp {
+		case "os", "os/exec", "io/fs", "net", "net/http", "time", "sync", "sync/atomic", "math/rand", "math/rand/v2", "log":
+			return true
+		}
+		for _, layer := range []string{"storage", "engine", "server", "api/", "auth", "bench"} {
+			if strings.HasPrefix(imp, module+"/internal/"+layer) {
+				return true
+			}
+		}
+		return strings.HasPrefix(imp, "github.com/cockroachdb/pebble")
+	}
+	seen := 0
+	for _, p := range listPackages(t) {
+		if !pure[p.ImportPath] {
+			continue
+		}
+		seen++
+		for _, imp := range p.Imports {
+			if forbidden(imp) {
+				t.Errorf("%s is pure but imports %s", p.ImportPath, imp)
+			}
+		}
+	}
+	if seen != len(pure) {
+		t.Fatalf("found %d of the %d pure packages", seen, len(pure))
+	}
+}
