@@ -238,7 +238,7 @@ func TestLostWritesRefuseToOpen(t *testing.T) {
 	// Roll the partition's state back to LSN 1, as if the second write's
 	// log record were gone.
 	v, _ := st.Get(nil, storage.PartitionKey(c.rid, "0"))
-	ps, _ := decodePartState(v)
+	ps, _ := decodePartState("0", v)
 	ps.LSN = 1
 	if err := st.Set(storage.PartitionKey(c.rid, "0"), ps.encode()); err != nil {
 		t.Fatal(err)

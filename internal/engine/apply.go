@@ -104,19 +104,21 @@ func (s partState) encode() []byte {
 	return binary.AppendVarint(b, s.Bytes)
 }
 
-func decodePartState(v []byte) (partState, error) {
+// decodePartState decodes the state record of partition key range rangeID;
+// a record that does not decode is an ErrCorrupt.
+func decodePartState(rangeID string, v []byte) (partState, error) {
 	var s partState
 	var n int
 	if s.LSN, n = binary.Uvarint(v); n <= 0 {
-		return s, fmt.Errorf("BUG: corrupt partition state")
+		return s, corrupt("the state record of partition key range %s (%x) has no valid LSN", rangeID, v)
 	}
-	v = v[n:]
-	if s.Items, n = binary.Varint(v); n <= 0 {
-		return s, fmt.Errorf("BUG: corrupt partition state")
+	rest := v[n:]
+	if s.Items, n = binary.Varint(rest); n <= 0 {
+		return s, corrupt("the state record of partition key range %s (%x) has no valid item count", rangeID, v)
 	}
-	v = v[n:]
-	if s.Bytes, n = binary.Varint(v); n <= 0 {
-		return s, fmt.Errorf("BUG: corrupt partition state")
+	rest = rest[n:]
+	if s.Bytes, n = binary.Varint(rest); n <= 0 {
+		return s, corrupt("the state record of partition key range %s (%x) has no valid byte count", rangeID, v)
 	}
 	return s, nil
 }
@@ -137,20 +139,24 @@ func encodeItem(dst []byte, lsn uint64, etag string, doc []byte) []byte {
 	return append(dst, doc...)
 }
 
-// decodeItem splits a stored item value. The returned slices alias v.
-func decodeItem(v []byte) (lsn uint64, etag, doc []byte, err error) {
-	if len(v) == 0 || v[0] != itemFormat {
-		return 0, nil, nil, fmt.Errorf("BUG: unknown item format")
+// decodeItem splits the stored value v of the item at storage key key. The
+// returned slices alias v. A value that does not decode is an ErrCorrupt.
+func decodeItem(key, v []byte) (lsn uint64, etag, doc []byte, err error) {
+	if len(v) == 0 {
+		return 0, nil, nil, corrupt("%s has an empty value", itemName(key))
+	}
+	if v[0] != itemFormat {
+		return 0, nil, nil, corrupt("%s has a value of unknown format %#x", itemName(key), v[0])
 	}
 	v = v[1:]
 	lsn, n := binary.Uvarint(v)
 	if n <= 0 {
-		return 0, nil, nil, fmt.Errorf("BUG: corrupt item")
+		return 0, nil, nil, corrupt("%s has a value with no valid LSN", itemName(key))
 	}
 	v = v[n:]
 	l, n := binary.Uvarint(v)
 	if n <= 0 || uint64(len(v)-n) < l {
-		return 0, nil, nil, fmt.Errorf("BUG: corrupt item")
+		return 0, nil, nil, corrupt("%s has a value with no valid etag", itemName(key))
 	}
 	return lsn, v[n : n+int(l)], v[n+int(l):], nil
 }
@@ -319,7 +325,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	}
 	var curEtag, curDoc []byte
 	if exists {
-		if _, curEtag, curDoc, err = decodeItem(cur); err != nil {
+		if _, curEtag, curDoc, err = decodeItem(key, cur); err != nil {
 			return OpResult{}, err
 		}
 	}
@@ -434,7 +440,7 @@ func (t *txn) logical(ac *applyCtx, op *Op, items, bytes int64) (*OpResult, erro
 	}
 	var ls logicalState
 	if ok {
-		if ls, err = decodeLogicalState(v); err != nil {
+		if ls, err = decodeLogicalState(lk, v); err != nil {
 			return nil, err
 		}
 	}
@@ -464,14 +470,16 @@ func (s logicalState) encode() []byte {
 	return binary.AppendVarint(binary.AppendVarint(nil, s.Items), s.Bytes)
 }
 
-func decodeLogicalState(v []byte) (logicalState, error) {
+// decodeLogicalState decodes the size record v stored at key; a record that
+// does not decode is an ErrCorrupt.
+func decodeLogicalState(key, v []byte) (logicalState, error) {
 	var s logicalState
 	var n int
 	if s.Items, n = binary.Varint(v); n <= 0 {
-		return s, fmt.Errorf("BUG: corrupt logical partition state")
+		return s, corrupt("the size record of %s (%x) has no valid item count", logicalName(key), v)
 	}
 	if s.Bytes, n = binary.Varint(v[n:]); n <= 0 {
-		return s, fmt.Errorf("BUG: corrupt logical partition state")
+		return s, corrupt("the size record of %s (%x) has no valid byte count", logicalName(key), v)
 	}
 	return s, nil
 }
@@ -553,7 +561,7 @@ const (
 func conditionHolds(cond *exec.Plan, key, doc []byte) (bool, error) {
 	v, err := eval.FromJSON(doc)
 	if err != nil {
-		return false, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
+		return false, corrupt("%s holds a document that is not valid JSON: %v", itemName(key), err)
 	}
 	rows, _, err := exec.ExecLimits(cond, []exec.Source{&oneDoc{key: key, doc: v}}, nil, 1, &conditionLimits)
 	return len(rows) > 0, err

@@ -485,7 +485,10 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 func encodeContainer(info ContainerInfo) ([]byte, error) {
 	v, err := json.Marshal(info)
 	if err != nil {
-		return nil, fmt.Errorf("BUG: cannot encode container record: %v", err)
+		// Only an invalid json.RawMessage fails here, and every one is
+		// parsed before it is stored. Not a panic: a split encodes the
+		// record in a partition loop, which recovers none.
+		return nil, internalError("cannot encode the record of container %q: %v", info.ID, err)
 	}
 	return v, nil
 }

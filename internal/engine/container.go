@@ -49,7 +49,9 @@ type Container struct {
 func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 	rid, err := decodeRid(info.Rid)
 	if err != nil || len(rid) != storage.RidLen {
-		return nil, fmt.Errorf("BUG: container %q has a malformed rid %q", info.ID, info.Rid)
+		// The rid of a created container comes from encodeRid; one read
+		// back from the catalog that does not decode is damaged.
+		return nil, corrupt("the record of container %q has a malformed rid %q", info.ID, info.Rid)
 	}
 	c := &Container{e: e, def: info.PartitionKey, fixed: info.Fixed}
 	if info.SyntheticKey != "" {
@@ -84,8 +86,8 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 		case err != nil:
 			return nil, fmt.Errorf("cannot read partition %s of container %q: %w", r.ID, info.ID, err)
 		default:
-			if p.state, err = decodePartState(v); err != nil {
-				return nil, err
+			if p.state, err = decodePartState(r.ID, v); err != nil {
+				return nil, fmt.Errorf("cannot open container %q: %w", info.ID, err)
 			}
 		}
 		p.lsn.Store(p.state.LSN)

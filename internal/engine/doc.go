@@ -30,7 +30,10 @@
 // # Errors
 //
 // Every failure the client can cause wraps one of the sentinels in errors.go;
-// the API layer maps them to status codes in one place. The engine speaks no
+// the API layer maps them to status codes in one place. Stored data that
+// cannot be decoded is ErrCorrupt, naming the damaged key; a broken invariant
+// panics with "BUG:", or is ErrInternal where a panic could take the server
+// down (a partition loop, a parallel query page). The engine speaks no
 // HTTP: an operation's OpResult carries its error, or on success whether it
 // created its item, and the API layer derives the status from that and the
 // operation's kind.

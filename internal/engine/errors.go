@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/storage"
 )
 
 // Sentinel errors. Every error the engine returns for a client's request wraps
@@ -20,6 +23,16 @@ var (
 	ErrFailedDependency     = errors.New("failed dependency")
 	ErrLogicalPartitionFull = errors.New("logical partition full")
 	ErrThrottled            = errors.New("request rate is large")
+	// ErrCorrupt is stored data that cannot be decoded: an item value, a
+	// partition or logical partition state, an index entry, or a record that
+	// the engine wrote and reads back damaged (or an index that disagrees
+	// with its items). No retry mends it; the message names the key.
+	ErrCorrupt = errors.New("stored data is damaged")
+	// ErrInternal is a broken invariant of the engine's own code, returned
+	// rather than panicked where a panic could take the server down (a
+	// partition loop, a query running in parallel) instead of failing one
+	// request. Broken invariants elsewhere panic with "BUG:".
+	ErrInternal = errors.New("internal error")
 )
 
 // ThrottledError is a request refused because its partition's request-unit
@@ -55,4 +68,35 @@ func notFound(format string, args ...any) error {
 
 func conflict(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrConflict}, args...)...)
+}
+
+// corrupt is an ErrCorrupt. The message names the damaged key or record.
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}
+
+// internalError is an ErrInternal: a broken invariant where a panic could
+// take the server down.
+func internalError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInternal}, args...)...)
+}
+
+// itemName names an item by its storage key, for errors: its id and
+// effective partition key, or the key in hex if it is not an item key.
+func itemName(k []byte) string {
+	if e, id, ok := storage.SplitItemKey(k); ok {
+		return fmt.Sprintf("item %q (effective partition key %s)", id, e)
+	}
+	return fmt.Sprintf("item key %x", k)
+}
+
+// logicalName names a logical partition's size record by its storage key,
+// for errors: its partition key and effective partition key.
+func logicalName(k []byte) string {
+	if len(k) > 1+storage.RidLen {
+		if e, pk, ok := bytes.Cut(k[1+storage.RidLen:], []byte{0}); ok {
+			return fmt.Sprintf("logical partition %s (effective partition key %s)", pk, e)
+		}
+	}
+	return fmt.Sprintf("logical partition record %x", k)
 }

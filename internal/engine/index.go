@@ -166,16 +166,18 @@ func (p *Partition) doReindex(spec *reindexSpec) error {
 		n++
 		e, id, ok := storage.SplitItemKey(k)
 		if !ok {
-			return false, fmt.Errorf("BUG: %x is not an item key", k)
+			// The span holds only item keys, unless the store is damaged.
+			// Not a panic: the loop that runs this recovers none.
+			return false, corrupt("key %x in the item span of partition key range %s is not an item key", k, p.info.ID)
 		}
-		_, _, doc, err := decodeItem(v)
+		_, _, doc, err := decodeItem(k, v)
 		if err != nil {
 			return false, err
 		}
 		if err := eachTerm(ix, doc, &term, func(term []byte) error {
 			return b.Set(storage.IndexEntry(nil, c.rid, ix.gen, term, string(e), string(id)), nil)
 		}); errors.Is(err, errNotJSON) {
-			return false, fmt.Errorf("BUG: stored item %q: %w", id, err)
+			return false, corrupt("%s cannot be indexed: %v", itemName(k), err)
 		} else if err != nil {
 			return false, err
 		}
@@ -185,6 +187,9 @@ func (p *Partition) doReindex(spec *reindexSpec) error {
 		err = b.Commit()
 	} else {
 		b.Discard()
+	}
+	if errors.Is(err, ErrCorrupt) {
+		return err // no retry mends it: not a 503
 	}
 	if err != nil {
 		return fmt.Errorf("%w: cannot write index entries: %v", ErrUnavailable, err)
@@ -264,7 +269,8 @@ func (t *txn) index(ac *applyCtx, epkHex, id string, old, doc []byte) error {
 		t.put(storage.IndexEntry(nil, ac.rid, ix.gen, term, epkHex, id), nil)
 		return nil
 	}); errors.Is(err, errNotJSON) {
-		return fmt.Errorf("BUG: stored item %q: %w", id, err)
+		// The old version is the store's: it was indexed when written.
+		return corrupt("item %q (effective partition key %s) cannot be indexed: %v", id, epkHex, err)
 	} else if err != nil {
 		return err
 	}
@@ -413,7 +419,7 @@ func (l *lookup) candidates(db *storage.DB, rid [storage.RidLen]byte, gen uint32
 			rest := k[len(base):]
 			n := index.ValueLen(rest)
 			if n < 0 {
-				return false, fmt.Errorf("BUG: malformed index entry %x", k)
+				return false, corrupt("index entry %x has a value that does not decode", k)
 			}
 			keys = append(keys, storage.AppendItemKeyFromSuffix(nil, rid, rest[n:]))
 			return true, nil
@@ -463,7 +469,7 @@ func (s *indexSource) Next() ([]byte, eval.Value, bool, error) {
 		if err != nil {
 			return nil, eval.Value{}, false, err
 		}
-		val, n, err := storedValue(v)
+		val, n, err := storedValue(k, v)
 		if err != nil {
 			return nil, eval.Value{}, false, err
 		}

@@ -40,7 +40,7 @@ func expectedEntries(t testing.TB, c *Container) []string {
 	var buf []byte
 	if err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
 		e, id, _ := storage.SplitItemKey(k)
-		_, _, doc, err := decodeItem(v)
+		_, _, doc, err := decodeItem(k, v)
 		if err != nil {
 			return false, err
 		}

@@ -91,16 +91,16 @@ func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
 			t.Fatalf("honest command %s: err %v, result %+v", r.cmd.Ops[0].ID, r.err, r.res)
 		}
 	}
-	if r := group[4]; r.err == nil || !strings.Contains(r.err.Error(), "BUG") {
-		t.Fatalf("replace of a corrupt item: err %v, want its own BUG error", r.err)
+	if r := group[4]; !errors.Is(r.err, ErrCorrupt) || !strings.Contains(r.err.Error(), `item "bad"`) {
+		t.Fatalf("replace of a corrupt item: err %v, want its own ErrCorrupt naming the item", r.err)
 	}
 	for _, i := range []int{9, 14, 17} {
-		if r := group[i]; r.err == nil || !strings.Contains(r.err.Error(), "BUG") {
-			t.Fatalf("command %d with an unvalidated document: err %v, result %+v, want its own BUG error", i, r.err, r.res)
+		if r := group[i]; !errors.Is(r.err, ErrInternal) || !strings.Contains(r.err.Error(), "BUG") {
+			t.Fatalf("command %d with an unvalidated document: err %v, result %+v, want its own ErrInternal from a BUG panic", i, r.err, r.res)
 		}
 	}
-	if r := group[19]; r.err == nil || !strings.Contains(r.err.Error(), "BUG: cannot apply a command") {
-		t.Fatalf("a command that panics: err %v, want its own BUG error", r.err)
+	if r := group[19]; !errors.Is(r.err, ErrInternal) || !strings.Contains(r.err.Error(), "a command panicked in apply") {
+		t.Fatalf("a command that panics: err %v, want its own ErrInternal", r.err)
 	}
 	// Every command took one LSN but the five that failed with an error
 	// (failed operations take theirs, as before).

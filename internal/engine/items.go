@@ -279,14 +279,15 @@ func (c *Container) ReadItem(op Op) (r OpResult, s Session, err error) {
 // readItem reads one item from storage, without metering.
 func (c *Container) readItem(op Op) (OpResult, error) {
 	var r OpResult
-	v, err := c.e.store.Get(nil, storage.ItemKey(nil, c.rid, op.EPK, op.ID))
+	key := storage.ItemKey(nil, c.rid, op.EPK, op.ID)
+	v, err := c.e.store.Get(nil, key)
 	switch {
 	case err == storage.ErrNotFound:
 		r = OpResult{Err: notFound("no item with id %q in partition %s", op.ID, op.Key)}
 	case err != nil:
 		return r, fmt.Errorf("%w: cannot read item: %v", ErrUnavailable, err)
 	default:
-		_, et, d, err := decodeItem(v)
+		_, et, d, err := decodeItem(key, v)
 		if err != nil {
 			return r, err
 		}
@@ -384,7 +385,7 @@ func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, 
 			more = true
 			return false, nil
 		}
-		_, _, doc, err := decodeItem(v)
+		_, _, doc, err := decodeItem(k, v)
 		if err != nil {
 			return false, err
 		}
@@ -393,6 +394,9 @@ func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, 
 		last = append(last[:0], k...)
 		return true, nil
 	})
+	if errors.Is(err, ErrCorrupt) {
+		return f, err // no retry mends it: not a 503
+	}
 	if err != nil {
 		return f, fmt.Errorf("%w: cannot read items: %v", ErrUnavailable, err)
 	}

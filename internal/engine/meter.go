@@ -163,7 +163,7 @@ func (c *Container) topByStorage(p *Partition, n int) ([]KeyWeight, error) {
 	lo, hi := storage.LogicalSpan(c.rid, p.info.Min, max)
 	top := make([]KeyWeight, 0, n)
 	err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
-		ls, err := decodeLogicalState(v)
+		ls, err := decodeLogicalState(k, v)
 		if err != nil {
 			return false, err
 		}

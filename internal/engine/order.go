@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"sort"
 	"sync"
 
@@ -156,7 +155,7 @@ func (or *orderedRead) count() ([]bool, error) {
 		v, err := or.snap.Get(nil, storage.PartitionKey(or.rid, s.p.ID()))
 		var st partState
 		if err == nil {
-			st, err = decodePartState(v)
+			st, err = decodePartState(s.p.ID(), v)
 		}
 		if err != nil {
 			// A partition split since the spans were taken has no record:
@@ -215,7 +214,7 @@ func (or *orderedRead) itemKey(dst, entry []byte) ([]byte, []byte, error) {
 	rest := entry[len(or.base):]
 	n := index.ValueLen(rest)
 	if n < 0 {
-		return dst, nil, fmt.Errorf("BUG: malformed index entry %x", entry)
+		return dst, nil, corrupt("index entry %x has a value that does not decode", entry)
 	}
 	return storage.AppendItemKeyFromSuffix(dst, or.rid, rest[n:]), rest[:n], nil
 }
@@ -360,8 +359,12 @@ func (s *sortedSource) nextEntry() ([]byte, eval.Value, bool, error) {
 		if err != nil {
 			return nil, eval.Value{}, false, err
 		}
+		// An index that disagrees with its items is damaged storage (or a
+		// bug of the indexing). Not a panic: sorted sources run on the
+		// goroutines of a parallel query page, where one would end the
+		// process.
 		if got := index.AppendBucket(nil, valueAt(doc, or.path)); !bytes.Equal(got, bucket) {
-			return nil, eval.Value{}, false, fmt.Errorf("BUG: the index entry of item %q has bucket %x, the item's value has %x", s.key, bucket, got)
+			return nil, eval.Value{}, false, corrupt("the index entry of %s has bucket %x, the item's value has %x", itemName(s.key), bucket, got)
 		}
 		return s.key, doc, true, nil
 	}
@@ -371,12 +374,12 @@ func (s *sortedSource) nextEntry() ([]byte, eval.Value, bool, error) {
 func (s *sortedSource) read(key []byte) (eval.Value, error) {
 	v, err := s.or.snap.Get(nil, key)
 	if errors.Is(err, storage.ErrNotFound) {
-		return eval.Value{}, fmt.Errorf("BUG: index entry for missing item %q", key)
+		return eval.Value{}, corrupt("an index entry names %s, which does not exist", itemName(key))
 	}
 	if err != nil {
 		return eval.Value{}, err
 	}
-	doc, n, err := storedValue(v)
+	doc, n, err := storedValue(key, v)
 	if err != nil {
 		return eval.Value{}, err
 	}
@@ -422,14 +425,14 @@ func (s *sortedSource) nextUndefined() ([]byte, eval.Value, bool, error) {
 			s.bytes += len(v)
 			continue
 		}
-		doc, n, err := storedValue(v)
+		doc, n, err := storedValue(u.it.Key(), v)
 		if err != nil {
 			return nil, eval.Value{}, false, err
 		}
 		s.docs++
 		s.bytes += n
 		if valueAt(doc, s.or.path).IsDefined() {
-			return nil, eval.Value{}, false, fmt.Errorf("BUG: item %q has a value at %v but no index entry", u.it.Key(), s.or.path)
+			return nil, eval.Value{}, false, corrupt("%s has a value at %v but no index entry", itemName(u.it.Key()), s.or.path)
 		}
 		return bytes.Clone(u.it.Key()), doc, true, nil
 	}

@@ -271,13 +271,13 @@ func (p *Partition) commitGroup(group []*request) {
 // broken is set, when the command failed while writing into the batch and
 // the whole group must fail. A panic in apply is a bug of this command
 // alone: it becomes the command's error (HTTP 500), not the server's death
-// nor the group's failure.
+// nor the group's failure: an ErrInternal.
 func (p *Partition) applyIsolated(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partState) (res []OpResult, err error, broken bool) {
 	t := &txn{b: b}
 	defer func() {
 		if x := recover(); x != nil {
 			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", p.info.ID, x, debug.Stack())
-			res, err, broken = nil, fmt.Errorf("BUG: cannot apply a command: %v", x), t.flushing
+			res, err, broken = nil, internalError("partition %s: a command panicked in apply: %v", p.info.ID, x), t.flushing
 		}
 	}()
 	res, err = apply(ac, t, cmd, lsn, st)

@@ -369,6 +369,9 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	}
 	ix := c.index.Load()
 	lk, cands, entries, err := c.chooseLookup(ix, filters, scope)
+	if errors.Is(err, ErrCorrupt) {
+		return page, err // no retry mends it: not a 503
+	}
 	if err != nil {
 		return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)
 	}
@@ -436,6 +439,8 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 			return page, badRequest("%v", err)
 		case errors.Is(err, exec.ErrPageTime):
 			return page, badRequest("the query did not finish a page within its time budget of %v (%v): a query with ORDER BY, DISTINCT, GROUP BY or aggregates reads every item in scope for each page, and a streaming query must finish at least one row; narrow the query with a filter or a partition key", c.e.opts.Query.pageTime(plan), err)
+		case errors.Is(err, ErrCorrupt):
+			return page, err // no retry mends it: not a 503
 		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 			return page, fmt.Errorf("%w: the query was stopped: the request ended (%v)", ErrUnavailable, err)
 		}
@@ -447,7 +452,8 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	if !next.Done() {
 		b, err := next.MarshalBinary()
 		if err != nil {
-			return page, fmt.Errorf("BUG: cannot encode query state: %v", err)
+			// Not a panic: a query page runs on the request's goroutine.
+			return page, internalError("cannot encode query state: %v", err)
 		}
 		t, _ := json.Marshal(queryToken{Rid: info.Rid, Range: rangeID, State: b})
 		page.Continuation = base64.RawURLEncoding.EncodeToString(t)
@@ -570,7 +576,7 @@ func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
 	if err != nil {
 		return nil, eval.Value{}, false, err
 	}
-	val, n, err := storedValue(v)
+	val, n, err := storedValue(s.it.Key(), v)
 	if err != nil {
 		return nil, eval.Value{}, false, err
 	}
@@ -579,16 +585,17 @@ func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
 	return append([]byte(nil), s.it.Key()...), val, true, nil
 }
 
-// storedValue decodes a stored item value into the document the evaluator
-// reads, and the document's size in bytes.
-func storedValue(v []byte) (eval.Value, int, error) {
-	_, _, doc, err := decodeItem(v)
+// storedValue decodes the stored value v of the item at storage key key
+// into the document the evaluator reads, and the document's size in bytes.
+// A value or document that does not decode is an ErrCorrupt.
+func storedValue(key, v []byte) (eval.Value, int, error) {
+	_, _, doc, err := decodeItem(key, v)
 	if err != nil {
 		return eval.Value{}, 0, err
 	}
 	val, err := eval.FromJSON(doc)
 	if err != nil {
-		return eval.Value{}, 0, fmt.Errorf("BUG: stored document is not valid JSON: %v", err)
+		return eval.Value{}, 0, corrupt("%s holds a document that is not valid JSON: %v", itemName(key), err)
 	}
 	return val, len(doc), nil
 }

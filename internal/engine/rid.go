@@ -41,7 +41,7 @@ func newAllocator(store *storage.DB, key []byte) (*allocator, error) {
 		a.next = binary.BigEndian.Uint64(v)
 		a.limit = a.next
 	default:
-		return nil, fmt.Errorf("BUG: allocator record has %d bytes", len(v))
+		return nil, corrupt("the id allocator record %x holds %d bytes, not 8", key, len(v))
 	}
 	return a, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log"
 
@@ -58,11 +59,14 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 		}
 		lo, hi := storage.LogicalSpan(ac.rid, bounds[i], max)
 		err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
-			ls, err := decodeLogicalState(v)
+			ls, err := decodeLogicalState(k, v)
 			states[i].Items += ls.Items
 			states[i].Bytes += ls.Bytes
 			return true, err
 		})
+		if errors.Is(err, ErrCorrupt) {
+			return err // no retry mends it: not a 503
+		}
 		if err != nil {
 			return fmt.Errorf("%w: cannot size the split: %v", ErrUnavailable, err)
 		}
@@ -74,7 +78,9 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 	info := c.Info()
 	pmap, children, err := c.pmap.Split(p.info.ID, spec.Bounds, info.NextRangeID)
 	if err != nil {
-		return fmt.Errorf("BUG: cannot split partition key range %s: %v", p.info.ID, err)
+		// The bounds were checked against p, and p is in the map while its
+		// loop runs a split. Not a panic: this loop recovers none.
+		return internalError("cannot split partition key range %s: %v", p.info.ID, err)
 	}
 	info.NextRangeID += len(children)
 	info.Ranges = pmap.Ranges()
@@ -152,7 +158,7 @@ func (c *Container) medianBound(p *Partition) (string, bool, error) {
 	lo, hi := storage.LogicalSpan(c.rid, p.info.Min, openMax(p.info.Max))
 	var sizes []partition.Logical
 	err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
-		ls, err := decodeLogicalState(v)
+		ls, err := decodeLogicalState(k, v)
 		if err != nil {
 			return false, err
 		}

@@ -10,4 +10,9 @@
 //   - The pure packages (partition, epk, index, jsondoc and the query
 //     language's token, ast, scanner and parser) import no I/O, clock,
 //     goroutine plumbing, storage or stateful layer of the module.
+//   - No non-test file returns an error whose message starts with "BUG"
+//     (errors.New or fmt.Errorf with such a literal): a broken invariant
+//     panics with "BUG:"; damaged stored data wraps engine.ErrCorrupt; a
+//     broken invariant where a panic could take the server down (a loop or
+//     query goroutine with no recover) wraps engine.ErrInternal.
 package lint

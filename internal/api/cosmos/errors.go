@@ -81,6 +81,10 @@ func statusOf(err error) (status, sub int, code string) {
 		return http.StatusFailedDependency, 0, "FailedDependency"
 	case errors.Is(err, engine.ErrUnavailable):
 		return http.StatusServiceUnavailable, 0, "ServiceUnavailable"
+	case errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrInternal):
+		// A 500 that no retry mends; the message keeps its sentinel
+		// ("stored data is damaged: ..."), which messageOf leaves in.
+		return http.StatusInternalServerError, 0, "InternalServerError"
 	}
 	return http.StatusInternalServerError, 0, "InternalServerError"
 }

@@ -30,6 +30,8 @@ func TestOperationStatus(t *testing.T) {
 	fail(engine.ErrFailedDependency, 424, 0)
 	fail(engine.ErrPartitionGone, 410, 1002)
 	fail(engine.ErrUnavailable, 503, 0)
+	fail(engine.ErrCorrupt, 500, 0)
+	fail(engine.ErrInternal, 500, 0)
 	fail(errors.New("no sentinel"), 500, 0)
 
 	ok := func(kind engine.OpKind, created bool, want int) {
@@ -45,4 +47,17 @@ func TestOperationStatus(t *testing.T) {
 	ok(engine.OpPatch, false, 200)
 	ok(engine.OpRead, false, 200)
 	ok(engine.OpDelete, false, 204)
+}
+
+// TestCorruptIsInternalServerError pins the answer to damaged stored data: a
+// 500 whose code is InternalServerError and whose message says the storage
+// is damaged and what.
+func TestCorruptIsInternalServerError(t *testing.T) {
+	err := fmt.Errorf("%w: item \"1\" has a value of unknown format 0xff", engine.ErrCorrupt)
+	if status, sub, code := statusOf(err); status != 500 || sub != 0 || code != "InternalServerError" {
+		t.Errorf("statusOf: %d %d %s, want 500 0 InternalServerError", status, sub, code)
+	}
+	if got, want := messageOf(err), `stored data is damaged: item "1" has a value of unknown format 0xff`; got != want {
+		t.Errorf("messageOf: %q, want %q", got, want)
+	}
 }
