@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 
 	"github.com/parsecdb/parsec/internal/engine"
@@ -120,6 +121,11 @@ func messageOf(err error) string {
 
 func (s *Server) writeError(req *request, err error) {
 	status, sub, code := statusOf(err)
+	if status == http.StatusInternalServerError {
+		// Damaged storage or a bug: the operator must hear of it, not only
+		// the client.
+		log.Printf("parsec: %s %s answered 500: %v", req.r.Method, req.r.URL.Path, err)
+	}
 	h := req.w.Header()
 	if sub != 0 {
 		h.Set("x-ms-substatus", fmt.Sprint(sub))
