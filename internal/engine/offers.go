@@ -113,7 +113,7 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (Offer, error) {
 		return Offer{}, err
 	}
 	if t.RUs == 0 && t.AutoscaleMax == 0 {
-		return Offer{}, badRequest("the offer must give content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
+		return Offer{}, badRequest("the offer sets neither a throughput nor an autoscale maximum")
 	}
 	o, err := e.Offer(id)
 	if err != nil {

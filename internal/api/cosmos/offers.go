@@ -90,6 +90,10 @@ func (s *Server) offers(req *request, op operation) {
 		if a := in.Content.Autopilot; a != nil && a.MaxThroughput > 0 {
 			t = engine.Throughput{AutoscaleMax: a.MaxThroughput}
 		}
+		if t.RUs == 0 && t.AutoscaleMax == 0 {
+			s.writeError(req, errBadRequest("the offer must give content.offerThroughput or content.offerAutopilotSettings.maxThroughput"))
+			return
+		}
 		o, err := s.engine.ReplaceOffer(op.id, t)
 		if err != nil {
 			s.writeError(req, err)
