@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/query/exec"
 )
 
 // arrayDoc is a document whose "a" is the array 0, 1, ..., n-1.
@@ -102,7 +103,7 @@ func TestQueryMemoryBudget(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := c.Query(compileQuery(t, bomb(28)), QueryScope{}, "", 10)
+	_, err := c.Query(compileQuery(t, bomb(28)), QueryScope{}, nil, 10)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), fmt.Sprintf("memory budget of %d bytes", DefaultQueryValueBytes)) {
 		t.Fatalf("28 doublings (512 MiB): %v; want a 400 naming the memory budget", err)
@@ -133,7 +134,7 @@ func TestQueryCancel(t *testing.T) {
 	put(t, c, "a", arrayDoc("1", 300))
 	plan := compileQuery(t, "SELECT VALUE COUNT(1) FROM c JOIN x IN c.a JOIN y IN c.a JOIN z IN c.a")
 	armed.Store(true)
-	_, err := c.QueryContext(ctx, plan, QueryScope{}, "", 10)
+	_, err := c.QueryContext(ctx, plan, QueryScope{}, nil, 10)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "context canceled") {
 		t.Fatalf("cancelled cartesian JOIN: %v", err)
 	}
@@ -168,7 +169,8 @@ func TestQueryTimeBudget(t *testing.T) {
 	}
 	plan := compileQuery(t, "SELECT c.id, x FROM c JOIN x IN c.a")
 	seen := map[string]int{}
-	cont, pages := "", 0
+	var cont *exec.State
+	pages := 0
 	for {
 		page, err := c.Query(plan, QueryScope{}, cont, 100000)
 		if err != nil {
@@ -178,7 +180,7 @@ func TestQueryTimeBudget(t *testing.T) {
 		for _, r := range page.Rows {
 			seen[string(r)]++
 		}
-		if cont = page.Continuation; cont == "" {
+		if cont = page.Next; cont == nil {
 			break
 		}
 	}
@@ -198,7 +200,7 @@ func TestQueryTimeBudget(t *testing.T) {
 	mu.Lock()
 	tick = 10 * time.Second
 	mu.Unlock()
-	_, err := c.Query(compileQuery(t, "SELECT c.id FROM c JOIN x IN c.a ORDER BY x"), QueryScope{}, "", 10)
+	_, err := c.Query(compileQuery(t, "SELECT c.id FROM c JOIN x IN c.a ORDER BY x"), QueryScope{}, nil, 10)
 	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "time budget of 1m0s") {
 		t.Fatalf("ORDER BY past the time budget: %v", err)
 	}

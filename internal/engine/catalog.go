@@ -91,7 +91,8 @@ type database struct {
 	colls map[string]*Container
 }
 
-// DatabaseInfo is a database's stored record.
+// DatabaseInfo is a database's stored record. Its JSON tags are the stored
+// format, not a wire format: never rename one.
 type DatabaseInfo struct {
 	ID           string `json:"id"`
 	Rid          string `json:"rid"`
@@ -372,7 +373,8 @@ type ContainerSpec struct {
 	Extra map[string]json.RawMessage
 }
 
-// ContainerInfo is a container's stored record.
+// ContainerInfo is a container's stored record. Its JSON tags are the
+// stored format, not a wire format: never rename one.
 type ContainerInfo struct {
 	ID             string                     `json:"id"`
 	DB             string                     `json:"db"`

@@ -33,9 +33,9 @@ func TestCorruptStoredDataIsErrCorrupt(t *testing.T) {
 	const item = `stored data is damaged: item "1" (effective partition key `
 	_, _, err = c.ReadItem(op)
 	check("read", err, item)
-	_, err = c.ReadFeed("", "", 10)
+	_, err = c.ReadFeed("", nil, 10)
 	check("read feed", err, item)
-	_, err = c.Query(compileQuery(t, "SELECT * FROM c"), QueryScope{}, "", 10)
+	_, err = c.Query(compileQuery(t, "SELECT * FROM c"), QueryScope{}, nil, 10)
 	check("query", err, item)
 
 	rid := c.rid

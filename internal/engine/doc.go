@@ -37,4 +37,19 @@
 // HTTP: an operation's OpResult carries its error, or on success whether it
 // created its item, and the API layer derives the status from that and the
 // operation's kind.
+//
+// # Storage formats, not wire formats
+//
+// The engine returns typed values and the API layer renders the Cosmos wire
+// formats from them: session tokens from a Session, continuation tokens from
+// a read feed's Feed.Next and a query's QueryPage.Next, the /partitions JSON
+// from PartitionStats, offers and their links from Offer. No exported type
+// carries a JSON tag for the wire, and no message names a header.
+//
+// The JSON tags that remain mark storage formats: the records stored as JSON
+// (DatabaseInfo, ContainerInfo with its RangeInfo, which is partition.Range,
+// and the acknowledged-LSN file). They are read back by later versions, so
+// a tag is never renamed. The one wire detail the engine writes is the _self
+// link stored inside each document (applyCtx.self), kept there so that a read
+// returns the stored bytes as they are.
 package engine

@@ -188,7 +188,7 @@ func TestModel(t *testing.T) {
 					t.Fatalf("round %d: %s/%s = v %d etag %s; model v %d etag %s", round, k[0], k[1], d.V, etag, it.V, it.Etag)
 				}
 			}
-			f, err := c.ReadFeed("", "", 0)
+			f, err := c.ReadFeed("", nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

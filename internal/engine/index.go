@@ -480,8 +480,9 @@ func (s *indexSource) Next() ([]byte, eval.Value, bool, error) {
 	return nil, eval.Value{}, false, nil
 }
 
-// IndexUtilization is what x-ms-cosmos-index-utilization reports: the
-// index paths a query used, and the filtered paths that had no index.
+// IndexUtilization is the index use of a query page: the index paths the
+// query used, and the filtered paths that had no index. The API layer
+// renders it for clients that ask for index metrics.
 type IndexUtilization struct {
 	Utilized  []string
 	Potential []string

@@ -96,7 +96,7 @@ func runQuery(t testing.TB, c *Container, text string, scope QueryScope) ([]stri
 	plan := compileQuery(t, text)
 	var rows []string
 	used, docs := false, 0
-	cont := ""
+	var cont *exec.State
 	for {
 		page, err := c.Query(plan, scope, cont, 5)
 		if err != nil {
@@ -107,7 +107,7 @@ func runQuery(t testing.TB, c *Container, text string, scope QueryScope) ([]stri
 		}
 		used = used || len(page.Index.Utilized) > 0
 		docs += page.DocsRead
-		if cont = page.Continuation; cont == "" {
+		if cont = page.Next; cont == nil {
 			return rows, used, docs
 		}
 	}

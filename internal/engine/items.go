@@ -2,9 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,6 +57,10 @@ func checkKeyLength(k epk.Key) error {
 	}
 	return nil
 }
+
+// ErrNoPartitionKey is the error of a request on a container with a
+// partition key that gave none. It wraps ErrPartitionKeyMismatch.
+var ErrNoPartitionKey = fmt.Errorf("%w: the partition key is required", ErrPartitionKeyMismatch)
 
 // ResolveKey checks a partition key given by a client (the header) against the
 // container's definition. An empty key stands for an item without a value at
@@ -128,7 +129,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 		}
 	} else {
 		if !hasHeader && !c.fixed {
-			return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
+			return Op{}, ErrNoPartitionKey
 		}
 		hk, err := c.ResolveKey(header)
 		if err != nil {
@@ -156,7 +157,7 @@ func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHead
 		return Op{}, err
 	}
 	if !hasHeader && !c.fixed {
-		return Op{}, fmt.Errorf("%w: the partition key is required: send it in the x-ms-documentdb-partitionkey header", ErrPartitionKeyMismatch)
+		return Op{}, ErrNoPartitionKey
 	}
 	keys, isBase, err := c.baseHeader(header)
 	if err != nil {
@@ -192,8 +193,15 @@ func abbreviate(raw []byte) string {
 	return string(raw)
 }
 
-// Session is the session token of the partition that served a request.
-type Session string
+// Session is the position in a partition's log that a response reflects:
+// the partition that served the request and its last committed LSN. A
+// client that reads with it sees at least that LSN. The zero Session names
+// no partition (the request failed before one was chosen). The API layer
+// renders it as a session token.
+type Session struct {
+	RangeID string
+	LSN     uint64
+}
 
 // Execute runs a command on the partition that owns its operations and waits
 // until it is durable. All operations must belong to one partition. If
@@ -203,12 +211,12 @@ type Session string
 // and charged after; each result carries its charge.
 func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, error) {
 	if len(cmd.Ops) == 0 {
-		return nil, "", badRequest("the batch has no operations")
+		return nil, Session{}, badRequest("the batch has no operations")
 	}
 	if cmd.Atomic {
 		for i := range cmd.Ops {
 			if k := cmd.Ops[i].Key; !k.Equal(cmd.Ops[0].Key) {
-				return nil, "", badRequest("all operations of a transactional batch must have the same partition key: operation %d has %s, operation 0 has %s",
+				return nil, Session{}, badRequest("all operations of a transactional batch must have the same partition key: operation %d has %s, operation 0 has %s",
 					i, k, cmd.Ops[0].Key)
 			}
 		}
@@ -217,7 +225,7 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	if rangeID != "" {
 		var err error
 		if p, err = c.PartitionByID(rangeID); err != nil {
-			return nil, "", err
+			return nil, Session{}, err
 		}
 	} else {
 		p = c.PartitionFor(cmd.Ops[0].EPK)
@@ -226,30 +234,30 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	for i := range cmd.Ops {
 		if e := cmd.Ops[i].EPK; e < r.Min || (e >= r.Max && r.Max != "FF") {
 			if rangeID != "" {
-				return nil, "", fmt.Errorf("%w: partition key %s (effective key %s) does not belong to partition key range %q [%s, %s)",
+				return nil, Session{}, fmt.Errorf("%w: partition key %s (effective key %s) does not belong to partition key range %q [%s, %s)",
 					ErrPartitionKeyMismatch, cmd.Ops[i].Key, e, rangeID, r.Min, r.Max)
 			}
-			return nil, "", badRequest("all operations of a batch must have the same partition key")
+			return nil, Session{}, badRequest("all operations of a batch must have the same partition key")
 		}
 	}
 	// A store that cannot take writes (disk nearly full, or failed) refuses
 	// here, before the request is charged or queued behind a stalled commit.
 	if err := c.e.store.Ready(); err != nil {
-		return nil, "", fmt.Errorf("%w: cannot write: %v", ErrUnavailable, err)
+		return nil, Session{}, fmt.Errorf("%w: cannot write: %v", ErrUnavailable, err)
 	}
 	now := c.e.opts.Now()
 	if err := p.admit(now); err != nil {
-		return nil, Session(p.SessionToken()), err
+		return nil, p.Session(), err
 	}
 	seq, err := c.e.seq.take(uint64(len(cmd.Ops)))
 	if err != nil {
-		return nil, "", err
+		return nil, Session{}, err
 	}
 	cmd.Seq = seq
 	cmd.Ts = now.Unix()
 	res, err := p.submit(&request{cmd: cmd, named: rangeID != ""})
 	if err != nil {
-		return nil, Session(p.SessionToken()), err
+		return nil, p.Session(), err
 	}
 	// The partition that applied it may be a child of p, after a split.
 	applied := c.PartitionFor(cmd.Ops[0].EPK)
@@ -257,14 +265,14 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 		res[i].Charge = chargeOf(cmd.Ops[i].Kind, &res[i])
 		applied.record(now, cmd.Ops[i].Key, res[i].Charge)
 	}
-	return res, Session(applied.SessionToken()), nil
+	return res, applied.Session(), nil
 }
 
 // ReadItem reads one item: its stored document (with system properties), its
 // etag, and the charge, after checking the partition's budget.
 func (c *Container) ReadItem(op Op) (r OpResult, s Session, err error) {
 	p := c.PartitionFor(op.EPK)
-	s = Session(p.SessionToken())
+	s = p.Session()
 	now := c.e.opts.Now()
 	if err := p.admit(now); err != nil {
 		return r, s, err
@@ -300,9 +308,11 @@ func (c *Container) readItem(op Op) (OpResult, error) {
 // Feed is one page of a read feed.
 type Feed struct {
 	Docs [][]byte
-	// Continuation resumes the feed after this page; empty on the last page.
-	Continuation string
-	Sessions     []string
+	// Next is where the next page starts, to be passed to ReadFeed as
+	// after with the same range id; nil on the last page. It is the key of
+	// the page's last item within the container, opaque to the caller.
+	Next     []byte
+	Sessions []Session
 	// Charge is the page's request charge in RU.
 	Charge float64
 }
@@ -312,17 +322,11 @@ const DefaultPageSize = 100
 
 const maxPageBytes = 4 << 20
 
-// feedToken is the content of a read-feed continuation token.
-type feedToken struct {
-	Rid   string `json:"rid"`
-	Range string `json:"range,omitempty"`
-	After string `json:"after"` // hex of the last returned item key, after the container prefix
-}
-
 // ReadFeed returns a page of items in EPK order: of the whole container, or
-// of one range when rangeID is set. maxItems <= 0 means the server's choice.
-func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, error) {
-	info := c.Info()
+// of one range when rangeID is set. after, when not nil, is the Next of the
+// previous page of the same feed: the page starts after it. maxItems <= 0
+// means the server's choice.
+func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, error) {
 	var f Feed
 	lo, hi := storage.ContainerItemsSpan(c.rid)
 	first := c.Partitions()[0]
@@ -338,28 +342,13 @@ func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, 
 			max = ""
 		}
 		lo, hi = storage.ItemSpan(c.rid, r.Min, max)
-		f.Sessions = []string{p.SessionToken()}
+		f.Sessions = []Session{p.Session()}
 	} else {
 		for _, p := range c.Partitions() {
-			f.Sessions = append(f.Sessions, p.SessionToken())
+			f.Sessions = append(f.Sessions, p.Session())
 		}
 	}
-	if continuation != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(continuation)
-		var t feedToken
-		if err == nil {
-			err = json.Unmarshal(raw, &t)
-		}
-		var after []byte
-		if err == nil {
-			after, err = hex.DecodeString(t.After)
-		}
-		if err != nil {
-			return f, badRequest("the continuation token is malformed")
-		}
-		if t.Rid != info.Rid || t.Range != rangeID {
-			return f, badRequest("the continuation token belongs to another container or partition key range")
-		}
+	if after != nil {
 		start := append(append([]byte{}, lo[:1+storage.RidLen]...), after...)
 		start = append(start, 0) // the first key after `after`
 		if bytes.Compare(start, lo) > 0 {
@@ -401,8 +390,7 @@ func (c *Container) ReadFeed(rangeID, continuation string, maxItems int) (Feed, 
 		return f, fmt.Errorf("%w: cannot read items: %v", ErrUnavailable, err)
 	}
 	if more {
-		t, _ := json.Marshal(feedToken{Rid: info.Rid, Range: rangeID, After: hex.EncodeToString(last[1+storage.RidLen:])})
-		f.Continuation = base64.RawURLEncoding.EncodeToString(t)
+		f.Next = append([]byte{}, last[1+storage.RidLen:]...)
 	}
 	f.Charge = throughput.FeedCharge(len(f.Docs), size)
 	first.charge(now, f.Charge)

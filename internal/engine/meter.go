@@ -100,26 +100,28 @@ func (e *Engine) refreshRates() {
 	}
 }
 
-// KeyWeight is a logical partition key and an amount (RU or bytes).
+// KeyWeight is a logical partition key (its JSON text) and an amount (RU
+// or bytes).
 type KeyWeight struct {
-	Key    string  `json:"key"`
-	Weight float64 `json:"value"`
+	Key    string
+	Weight float64
 }
 
-// PartitionStats is the telemetry of one physical partition.
+// PartitionStats is the telemetry of one physical partition. The API layer
+// owns its wire shape.
 type PartitionStats struct {
-	ID           string      `json:"id"`
-	MinInclusive string      `json:"minInclusive"`
-	MaxExclusive string      `json:"maxExclusive"`
-	Parents      []string    `json:"parents"`
-	BudgetRUs    float64     `json:"budgetRUs"`
-	ConsumedRUs  float64     `json:"consumedRUs"`
-	Throttled    uint64      `json:"throttled"`
-	Bytes        int64       `json:"storageBytes"`
-	Items        int64       `json:"itemCount"`
-	LSN          uint64      `json:"lsn"`
-	HotByRU      []KeyWeight `json:"topKeysByRU"`
-	HotByBytes   []KeyWeight `json:"topKeysByStorage"`
+	ID           string
+	MinInclusive string
+	MaxExclusive string
+	Parents      []string // never nil
+	BudgetRUs    float64  // RU/s
+	ConsumedRUs  float64  // RU charged since the partition started
+	Throttled    uint64   // requests refused for budget
+	Bytes        int64
+	Items        int64
+	LSN          uint64
+	HotByRU      []KeyWeight // nil when the partition has had no traffic
+	HotByBytes   []KeyWeight
 }
 
 // Stats returns the telemetry of every current partition. The top keys by

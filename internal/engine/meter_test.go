@@ -161,7 +161,7 @@ func TestStorageSplitAtMedianKeepsLogicalPartitionsWhole(t *testing.T) {
 		}
 	}
 	for _, p := range parts {
-		f, err := c.ReadFeed(p.ID(), "", 0)
+		f, err := c.ReadFeed(p.ID(), nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,12 +12,13 @@ import (
 // Offer is the provisioned throughput of a database or a container, as the
 // /offers resource shows it.
 type Offer struct {
-	// ID is the offer's id and rid (lowercase, since clients sign offer
-	// links lowercased).
+	// ID is the offer's id and rid: a sequence number in base 36, so
+	// lowercase letters and digits only.
 	ID string
-	// ResourceRid and ResourceSelf name the database or container.
+	// ResourceRid is the rid of the database or container; DBRid is the
+	// rid of the database (ResourceRid for a database offer).
 	ResourceRid  string
-	ResourceSelf string
+	DBRid        string
 	DB, Coll     string // Coll is empty for a database offer
 	Throughput   int
 	AutoscaleMax int
@@ -54,13 +55,13 @@ func (e *Engine) Offers() []Offer {
 
 func (e *Engine) databaseOffer(db *database) Offer {
 	i := db.info
-	return Offer{ID: offerID(i.Seq), ResourceRid: i.Rid, ResourceSelf: "dbs/" + i.Rid + "/", DB: i.ID,
+	return Offer{ID: offerID(i.Seq), ResourceRid: i.Rid, DBRid: i.Rid, DB: i.ID,
 		Throughput: i.Throughput, AutoscaleMax: i.AutoscaleMax, MinThroughput: 400, Ts: i.Ts, Seq: i.Seq}
 }
 
 func (e *Engine) containerOffer(db *database, c *Container) Offer {
 	i := c.Info()
-	return Offer{ID: offerID(i.Rid2Seq()), ResourceRid: i.Rid, ResourceSelf: "dbs/" + db.info.Rid + "/colls/" + i.Rid + "/",
+	return Offer{ID: offerID(i.Rid2Seq()), ResourceRid: i.Rid, DBRid: db.info.Rid,
 		DB: db.info.ID, Coll: i.ID, Throughput: i.Throughput, AutoscaleMax: i.AutoscaleMax,
 		MinThroughput: e.minThroughput(c), Ts: i.Ts, Seq: i.Seq}
 }
@@ -112,7 +113,7 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (Offer, error) {
 		return Offer{}, err
 	}
 	if t.RUs == 0 && t.AutoscaleMax == 0 {
-		return Offer{}, badRequest("the offer must give content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
+		return Offer{}, badRequest("the offer sets neither a throughput nor an autoscale maximum")
 	}
 	o, err := e.Offer(id)
 	if err != nil {

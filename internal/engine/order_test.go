@@ -28,7 +28,7 @@ func put(t testing.TB, c *Container, pk, body string) {
 func queryPage(t testing.TB, c *Container, text string, pageSize int) QueryPage {
 	t.Helper()
 	plan := compileQuery(t, text)
-	page, err := c.Query(plan, QueryScope{}, "", pageSize)
+	page, err := c.Query(plan, QueryScope{}, nil, pageSize)
 	if err != nil {
 		t.Fatalf("%s: %v", text, err)
 	}

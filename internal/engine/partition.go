@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,12 +87,9 @@ func (p *Partition) Range() RangeInfo { return p.info }
 // LSN is the last committed log sequence number of the partition.
 func (p *Partition) LSN() uint64 { return p.lsn.Load() }
 
-// SessionToken is the partition's session token in Cosmos's form.
-func (p *Partition) SessionToken() string {
-	var b [48]byte
-	t := append(append(b[:0], p.info.ID...), ":-1#"...)
-	return string(strconv.AppendUint(t, p.lsn.Load(), 10))
-}
+// Session is the partition's current session: its range id and last
+// committed LSN.
+func (p *Partition) Session() Session { return Session{RangeID: p.info.ID, LSN: p.lsn.Load()} }
 
 var errDeleted = notFound("the container was deleted")
 

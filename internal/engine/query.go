@@ -3,8 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,15 +36,17 @@ type QueryScope struct {
 // QueryPage is one page of a query's results.
 type QueryPage struct {
 	Rows [][]byte // JSON
-	// Continuation resumes the query after this page; empty on the last page.
-	Continuation string
-	Charge       float64
-	DocsRead     int
-	BytesRead    int
+	// Next is the query's state after this page, to be passed to the next
+	// page's QueryContext with the same plan and scope; nil on the last
+	// page.
+	Next      *exec.State
+	Charge    float64
+	DocsRead  int
+	BytesRead int
 	// IndexEntries is how many index entries the page read.
 	IndexEntries int
 	Index        IndexUtilization
-	Sessions     []string
+	Sessions     []Session
 }
 
 // span is a key span of one partition that a query reads.
@@ -222,13 +222,6 @@ func (c *Container) keyEPKs(keys []epk.Key) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// queryToken is the content of a query continuation token.
-type queryToken struct {
-	Rid   string `json:"rid"`
-	Range string `json:"range,omitempty"`
-	State []byte `json:"state"`
-}
-
 // QueryLimits bound every query page, as Cosmos DB bounds its pages. A
 // page that reaches its time or size ends early with a continuation; a
 // query that needs more memory than its budgets for one document or one
@@ -321,19 +314,17 @@ func (c *Container) limits(ctx context.Context, plan *exec.Plan, start time.Time
 }
 
 // Query is QueryContext for a request that cannot be cancelled.
-func (c *Container) Query(plan *exec.Plan, scope QueryScope, continuation string, pageSize int) (QueryPage, error) {
-	return c.QueryContext(context.Background(), plan, scope, continuation, pageSize)
+func (c *Container) Query(plan *exec.Plan, scope QueryScope, state *exec.State, pageSize int) (QueryPage, error) {
+	return c.QueryContext(context.Background(), plan, scope, state, pageSize)
 }
 
 // QueryContext runs one page of a compiled query over the items in scope,
 // within the engine's QueryLimits; it stops, with ctx's error, soon after
-// ctx ends (a client that left). The continuation token resumes every
-// partition where the previous page stopped (see package exec); it is tied
-// to this container and scope.
-func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope QueryScope, continuation string, pageSize int) (QueryPage, error) {
+// ctx ends (a client that left). state, when not nil, is the Next of the
+// previous page of the same plan and scope: it resumes every partition
+// where that page stopped (see package exec).
+func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope QueryScope, state *exec.State, pageSize int) (QueryPage, error) {
 	var page QueryPage
-	info := c.Info()
-	rangeID := scope.RangeID
 	filters := plan.Filters()
 	scope, err := c.scopeOf(filters, scope)
 	if err != nil {
@@ -343,29 +334,12 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	if err != nil {
 		return page, err
 	}
-	var state *exec.State
-	if continuation != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(continuation)
-		var t queryToken
-		if err == nil {
-			err = json.Unmarshal(raw, &t)
-		}
-		if err != nil {
-			return page, badRequest("the continuation token is malformed")
-		}
-		if t.Rid != info.Rid || t.Range != rangeID {
-			return page, badRequest("the continuation token belongs to another container or partition key range")
-		}
-		if state, err = plan.UnmarshalState(t.State); err != nil {
-			return page, badRequest("the continuation token does not belong to this query: %v", err)
-		}
-	}
 	now := c.e.opts.Now()
 	for _, s := range spans {
 		if err := s.p.admit(now); err != nil {
 			return page, err
 		}
-		page.Sessions = append(page.Sessions, s.p.SessionToken())
+		page.Sessions = append(page.Sessions, s.p.Session())
 	}
 	ix := c.index.Load()
 	lk, cands, entries, err := c.chooseLookup(ix, filters, scope)
@@ -450,13 +424,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		page.Rows = append(page.Rows, r.AppendJSON(nil))
 	}
 	if !next.Done() {
-		b, err := next.MarshalBinary()
-		if err != nil {
-			// Not a panic: a query page runs on the request's goroutine.
-			return page, internalError("cannot encode query state: %v", err)
-		}
-		t, _ := json.Marshal(queryToken{Rid: info.Rid, Range: rangeID, State: b})
-		page.Continuation = base64.RawURLEncoding.EncodeToString(t)
+		page.Next = next
 	}
 	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, page.IndexEntries)
 	if len(spans) > 0 {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/query/eval"
+	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/query/parser"
 	"github.com/parsecdb/parsec/internal/storage"
 )
@@ -182,7 +183,7 @@ func runBenchQuery(c *Container, text string) (queryResult, error) {
 	if err != nil {
 		return r, err
 	}
-	cont := ""
+	var cont *exec.State
 	for {
 		page, err := c.Query(plan, QueryScope{}, cont, queryBenchPageSize)
 		if err != nil {
@@ -192,7 +193,7 @@ func runBenchQuery(c *Container, text string) (queryResult, error) {
 		r.docs += page.DocsRead
 		r.charge += page.Charge
 		r.indexed = r.indexed || len(page.Index.Utilized) > 0
-		if cont = page.Continuation; cont == "" {
+		if cont = page.Next; cont == nil {
 			return r, nil
 		}
 	}

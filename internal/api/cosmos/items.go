@@ -3,6 +3,8 @@ package cosmos
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -109,7 +111,7 @@ func (s *Server) write(req *request, c *engine.Container, kind engine.OpKind, ur
 		s.writeError(req, err)
 		return
 	}
-	op, err := c.PrepareWrite(kind, body, key, has)
+	op, err := prepareWrite(c, kind, body, key, has)
 	if err != nil {
 		s.writeError(req, err)
 		return
@@ -122,6 +124,28 @@ func (s *Server) write(req *request, c *engine.Container, kind engine.OpKind, ur
 	s.executeOne(req, c, op)
 }
 
+// prepareWrite is engine.Container.PrepareWrite, with the header to send a
+// missing partition key in named.
+func prepareWrite(c *engine.Container, kind engine.OpKind, body []byte, key epk.Key, has bool) (engine.Op, error) {
+	op, err := c.PrepareWrite(kind, body, key, has)
+	return op, withKeyHeader(err)
+}
+
+// prepareKeyed is engine.Container.PrepareKeyed, with the header to send a
+// missing partition key in named.
+func prepareKeyed(c *engine.Container, kind engine.OpKind, id string, key epk.Key, has bool) (engine.Op, error) {
+	op, err := c.PrepareKeyed(kind, id, key, has)
+	return op, withKeyHeader(err)
+}
+
+// withKeyHeader adds to engine.ErrNoPartitionKey where the key goes.
+func withKeyHeader(err error) error {
+	if errors.Is(err, engine.ErrNoPartitionKey) {
+		return fmt.Errorf("%w: send it in the %s header", err, hdrPartitionKey)
+	}
+	return err
+}
+
 // keyed handles delete and patch, which address an item by key and id.
 func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp, cond *exec.Plan) {
 	key, has, err := partitionKeyHeader(req.r)
@@ -129,7 +153,7 @@ func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id
 		s.writeError(req, err)
 		return
 	}
-	op, err := c.PrepareKeyed(kind, id, key, has)
+	op, err := prepareKeyed(c, kind, id, key, has)
 	if err != nil {
 		s.writeError(req, err)
 		return
@@ -141,7 +165,7 @@ func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id
 
 func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) {
 	res, session, err := c.Execute(&engine.Command{Ops: []engine.Op{op}}, req.r.Header.Get(hdrRangeID))
-	req.session = string(session)
+	req.session = sessionToken(session)
 	if err != nil {
 		s.writeError(req, err)
 		return
@@ -173,13 +197,13 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) {
 		s.writeError(req, err)
 		return
 	}
-	op, err := c.PrepareKeyed(engine.OpRead, id, key, has)
+	op, err := prepareKeyed(c, engine.OpRead, id, key, has)
 	if err != nil {
 		s.writeError(req, err)
 		return
 	}
 	r, session, err := c.ReadItem(op)
-	req.session = string(session)
+	req.session = sessionToken(session)
 	req.charge = r.Charge
 	if err != nil {
 		s.writeError(req, err)
@@ -199,12 +223,24 @@ func (s *Server) readFeed(req *request, c *engine.Container) {
 		s.writeError(req, err)
 		return
 	}
-	f, err := c.ReadFeed(req.r.Header.Get(hdrRangeID), req.r.Header.Get("x-ms-continuation"), max)
+	rangeID := req.r.Header.Get(hdrRangeID)
+	var after []byte
+	if token := req.r.Header.Get("x-ms-continuation"); token != "" {
+		if after, err = decodeFeedToken(token, c.Info().Rid, rangeID); err != nil {
+			s.writeError(req, err)
+			return
+		}
+	}
+	f, err := c.ReadFeed(rangeID, after, max)
 	if err != nil {
 		s.writeError(req, err)
 		return
 	}
-	s.writeDocuments(req, c, f.Docs, f.Continuation, f.Sessions, f.Charge)
+	var continuation string
+	if f.Next != nil {
+		continuation = encodeFeedToken(c.Info().Rid, rangeID, f.Next)
+	}
+	s.writeDocuments(req, c, f.Docs, continuation, f.Sessions, f.Charge)
 }
 
 // maxItemCount reads x-ms-max-item-count: a positive page size, -1 for the
@@ -226,7 +262,7 @@ func maxItemCount(r *http.Request) (int, error) {
 
 // writeDocuments sends one page of a documents feed (a read feed or a
 // query): the {"_rid","Documents","_count"} envelope and the paging headers.
-func (s *Server) writeDocuments(req *request, c *engine.Container, docs [][]byte, continuation string, sessions []string, charge float64) {
+func (s *Server) writeDocuments(req *request, c *engine.Container, docs [][]byte, continuation string, sessions []engine.Session, charge float64) {
 	var b bytes.Buffer
 	b.WriteString(`{"_rid":"`)
 	b.WriteString(c.Info().Rid)
@@ -241,7 +277,7 @@ func (s *Server) writeDocuments(req *request, c *engine.Container, docs [][]byte
 	b.WriteString(strconv.Itoa(len(docs)))
 	b.WriteByte('}')
 	req.charge = charge
-	req.session = strings.Join(sessions, ",")
+	req.session = sessionTokens(sessions)
 	h := req.w.Header()
 	h.Set("x-ms-item-count", strconv.Itoa(len(docs)))
 	if continuation != "" {
@@ -315,7 +351,7 @@ func (s *Server) batch(req *request, c *engine.Container) {
 		cmd.Ops[i] = op
 	}
 	res, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
-	req.session = string(session)
+	req.session = sessionToken(session)
 	if err != nil {
 		s.writeError(req, err)
 		return
@@ -375,7 +411,7 @@ func prepareBatchOp(c *engine.Container, bo batchOp, hdrKey epk.Key, hasHdr bool
 		if len(bo.ResourceBody) == 0 {
 			return op, errBadRequest("resourceBody is required")
 		}
-		op, err = c.PrepareWrite(kind, bo.ResourceBody, key, has)
+		op, err = prepareWrite(c, kind, bo.ResourceBody, key, has)
 		if err == nil && kind == engine.OpReplace && bo.ID != nil && *bo.ID != op.ID {
 			err = errBadRequest("the id %q does not match the resourceBody's id %q", *bo.ID, op.ID)
 		}
@@ -383,7 +419,7 @@ func prepareBatchOp(c *engine.Container, bo batchOp, hdrKey epk.Key, hasHdr bool
 		if bo.ID == nil {
 			return op, errBadRequest("id is required")
 		}
-		op, err = c.PrepareKeyed(kind, *bo.ID, key, has)
+		op, err = prepareKeyed(c, kind, *bo.ID, key, has)
 		if err == nil && kind == engine.OpPatch {
 			var cond string
 			cond, op.Patch, err = jsondoc.ParsePatch(bo.ResourceBody)

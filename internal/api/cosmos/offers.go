@@ -10,6 +10,17 @@ import (
 	"github.com/parsecdb/parsec/internal/throughput"
 )
 
+// offerResource is the _self link of the database or container an offer
+// belongs to, the offer's "resource".
+func offerResource(o engine.Offer) string {
+	if o.Coll == "" {
+		return "dbs/" + o.DBRid + "/"
+	}
+	return "dbs/" + o.DBRid + "/colls/" + o.ResourceRid + "/"
+}
+
+// renderOffer is an offer's JSON. Its id is lowercase (engine.Offer.ID),
+// as it must be: clients sign offer links lowercased.
 func renderOffer(o engine.Offer) map[string]any {
 	content := map[string]any{"offerThroughput": o.Throughput, "offerIsRUPerMinuteThroughputEnabled": false}
 	if o.AutoscaleMax > 0 {
@@ -19,7 +30,7 @@ func renderOffer(o engine.Offer) map[string]any {
 	}
 	return map[string]any{
 		"id": o.ID, "_rid": o.ID, "_self": "offers/" + o.ID + "/", "_etag": o.Etag(), "_ts": o.Ts,
-		"offerVersion": "V2", "offerType": "Invalid", "resource": o.ResourceSelf, "offerResourceId": o.ResourceRid,
+		"offerVersion": "V2", "offerType": "Invalid", "resource": offerResource(o), "offerResourceId": o.ResourceRid,
 		"content": content,
 	}
 }
@@ -78,6 +89,10 @@ func (s *Server) offers(req *request, op operation) {
 		t := engine.Throughput{RUs: in.Content.OfferThroughput}
 		if a := in.Content.Autopilot; a != nil && a.MaxThroughput > 0 {
 			t = engine.Throughput{AutoscaleMax: a.MaxThroughput}
+		}
+		if t.RUs == 0 && t.AutoscaleMax == 0 {
+			s.writeError(req, errBadRequest("the offer must give content.offerThroughput or content.offerAutopilotSettings.maxThroughput"))
+			return
 		}
 		o, err := s.engine.ReplaceOffer(op.id, t)
 		if err != nil {
@@ -151,7 +166,7 @@ func offerFilter(body []byte) (func(engine.Offer) bool, error) {
 	case "offerResourceId":
 		return func(o engine.Offer) bool { return o.ResourceRid == value }, nil
 	case "resource":
-		return func(o engine.Offer) bool { return o.ResourceSelf == value }, nil
+		return func(o engine.Offer) bool { return offerResource(o) == value }, nil
 	case "id", "_rid":
 		return func(o engine.Offer) bool { return strings.EqualFold(o.ID, value) }, nil
 	}

@@ -100,11 +100,26 @@ func (s *Server) query(req *request, c *engine.Container) {
 	if pageSize == 0 {
 		pageSize = 1000 // -1: the server's choice
 	}
+	rid := c.Info().Rid
+	var state *exec.State
+	if token := r.Header.Get("x-ms-continuation"); token != "" {
+		if state, err = decodeQueryToken(token, rid, scope.RangeID, plan); err != nil {
+			s.writeError(req, err)
+			return
+		}
+	}
 	// The request's context ends when the client leaves: the page stops.
-	page, err := c.QueryContext(r.Context(), plan, scope, r.Header.Get("x-ms-continuation"), pageSize)
+	page, err := c.QueryContext(r.Context(), plan, scope, state, pageSize)
 	if err != nil {
 		s.writeError(req, err)
 		return
+	}
+	var continuation string
+	if page.Next != nil {
+		if continuation, err = encodeQueryToken(rid, scope.RangeID, page.Next); err != nil {
+			s.writeError(req, err)
+			return
+		}
 	}
 	if headerBool(r, "x-ms-documentdb-populatequerymetrics") {
 		out := 0
@@ -119,7 +134,7 @@ func (s *Server) query(req *request, c *engine.Container) {
 	if headerBool(r, "x-ms-cosmos-populateindexmetrics") {
 		req.w.Header().Set("x-ms-cosmos-index-utilization", indexUtilizationHeader(page.Index))
 	}
-	s.writeDocuments(req, c, page.Rows, page.Continuation, page.Sessions, page.Charge)
+	s.writeDocuments(req, c, page.Rows, continuation, page.Sessions, page.Charge)
 }
 
 // utilizationRatio is output rows over retrieved documents (1 when nothing

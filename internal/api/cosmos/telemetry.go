@@ -28,12 +28,56 @@ const hotKeysShown = 5
 // partition map with each partition's budget, consumption, storage and hot
 // keys. `parsec partitions` prints it as a table.
 type ContainerTelemetry struct {
-	Database     string                  `json:"database"`
-	Container    string                  `json:"container"`
-	Throughput   int                     `json:"throughput"`
-	AutoscaleMax int                     `json:"autoscaleMaxThroughput,omitempty"`
-	Shared       bool                    `json:"sharedThroughput"`
-	Partitions   []engine.PartitionStats `json:"partitions"`
+	Database     string               `json:"database"`
+	Container    string               `json:"container"`
+	Throughput   int                  `json:"throughput"`
+	AutoscaleMax int                  `json:"autoscaleMaxThroughput,omitempty"`
+	Shared       bool                 `json:"sharedThroughput"`
+	Partitions   []PartitionTelemetry `json:"partitions"`
+}
+
+// PartitionTelemetry is the JSON of one physical partition in
+// ContainerTelemetry (engine.PartitionStats on the wire).
+type PartitionTelemetry struct {
+	ID           string      `json:"id"`
+	MinInclusive string      `json:"minInclusive"`
+	MaxExclusive string      `json:"maxExclusive"`
+	Parents      []string    `json:"parents"`
+	BudgetRUs    float64     `json:"budgetRUs"`
+	ConsumedRUs  float64     `json:"consumedRUs"`
+	Throttled    uint64      `json:"throttled"`
+	Bytes        int64       `json:"storageBytes"`
+	Items        int64       `json:"itemCount"`
+	LSN          uint64      `json:"lsn"`
+	HotByRU      []KeyWeight `json:"topKeysByRU"`
+	HotByBytes   []KeyWeight `json:"topKeysByStorage"`
+}
+
+// KeyWeight is the JSON of a hot logical partition key: the key (its JSON
+// text) and its weight, RU or bytes.
+type KeyWeight struct {
+	Key    string  `json:"key"`
+	Weight float64 `json:"value"`
+}
+
+// partitionTelemetry renders an engine partition's statistics.
+func partitionTelemetry(s engine.PartitionStats) PartitionTelemetry {
+	return PartitionTelemetry{ID: s.ID, MinInclusive: s.MinInclusive, MaxExclusive: s.MaxExclusive, Parents: s.Parents,
+		BudgetRUs: s.BudgetRUs, ConsumedRUs: s.ConsumedRUs, Throttled: s.Throttled, Bytes: s.Bytes, Items: s.Items, LSN: s.LSN,
+		HotByRU: keyWeights(s.HotByRU), HotByBytes: keyWeights(s.HotByBytes)}
+}
+
+// keyWeights renders hot keys; nil stays nil (JSON null), as before the
+// wire shape moved here.
+func keyWeights(in []engine.KeyWeight) []KeyWeight {
+	if in == nil {
+		return nil
+	}
+	out := make([]KeyWeight, len(in))
+	for i, k := range in {
+		out[i] = KeyWeight{Key: k.Key, Weight: k.Weight}
+	}
+	return out
 }
 
 func (s *Server) partitionStats(req *request, dbID, collID string) {
@@ -55,8 +99,15 @@ func (s *Server) partitionStats(req *request, dbID, collID string) {
 func containerTelemetry(dbID string, c *engine.Container) (ContainerTelemetry, error) {
 	info := c.Info()
 	stats, err := c.Stats(hotKeysShown)
+	var parts []PartitionTelemetry
+	if stats != nil {
+		parts = make([]PartitionTelemetry, len(stats))
+		for i, p := range stats {
+			parts[i] = partitionTelemetry(p)
+		}
+	}
 	return ContainerTelemetry{Database: dbID, Container: info.ID, Throughput: info.Throughput, AutoscaleMax: info.AutoscaleMax,
-		Shared: info.Throughput == 0 && info.AutoscaleMax == 0, Partitions: stats}, err
+		Shared: info.Throughput == 0 && info.AutoscaleMax == 0, Partitions: parts}, err
 }
 
 // DefaultMetricsRefresh is how long a /metrics snapshot is served before
