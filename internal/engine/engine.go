@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// PartitionMaxRUs is the throughput one physical partition serves (t):
+	// a container provisioned with T RU/s gets ceil(T/t) partitions.
+	PartitionMaxRUs int
+	// Now is the clock used for resource timestamps and request-unit
+	// budgets. Defaults to time.Now.
+	Now func() time.Time
+	// PartitionMaxBytes is the storage at which a partition splits. Default 50 GB.
+	PartitionMaxBytes int64
+	// LogicalPartitionMaxBytes caps one partition key value's storage. Default 20 GB.
+	LogicalPartitionMaxBytes int64
+	// NoThrottle meters requests but never answers 429.
+	NoThrottle bool
+	// FixedMaxRUs and FixedMaxBytes cap fixed containers (created without a
+	// partition key). Defaults 10,000 RU/s and 10 GB.
+	FixedMaxRUs   int
+	FixedMaxBytes int64
+	// Query bounds every query page; zero fields take their defaults (see
+	// QueryLimits).
+	Query QueryLimits
+	// AcceptDataLoss opens a store that holds less than it acknowledged
+	// (see AckedFile), logging what was lost, instead of refusing with
+	// storage.ErrDataLoss.
+	AcceptDataLoss bool
+	// AckedInterval is how often the acknowledged LSNs are recorded.
+	// Default DefaultAckedInterval.
+	AckedInterval time.Duration
+	// Logf logs what the engine does on its own (data loss accepted, a
+	// record that could not be written). Default log.Printf.
+	Logf func(format string, args ...any)
+}
+
+// Defaults of Options.
+const (
+	DefaultPartitionMaxBytes        = 50 << 30
+	DefaultLogicalPartitionMaxBytes = 20 << 30
+	DefaultFixedMaxRUs              = 10000
+	DefaultFixedMaxBytes            = 10 << 30
+)
+
+// DefaultPartitionMaxRUs is Cosmos's throughput limit of one physical partition.
+const DefaultPartitionMaxRUs = 10000
+
+// DefaultThroughput is the throughput of a container created without one.
+const DefaultThroughput = 400
+
+// Engine is the root of the data model. It is safe for concurrent use.
+type Engine struct {
+	store *storage.DB
+	opts  Options
+	seq   *allocator
+
+	mu  sync.RWMutex
+	dbs map[string]*database
+
+	// builders counts the running index builds (see index.go).
+	builders sync.WaitGroup
+
+	// The record of acknowledged LSNs (acked.go): ackedOn once checked.
+	ackedMu   sync.Mutex
+	ackedOn   bool
+	ackedLast []byte
+	ackedStop chan struct{}
+	ackedDone chan struct{}
+	closeOnce sync.Once
+}
+
+// Open loads the catalog from store and starts every partition's apply loop.
+func Open(store *storage.DB, opts Options) (*Engine, error) {
+	if opts.PartitionMaxRUs <= 0 {
+		opts.PartitionMaxRUs = DefaultPartitionMaxRUs
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.PartitionMaxBytes == 0 {
+		opts.PartitionMaxBytes = DefaultPartitionMaxBytes
+	}
+	if opts.LogicalPartitionMaxBytes == 0 {
+		opts.LogicalPartitionMaxBytes = DefaultLogicalPartitionMaxBytes
+	}
+	if opts.FixedMaxRUs == 0 {
+		opts.FixedMaxRUs = DefaultFixedMaxRUs
+	}
+	if opts.FixedMaxBytes == 0 {
+		opts.FixedMaxBytes = DefaultFixedMaxBytes
+	}
+	opts.Query = opts.Query.withDefaults()
+	if opts.AckedInterval <= 0 {
+		opts.AckedInterval = DefaultAckedInterval
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	seq, err := newAllocator(store, storage.SeqKey())
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}}
+	// Catalog records are read by family rather than by database, and any
+	// record whose key is not the current encoding of its id (stores written
+	// before names were escaped in keys) is rewritten under its current key.
+	var rekey []rekeyed
+	lo := storage.DatabasePrefix()
+	err = store.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
+		var info DatabaseInfo
+		if err := json.Unmarshal(v, &info); err != nil {
+			return false, fmt.Errorf("cannot decode database record: %w", err)
+		}
+		if want := storage.DatabaseKey(info.ID); !bytes.Equal(k, want) {
+			rekey = append(rekey, rekeyed{old: bytes.Clone(k), new: want, value: bytes.Clone(v)})
+		}
+		e.dbs[info.ID] = &database{info: info, colls: map[string]*Container{}}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var colls []ContainerInfo
+	lo = storage.ContainersPrefix()
+	err = store.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
+		var info ContainerInfo
+		if err := json.Unmarshal(v, &info); err != nil {
+			return false, fmt.Errorf("cannot decode container record: %w", err)
+		}
+		if want := storage.ContainerKey(info.DB, info.ID); !bytes.Equal(k, want) {
+			rekey = append(rekey, rekeyed{old: bytes.Clone(k), new: want, value: bytes.Clone(v)})
+		}
+		colls = append(colls, info)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := rewriteKeys(store, rekey); err != nil {
+		return nil, err
+	}
+	for _, info := range colls {
+		db, ok := e.dbs[info.DB]
+		if !ok {
+			continue // the database's deletion removes its container records in the same batch
+		}
+		c, err := e.openContainer(info)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		db.colls[info.ID] = c
+	}
+	if err := e.verifyAcked(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.ackedStop, e.ackedDone = make(chan struct{}), make(chan struct{})
+	go e.recordAcked(opts.AckedInterval, e.ackedStop, e.ackedDone)
+	e.refreshRates()
+	return e, nil
+}
+
+// Close stops every partition's apply loop and records the acknowledged
+// LSNs (see AckedFile). It does not close the store. Later calls do nothing.
+func (e *Engine) Close() {
+	e.closeOnce.Do(e.close)
+}
+
+func (e *Engine) close() {
+	if e.ackedStop != nil {
+		close(e.ackedStop)
+		<-e.ackedDone
+	}
+	e.mu.Lock()
+	for _, db := range e.dbs {
+		for _, c := range db.colls {
+			c.stop()
+		}
+	}
+	e.mu.Unlock()
+	e.builders.Wait() // they end once the loops are stopped
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
+}
+
+func (e *Engine) now() int64 { return e.opts.Now().Unix() }
