@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"bytes"
+
+	"github.com/parsecdb/parsec/internal/query/eval"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// The exec.Source implementations that feed stored items to the query
+// executor (sortedSource, which reads in index order, is in order.go).
+
+// reader is what queries read from: the store, or a snapshot of it.
+type reader interface {
+	NewIter(lo, hi []byte) (*storage.Iter, error)
+	Get(dst, key []byte) ([]byte, error)
+}
+
+// itemSource feeds a partition's items to the executor, in key order. It
+// opens its iterator lazily, and a Seek restarts it at a later key, so a
+// streaming query resumes without reading what earlier pages read.
+type itemSource struct {
+	db         reader
+	lo, hi     []byte
+	it         *storage.Iter
+	positioned bool
+	docs       int
+	bytes      int
+}
+
+// Seek positions the source at the first key at or after key.
+func (s *itemSource) Seek(key []byte) error {
+	if err := s.close(); err != nil {
+		return err
+	}
+	if bytes.Compare(key, s.lo) > 0 {
+		s.lo = append([]byte(nil), key...)
+	}
+	return nil
+}
+
+func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
+	if s.it == nil {
+		it, err := s.db.NewIter(s.lo, s.hi)
+		if err != nil {
+			return nil, eval.Value{}, false, err
+		}
+		s.it, s.positioned = it, false
+	}
+	var ok bool
+	if !s.positioned {
+		ok, s.positioned = s.it.First(), true
+	} else {
+		ok = s.it.Next()
+	}
+	if !ok {
+		return nil, eval.Value{}, false, nil
+	}
+	v, err := s.it.Value()
+	if err != nil {
+		return nil, eval.Value{}, false, err
+	}
+	val, n, err := storedValue(s.it.Key(), v)
+	if err != nil {
+		return nil, eval.Value{}, false, err
+	}
+	s.docs++
+	s.bytes += n
+	return append([]byte(nil), s.it.Key()...), val, true, nil
+}
+
+// storedValue decodes the stored value v of the item at storage key key
+// into the document the evaluator reads, and the document's size in bytes.
+// A value or document that does not decode is an ErrCorrupt.
+func storedValue(key, v []byte) (eval.Value, int, error) {
+	_, _, doc, err := decodeItem(key, v)
+	if err != nil {
+		return eval.Value{}, 0, err
+	}
+	val, err := eval.FromJSON(doc)
+	if err != nil {
+		return eval.Value{}, 0, corrupt("%s holds a document that is not valid JSON: %v", itemName(key), err)
+	}
+	return val, len(doc), nil
+}
+
+func (s *itemSource) close() error {
+	if s.it == nil {
+		return nil
+	}
+	err := s.it.Close()
+	s.it = nil
+	return err
+}
