@@ -63,7 +63,7 @@ type Command struct {
 	// carries no operations); see split.go.
 	Split *splitSpec
 	// Reindex, when set, makes this command a chunk of an index build (and
-	// it carries no operations); see index.go.
+	// it carries no operations); see index_build.go.
 	Reindex *reindexSpec
 }
 

@@ -325,6 +325,17 @@ func sameDefinition(a, b epk.Definition) bool {
 	return true
 }
 
+// sameJSON reports whether two JSON texts are the same value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
 func validateThroughput(t Throughput) error {
 	if t.RUs < 0 || t.AutoscaleMax < 0 {
 		return badRequest("throughput cannot be negative")

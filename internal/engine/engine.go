@@ -67,7 +67,7 @@ type Engine struct {
 	mu  sync.RWMutex
 	dbs map[string]*database
 
-	// builders counts the running index builds (see index.go).
+	// builders counts the running index builds (see index_build.go).
 	builders sync.WaitGroup
 
 	// The record of acknowledged LSNs (acked.go): ackedOn once checked.

@@ -200,3 +200,10 @@ func (c *Container) keyEPKs(keys []epk.Key) ([]string, error) {
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
+
+func openMax(max string) string {
+	if max == epk.MaxEPK {
+		return ""
+	}
+	return max
+}

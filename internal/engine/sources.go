@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"sort"
 
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/storage"
@@ -91,4 +92,42 @@ func (s *itemSource) close() error {
 	err := s.it.Close()
 	s.it = nil
 	return err
+}
+
+// indexSource feeds the executor the items an index lookup selected, in
+// key order; items deleted since the lookup are skipped.
+type indexSource struct {
+	db    *storage.DB
+	keys  [][]byte
+	i     int
+	docs  int
+	bytes int
+}
+
+func (s *indexSource) Seek(key []byte) error {
+	j := sort.Search(len(s.keys), func(i int) bool { return bytes.Compare(s.keys[i], key) >= 0 })
+	s.i = max(s.i, j)
+	return nil
+}
+
+func (s *indexSource) Next() ([]byte, eval.Value, bool, error) {
+	for s.i < len(s.keys) {
+		k := s.keys[s.i]
+		s.i++
+		v, err := s.db.Get(nil, k)
+		if err == storage.ErrNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, eval.Value{}, false, err
+		}
+		val, n, err := storedValue(k, v)
+		if err != nil {
+			return nil, eval.Value{}, false, err
+		}
+		s.docs++
+		s.bytes += n
+		return k, val, true, nil
+	}
+	return nil, eval.Value{}, false, nil
 }
