@@ -28,7 +28,7 @@ type location struct {
 	Endpoint string `json:"databaseAccountEndpoint"`
 }
 
-func (s *Server) getAccount(req *request) {
+func (s *Server) getAccount(req *request) error {
 	ep := s.endpoint(req.r)
 	locs := []location{{Name: "Parsec", Endpoint: ep}}
 	body, _ := json.Marshal(map[string]any{
@@ -59,4 +59,5 @@ func (s *Server) getAccount(req *request) {
 	h.Set("x-ms-databaseaccount-provisioned-mb", "0")
 	h.Set("Content-Location", ep)
 	s.writeJSON(req, http.StatusOK, body)
+	return nil
 }

@@ -5,7 +5,8 @@
 // the master-key HMAC scheme, parses paths and headers, calls the engine, and
 // renders results and errors in the shapes the SDKs expect. Engine errors are
 // turned into a status, a substatus and a JSON {"code","message"} body in one
-// function, writeError.
+// function, writeError. Handlers return their errors; the router calls
+// writeError for them.
 //
 // Request dispatch follows what the SDKs send (see the protocol reference):
 // a POST to a documents feed is a query-plan request, a batch, a query, an

@@ -46,82 +46,74 @@ func partitionKeyHeader(r *http.Request) (epk.Key, bool, error) {
 }
 
 // items runs an operation on an items feed or an item (see classify).
-func (s *Server) items(req *request, op operation) {
+func (s *Server) items(req *request, op operation) error {
 	c, err := s.openContainer(req, op.db, op.coll)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	switch op.kind {
 	case opReadFeed:
-		s.readFeed(req, c)
+		return s.readFeed(req, c)
 	case opQueryPlan:
-		s.queryPlan(req, c)
+		return s.queryPlan(req, c)
 	case opBatch:
-		s.batch(req, c)
+		return s.batch(req, c)
 	case opQuery:
-		s.query(req, c)
+		return s.query(req, c)
 	case opUpsertItem:
-		s.write(req, c, engine.OpUpsert, "")
+		return s.write(req, c, engine.OpUpsert, "")
 	case opCreateItem:
-		s.write(req, c, engine.OpCreate, "")
+		return s.write(req, c, engine.OpCreate, "")
 	case opReadItem:
-		s.readItem(req, c, op.id)
+		return s.readItem(req, c, op.id)
 	case opReplaceItem:
-		s.write(req, c, engine.OpReplace, op.id)
+		return s.write(req, c, engine.OpReplace, op.id)
 	case opDeleteItem:
-		s.keyed(req, c, engine.OpDelete, op.id, nil, nil)
+		return s.keyed(req, c, engine.OpDelete, op.id, nil, nil)
 	case opPatchItem:
-		s.patch(req, c, op.id)
+		return s.patch(req, c, op.id)
 	default:
 		panic("BUG: items called for " + op.kind.String())
 	}
 }
 
-func (s *Server) patch(req *request, c *engine.Container, id string) {
+func (s *Server) patch(req *request, c *engine.Container, id string) error {
 	body, err := readBody(req)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	cond, ops, err := jsondoc.ParsePatch(body)
 	if err != nil {
-		s.writeError(req, errBadRequest("the patch request is invalid: %v", err))
-		return
+		return errBadRequest("the patch request is invalid: %v", err)
 	}
 	var plan *exec.Plan
 	if cond != "" {
 		if plan, err = engine.CompilePatchCondition(cond); err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 	}
-	s.keyed(req, c, engine.OpPatch, id, ops, plan)
+	return s.keyed(req, c, engine.OpPatch, id, ops, plan)
 }
 
 // write handles create, upsert and replace.
-func (s *Server) write(req *request, c *engine.Container, kind engine.OpKind, urlID string) {
+func (s *Server) write(req *request, c *engine.Container, kind engine.OpKind, urlID string) error {
 	body, err := readBody(req)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	key, has, err := partitionKeyHeader(req.r)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	op, err := prepareWrite(c, kind, body, key, has)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	if kind == engine.OpReplace && op.ID != urlID {
-		s.writeError(req, errBadRequest("the item's id, %q, does not match the id in the request path, %q", op.ID, urlID))
-		return
+		return errBadRequest("the item's id, %q, does not match the id in the request path, %q", op.ID, urlID)
 	}
 	op.IfMatch = req.r.Header.Get("If-Match")
-	s.executeOne(req, c, op)
+	return s.executeOne(req, c, op)
 }
 
 // prepareWrite is engine.Container.PrepareWrite, with the header to send a
@@ -147,34 +139,30 @@ func withKeyHeader(err error) error {
 }
 
 // keyed handles delete and patch, which address an item by key and id.
-func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp, cond *exec.Plan) {
+func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp, cond *exec.Plan) error {
 	key, has, err := partitionKeyHeader(req.r)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	op, err := prepareKeyed(c, kind, id, key, has)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	op.Patch, op.Condition = patch, cond
 	op.IfMatch = req.r.Header.Get("If-Match")
-	s.executeOne(req, c, op)
+	return s.executeOne(req, c, op)
 }
 
-func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) {
+func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) error {
 	res, session, err := c.Execute(&engine.Command{Ops: []engine.Op{op}}, req.r.Header.Get(hdrRangeID))
 	req.session = sessionToken(session)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	r := res[0]
 	req.charge = r.Charge
 	if r.Err != nil {
-		s.writeError(req, r.Err)
-		return
+		return r.Err
 	}
 	status := successStatus(op.Kind, r.Created)
 	if status != http.StatusNoContent {
@@ -182,65 +170,62 @@ func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) {
 	}
 	if status == http.StatusNoContent || preferMinimal(req.r) {
 		s.writeJSON(req, status, nil)
-		return
+		return nil
 	}
 	s.writeJSON(req, status, r.Doc)
+	return nil
 }
 
 func preferMinimal(r *http.Request) bool {
 	return strings.Contains(strings.ToLower(r.Header.Get("Prefer")), "return=minimal")
 }
 
-func (s *Server) readItem(req *request, c *engine.Container, id string) {
+func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 	key, has, err := partitionKeyHeader(req.r)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	op, err := prepareKeyed(c, engine.OpRead, id, key, has)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	r, session, err := c.ReadItem(op)
 	req.session = sessionToken(session)
 	req.charge = r.Charge
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	req.w.Header()["Etag"] = []string{r.Etag}
 	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == r.Etag || inm == "*") {
 		s.writeJSON(req, http.StatusNotModified, nil)
-		return
+		return nil
 	}
 	s.writeJSON(req, successStatus(engine.OpRead, false), r.Doc)
+	return nil
 }
 
-func (s *Server) readFeed(req *request, c *engine.Container) {
+func (s *Server) readFeed(req *request, c *engine.Container) error {
 	max, err := maxItemCount(req.r)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	rangeID := req.r.Header.Get(hdrRangeID)
 	var after []byte
 	if token := req.r.Header.Get("x-ms-continuation"); token != "" {
 		if after, err = decodeFeedToken(token, c.Info().Rid, rangeID); err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 	}
 	f, err := c.ReadFeed(rangeID, after, max)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	var continuation string
 	if f.Next != nil {
 		continuation = encodeFeedToken(c.Info().Rid, rangeID, f.Next)
 	}
 	s.writeDocuments(req, c, f.Docs, continuation, f.Sessions, f.Charge)
+	return nil
 }
 
 // maxItemCount reads x-ms-max-item-count: a positive page size, -1 for the
@@ -311,50 +296,42 @@ type batchResult struct {
 // batch runs a transactional batch (atomic, one partition key, from the
 // header) or a bulk request (non-atomic, each operation with its own key,
 // scoped to one range).
-func (s *Server) batch(req *request, c *engine.Container) {
+func (s *Server) batch(req *request, c *engine.Container) error {
 	r := req.r
 	atomic := !strings.EqualFold(r.Header.Get("x-ms-cosmos-batch-atomic"), "false")
 	body, err := readBody(req)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	var in []batchOp
 	if err := decodeStrict(body, &in); err != nil {
-		s.writeError(req, errBadRequest("the batch body must be a JSON array of operations: %v", err))
-		return
+		return errBadRequest("the batch body must be a JSON array of operations: %v", err)
 	}
 	if len(in) == 0 {
-		s.writeError(req, errBadRequest("the batch has no operations"))
-		return
+		return errBadRequest("the batch has no operations")
 	}
 	if len(in) > engine.MaxBatchOps {
-		s.writeError(req, errBadRequest("Batch request has more operations than what is supported: %d operations, the limit is %d", len(in), engine.MaxBatchOps))
-		return
+		return errBadRequest("Batch request has more operations than what is supported: %d operations, the limit is %d", len(in), engine.MaxBatchOps)
 	}
 	hdrKey, hasHdr, err := partitionKeyHeader(r)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	if atomic && !hasHdr {
-		s.writeError(req, errBadRequest("a transactional batch needs the %s header", hdrPartitionKey))
-		return
+		return errBadRequest("a transactional batch needs the %s header", hdrPartitionKey)
 	}
 	cmd := &engine.Command{Atomic: atomic, Ops: make([]engine.Op, len(in))}
 	for i, bo := range in {
 		op, err := prepareBatchOp(c, bo, hdrKey, hasHdr)
 		if err != nil {
-			s.writeError(req, errBadRequest("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err)))
-			return
+			return errBadRequest("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err))
 		}
 		cmd.Ops[i] = op
 	}
 	res, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
 	req.session = sessionToken(session)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	out := make([]batchResult, len(res))
 	status := http.StatusOK
@@ -376,6 +353,7 @@ func (s *Server) batch(req *request, c *engine.Container) {
 	}
 	b, _ := json.Marshal(out)
 	s.writeJSON(req, status, b)
+	return nil
 }
 
 func prepareBatchOp(c *engine.Container, bo batchOp, hdrKey epk.Key, hasHdr bool) (engine.Op, error) {

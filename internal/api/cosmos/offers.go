@@ -38,7 +38,7 @@ func renderOffer(o engine.Offer) map[string]any {
 // offers serves /offers and /offers/{id}: the provisioned throughput of
 // databases and containers, as ReadThroughput and ReplaceThroughput use it.
 // It runs the operation op (see classify).
-func (s *Server) offers(req *request, op operation) {
+func (s *Server) offers(req *request, op operation) error {
 	req.charge = throughput.MetadataCharge
 	switch op.kind {
 	case opListOffers:
@@ -46,13 +46,11 @@ func (s *Server) offers(req *request, op operation) {
 	case opQueryOffers:
 		body, err := readBody(req)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		match, err := offerFilter(body)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		var out []engine.Offer
 		for _, o := range s.engine.Offers() {
@@ -64,15 +62,13 @@ func (s *Server) offers(req *request, op operation) {
 	case opReadOffer:
 		o, err := s.engine.Offer(op.id)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeOffer(req, o)
 	case opReplaceOffer:
 		body, err := readBody(req)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		var in struct {
 			Content struct {
@@ -83,26 +79,24 @@ func (s *Server) offers(req *request, op operation) {
 			} `json:"content"`
 		}
 		if err := decodeStrict(body, &in); err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		t := engine.Throughput{RUs: in.Content.OfferThroughput}
 		if a := in.Content.Autopilot; a != nil && a.MaxThroughput > 0 {
 			t = engine.Throughput{AutoscaleMax: a.MaxThroughput}
 		}
 		if t.RUs == 0 && t.AutoscaleMax == 0 {
-			s.writeError(req, errBadRequest("the offer must give content.offerThroughput or content.offerAutopilotSettings.maxThroughput"))
-			return
+			return errBadRequest("the offer must give content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
 		}
 		o, err := s.engine.ReplaceOffer(op.id, t)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeOffer(req, o)
 	default:
 		panic("BUG: offers called for " + op.kind.String())
 	}
+	return nil
 }
 
 func (s *Server) writeOffer(req *request, o engine.Offer) {

@@ -12,11 +12,10 @@ import (
 
 // partitionKeyRanges serves the partition map, as a plain feed and as the
 // incremental feed (A-IM) that the Go SDK polls until it gets 304.
-func (s *Server) partitionKeyRanges(req *request, dbID, collID string) {
+func (s *Server) partitionKeyRanges(req *request, dbID, collID string) error {
 	c, err := s.openContainer(req, dbID, collID)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	req.charge = throughput.MetadataCharge
 	info := c.Info()
@@ -25,13 +24,12 @@ func (s *Server) partitionKeyRanges(req *request, dbID, collID string) {
 	req.w.Header().Set("etag", etag)
 	if req.r.Header.Get("A-IM") != "" && req.r.Header.Get("If-None-Match") == etag {
 		s.writeJSON(req, http.StatusNotModified, nil)
-		return
+		return nil
 	}
 	rid, _ := engine.DecodeRid(info.Rid)
 	db, err := s.engine.Database(dbID)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	list := make([]any, len(ranges))
 	for i, r := range ranges {
@@ -49,4 +47,5 @@ func (s *Server) partitionKeyRanges(req *request, dbID, collID string) {
 		}
 	}
 	s.writeFeed(req, info.Rid, "PartitionKeyRanges", list)
+	return nil
 }

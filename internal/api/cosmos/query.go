@@ -80,22 +80,19 @@ func queryScope(r *http.Request) (engine.QueryScope, error) {
 	return s, nil
 }
 
-func (s *Server) query(req *request, c *engine.Container) {
+func (s *Server) query(req *request, c *engine.Container) error {
 	r := req.r
 	start := time.Now()
 	plan, scope, err := readQuery(req)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	if !scope.HasKey && scope.RangeID == "" && strings.EqualFold(r.Header.Get("x-ms-documentdb-query-enablecrosspartition"), "false") && len(c.Partitions()) > 1 {
-		s.writeError(req, errBadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception."))
-		return
+		return errBadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 	}
 	pageSize, err := maxItemCount(r)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	if pageSize == 0 {
 		pageSize = 1000 // -1: the server's choice
@@ -104,21 +101,18 @@ func (s *Server) query(req *request, c *engine.Container) {
 	var state *exec.State
 	if token := r.Header.Get("x-ms-continuation"); token != "" {
 		if state, err = decodeQueryToken(token, rid, scope.RangeID, plan); err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 	}
 	// The request's context ends when the client leaves: the page stops.
 	page, err := c.QueryContext(r.Context(), plan, scope, state, pageSize)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	var continuation string
 	if page.Next != nil {
 		if continuation, err = encodeQueryToken(rid, scope.RangeID, page.Next); err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 	}
 	if headerBool(r, "x-ms-documentdb-populatequerymetrics") {
@@ -135,6 +129,7 @@ func (s *Server) query(req *request, c *engine.Container) {
 		req.w.Header().Set("x-ms-cosmos-index-utilization", indexUtilizationHeader(page.Index))
 	}
 	s.writeDocuments(req, c, page.Rows, continuation, page.Sessions, page.Charge)
+	return nil
 }
 
 // utilizationRatio is output rows over retrieved documents (1 when nothing
@@ -175,26 +170,23 @@ func indexUtilizationHeader(u engine.IndexUtilization) string {
 
 // queryPlan answers a query plan request: how a client that merges
 // partitions itself must run the query.
-func (s *Server) queryPlan(req *request, c *engine.Container) {
+func (s *Server) queryPlan(req *request, c *engine.Container) error {
 	plan, scope, err := readQuery(req)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	ranges, err := c.QueryRanges(plan, scope)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	out, err := plan.QueryPlan(ranges)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotPlannable) {
-			s.writeError(req, errBadRequest("%v", err))
-			return
+			return errBadRequest("%v", err)
 		}
-		s.writeError(req, err)
-		return
+		return err
 	}
 	req.charge = 1
 	s.writeJSON(req, http.StatusOK, out)
+	return nil
 }

@@ -88,7 +88,7 @@ func renderDatabase(d engine.DatabaseInfo) map[string]any {
 
 // databases runs an operation on the databases feed or a database (see
 // classify).
-func (s *Server) databases(req *request, op operation) {
+func (s *Server) databases(req *request, op operation) error {
 	req.charge = throughput.MetadataCharge
 	switch op.kind {
 	case opListDatabases:
@@ -99,53 +99,48 @@ func (s *Server) databases(req *request, op operation) {
 		}
 		s.writeFeed(req, "", "Databases", list)
 	case opCreateDatabase:
-		s.createDatabase(req)
+		return s.createDatabase(req)
 	case opReadDatabase:
 		d, err := s.engine.Database(op.db)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeResource(req, http.StatusOK, d.Etag(), renderDatabase(d))
 	case opDeleteDatabase:
 		if err := s.engine.DeleteDatabase(op.db); err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeJSON(req, http.StatusNoContent, nil)
 	default:
 		panic("BUG: databases called for " + op.kind.String())
 	}
+	return nil
 }
 
-func (s *Server) createDatabase(req *request) {
+func (s *Server) createDatabase(req *request) error {
 	body, err := readBody(req)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	var in struct {
 		ID *string `json:"id"`
 	}
 	if err := decodeStrict(body, &in); err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	if in.ID == nil {
-		s.writeError(req, errBadRequest("the database has no \"id\" property"))
-		return
+		return errBadRequest("the database has no \"id\" property")
 	}
 	t, err := offeredThroughput(req.r)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	d, err := s.engine.CreateDatabase(*in.ID, t)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	s.writeResource(req, http.StatusCreated, d.Etag(), renderDatabase(d))
+	return nil
 }
 
 // containerBody is the JSON of a container as clients send it.
@@ -261,19 +256,17 @@ func renderContainer(db engine.DatabaseInfo, c engine.ContainerInfo) map[string]
 
 // containers runs an operation on a containers feed or a container (see
 // classify).
-func (s *Server) containers(req *request, op operation) {
+func (s *Server) containers(req *request, op operation) error {
 	req.charge = throughput.MetadataCharge
 	db, err := s.engine.Database(op.db)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	switch op.kind {
 	case opListContainers:
 		cs, err := s.engine.Containers(op.db)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		list := make([]any, len(cs))
 		for i, c := range cs {
@@ -283,62 +276,53 @@ func (s *Server) containers(req *request, op operation) {
 	case opCreateContainer:
 		body, err := readBody(req)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		spec, err := parseContainer(body)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		t, err := offeredThroughput(req.r)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		c, err := s.engine.CreateContainer(op.db, spec, t)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeResource(req, http.StatusCreated, c.Etag(), renderContainer(db, c))
 	case opReadContainer:
 		c, err := s.engine.Container(op.db, op.coll)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeResource(req, http.StatusOK, c.Info().Etag(), renderContainer(db, c.Info()))
 	case opReplaceContainer:
 		body, err := readBody(req)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		spec, err := parseContainer(body)
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		if spec.ID != op.coll {
-			s.writeError(req, errBadRequest("the id in the body, %q, does not match the container addressed, %q", spec.ID, op.coll))
-			return
+			return errBadRequest("the id in the body, %q, does not match the container addressed, %q", spec.ID, op.coll)
 		}
 		c, err := s.engine.ReplaceContainer(op.db, spec, req.r.Header.Get("If-Match"))
 		if err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeResource(req, http.StatusOK, c.Etag(), renderContainer(db, c))
 	case opDeleteContainer:
 		if err := s.engine.DeleteContainer(op.db, op.coll); err != nil {
-			s.writeError(req, err)
-			return
+			return err
 		}
 		s.writeJSON(req, http.StatusNoContent, nil)
 	default:
 		panic("BUG: containers called for " + op.kind.String())
 	}
+	return nil
 }
 
 // writeResource sends one metadata resource with its etag.

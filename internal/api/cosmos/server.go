@@ -153,27 +153,36 @@ func splitPath(p string) ([]string, error) {
 }
 
 // route runs the operation op, classified from req (see classify).
+//
+// A handler writes its own successful response and returns nil, or returns
+// its error without writing anything; route then sends the error response.
+// Headers and the fields of req (charge, session) that the handler set
+// before failing are sent with it.
 func (s *Server) route(req *request, op operation) {
+	var err error
 	switch op.kind {
 	case opError:
-		s.writeError(req, op.err)
+		err = op.err
 	case opReadAccount:
-		s.getAccount(req)
+		err = s.getAccount(req)
 	case opListDatabases, opCreateDatabase, opReadDatabase, opDeleteDatabase:
-		s.databases(req, op)
+		err = s.databases(req, op)
 	case opListContainers, opCreateContainer, opReadContainer, opReplaceContainer, opDeleteContainer:
-		s.containers(req, op)
+		err = s.containers(req, op)
 	case opReadFeed, opQueryPlan, opQuery, opBatch, opCreateItem, opUpsertItem,
 		opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
-		s.items(req, op)
+		err = s.items(req, op)
 	case opReadPartitionKeyRanges:
-		s.partitionKeyRanges(req, op.db, op.coll)
+		err = s.partitionKeyRanges(req, op.db, op.coll)
 	case opReadPartitionStats:
-		s.partitionStats(req, op.db, op.coll)
+		err = s.partitionStats(req, op.db, op.coll)
 	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
-		s.offers(req, op)
+		err = s.offers(req, op)
 	default:
 		panic("BUG: no route for " + op.kind.String())
+	}
+	if err != nil {
+		s.writeError(req, err)
 	}
 }
 

@@ -80,20 +80,19 @@ func keyWeights(in []engine.KeyWeight) []KeyWeight {
 	return out
 }
 
-func (s *Server) partitionStats(req *request, dbID, collID string) {
+func (s *Server) partitionStats(req *request, dbID, collID string) error {
 	req.charge = throughput.MetadataCharge
 	c, err := s.openContainer(req, dbID, collID)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	t, err := containerTelemetry(dbID, c)
 	if err != nil {
-		s.writeError(req, err)
-		return
+		return err
 	}
 	body, _ := json.Marshal(t)
 	s.writeJSON(req, http.StatusOK, body)
+	return nil
 }
 
 func containerTelemetry(dbID string, c *engine.Container) (ContainerTelemetry, error) {
