@@ -14,11 +14,12 @@ import (
 )
 
 // TestSDKWorkloadUnderConnectionLimits runs an ordinary concurrent workload,
-// 1.9 MB items included, through the SDK against a server with short read,
-// write and idle timeouts and a connection cap above the client's
-// concurrency: none of it may fail.
+// 1.9 MB items included, through the SDK against a server with a short idle
+// timeout, read and write timeouts far below the defaults (yet above what a
+// loaded two-core test machine needs to move 1.9 MB), and a connection cap
+// above the client's concurrency: none of it may fail.
 func TestSDKWorkloadUnderConnectionLimits(t *testing.T) {
-	s := startServer(t, server.Options{ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second,
+	s := startServer(t, server.Options{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
 		IdleTimeout: 3 * time.Second, MaxConnections: 32, NoThrottle: true})
 	c := newClient(t, s, auth.EmulatorKey, nil)
 	cc := setup(t, c, "db", "w", hashPK("/pk"), 20000)
