@@ -24,6 +24,13 @@
 //     callers answered: an acknowledged write is durable, and all commands of a
 //     group share one sync (group commit).
 //
+// Two other commands run in the loop without going through apply, each alone
+// in its own batch after the writes queued before it: a split (split.go),
+// which takes no LSN, and a reindex chunk (index_build.go), which writes index
+// entries for committed items. Catalog records (databases, container records,
+// offers) and the deletion of a database or container are written outside
+// the partition loops.
+//
 // Reads go straight to the committed state in storage and never wait for the
 // apply loop.
 //

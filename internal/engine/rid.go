@@ -19,7 +19,7 @@ func decodeRid(s string) ([]byte, error) { return ridEncoding.DecodeString(s) }
 
 // allocator hands out increasing sequence numbers that are never reused, even
 // across crashes: it persists a high-water mark a block ahead of what it hands
-// out, so only one in blockSize allocations touches storage.
+// out, so only one in allocBlock allocations touches storage.
 type allocator struct {
 	mu    sync.Mutex
 	store *storage.DB

@@ -82,5 +82,6 @@
 // # Errors
 //
 // Bad keys wrap ErrInvalidKey and bad definitions ErrInvalidDefinition; both
-// mean 400 Bad Request. EvenRanges panics on n < 1, a caller bug.
+// mean 400 Bad Request. EvenRanges panics on n < 1 (or n > 2^32 for V1), a
+// caller bug.
 package epk

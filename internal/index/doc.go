@@ -13,8 +13,10 @@
 // read a path's documents in ORDER BY order (see AppendBucket): every
 // document whose value at the path is defined has exactly one term there.
 // Array elements are not indexed (queries on them scan), and a term's path
-// holds property names only. A policy (Compile) decides which paths are
-// indexed.
+// holds property names only. Paths deeper than MaxDepth (32) segments, or
+// whose names add up to more than MaxPathBytes (512), have no terms (Fits):
+// queries on them read the documents. A policy (Compile) decides which of
+// the other paths are indexed.
 //
 // # Encoding
 //

@@ -13,15 +13,25 @@
 //
 // Items are keyed by their container, then their effective partition key (EPK),
 // then their id. A physical partition owns a contiguous EPK range, so it is one
-// contiguous span of keys, and splitting it later is a metadata change: no item
+// contiguous span of keys, and splitting it is a metadata change: no item
 // moves. The EPK is stored as its hex text, which sorts exactly as the EPK
 // strings Cosmos compares, and never contains the 0x00 separator that precedes
 // the id, so a shorter EPK always sorts before a longer one that extends it.
 // Names in catalog keys are escaped (esc: 0x00 → 0x01 0x01, 0x01 → 0x01 0x02),
 // so no two resources share a key (see keys.go for the whole argument).
 //
-// Writes reach Pebble only through Batch.Commit, which the engine's per-partition
-// apply loop calls with Sync: many commands share one batch and one WAL sync
-// (group commit), and Pebble further merges concurrent syncs of different
-// partitions.
+// Writes reach Pebble through two calls, both synced and both refused
+// (ErrNoSpace, ErrFailed) when the store cannot take writes:
+//
+//   - Batch.Commit. The engine's per-partition apply loop commits item writes
+//     with it, many commands to one batch and one WAL sync (group commit), and
+//     Pebble further merges concurrent syncs of different partitions. Splits
+//     and reindex chunks (also in the loop), the deletion of a database or
+//     container, the end of an index build, and the catalog key rewrite at
+//     open commit their own batches.
+//   - DB.Set, one key at a time, for rare metadata: database and container
+//     records and the resource-id allocator's high-water mark.
+//
+// DB.WriteFile writes small files beside the store, outside Pebble and its
+// log (the engine's record of acknowledged LSNs).
 package storage

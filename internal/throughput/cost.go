@@ -43,7 +43,8 @@ func interpolate(curve []sizePoint, size int) float64 {
 // IndexTermCharge is the charge of adding or removing one index term: Cosmos
 // DB's published figure ("0.2 × 10 (indexing)" for a 1 KB item with 10
 // indexed terms). Count terms with jsondoc.Terms; a container whose indexing
-// mode is none has 0.
+// mode is none has 0 (the engine does not yet make that distinction: it
+// charges jsondoc.Terms of every item).
 const IndexTermCharge = 0.2
 
 // PatchOpCharge is the extra charge of a partial update per patched

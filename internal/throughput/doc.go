@@ -5,7 +5,7 @@
 // It is pure: no I/O, no goroutines, no clock. Every time is passed in, so a
 // test replays any schedule exactly. Bucket and TopK are not safe for
 // concurrent use; the engine keeps one of each per physical partition, under
-// the partition's lock.
+// the partition's meter lock.
 //
 // # Cost model (cost.go)
 //
@@ -25,11 +25,18 @@
 //
 // Sizes are interpolated linearly between the published points (1 KB to
 // 2 MB); below 1 KB an item costs as 1 KB. Index terms are what jsondoc.Terms
-// counts: one per scalar leaf under the default indexing policy, 0 for a
-// container with indexing mode none. The published write charges (1 KB ≈ 5 RU
-// for an indexed item) are taken to hold at 10 terms, the item of Microsoft's
-// worked example, and every published point is reproduced within 2% there;
-// the page's per-term (0.2) and replace/patch figures shape the rest.
+// counts: one per scalar leaf, as under the default indexing policy. The
+// published write charges (1 KB ≈ 5 RU for an indexed item) are taken to hold
+// at 10 terms, the item of Microsoft's worked example, and every published
+// point is reproduced within 2% there; the page's per-term (0.2) and
+// replace/patch figures shape the rest.
+//
+// What the engine charges today (engine.chargeOf) is coarser: a create,
+// upsert, replace or patch costs WriteCharge and a delete DeleteCharge, both
+// of the item's size and jsondoc.Terms of it, whatever the container's
+// indexing policy (indexing mode none included). ReplaceCharge and
+// PatchCharge need the number of changed terms, which the engine does not
+// count, and are not called yet. A failed operation costs FailedCharge.
 // testdata/charges.txt holds them and
 // many other cases as a golden table (go test -rewrite regenerates it; review
 // the diff). Query charges have no published formula: cost.go says how its

@@ -1,11 +1,14 @@
 // Package cosmos serves the Azure Cosmos DB NoSQL REST protocol over the
 // engine, so that the official SDKs work against Parsec unchanged.
 //
-// It is the only place that knows HTTP: it authenticates every request with
-// the master-key HMAC scheme, parses paths and headers, calls the engine, and
-// renders results and errors in the shapes the SDKs expect. Engine errors are
-// turned into a status, a substatus and a JSON {"code","message"} body in one
-// function, writeError. Handlers return their errors; the router calls
+// It is the layer between HTTP and the engine, which speaks none: it
+// authenticates every request with the master-key HMAC scheme (package auth),
+// parses paths and headers, calls the engine, and renders results and errors
+// in the shapes the SDKs expect, continuation and session tokens included
+// (tokens.go). Engine errors are turned into a status, a substatus and a code
+// in one function, statusOf (errors.go), and an item operation's success
+// status comes from successStatus; writeError renders the JSON
+// {"code","message"} body. Handlers return their errors; the router calls
 // writeError for them.
 //
 // Request dispatch follows what the SDKs send (see the protocol reference):

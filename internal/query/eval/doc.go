@@ -2,8 +2,8 @@
 // value model (Value), scalar expression evaluation (Eval), the built-in
 // functions, query validation (Check) and aggregate accumulators
 // (Accumulator). It knows nothing of storage, partitions or paging; the
-// executor (later) feeds it documents and bindings through an Env and
-// asks it for values.
+// executor (package exec) feeds it documents and bindings through an Env
+// and asks it for values.
 //
 //	raw document ──FromJSON──▶ Value ──┐
 //	*ast.Query ──Check──▶ ok            ├──Eval(expr, env)──▶ Value ──AppendJSON──▶ bytes
@@ -13,7 +13,10 @@
 // Everything here is deterministic given its inputs: the clock (Env.Now,
 // Env.QueryStart) and randomness (Env.Rand) are injected, and subqueries,
 // UDFs and aggregates are evaluated through Env hooks. Nothing in the
-// package holds mutable global state.
+// package holds mutable global state. Env.Budget (budget.go) bounds an
+// evaluation's steps and the bytes of values it builds, by count, not time;
+// its Check hook, called every CheckEvery (1,024) steps, is where a caller
+// looks at a clock or a cancelled request.
 //
 // The semantics are Cosmos DB for NoSQL's as documented on
 // learn.microsoft.com/azure/cosmos-db/nosql/query/ (cited below by page

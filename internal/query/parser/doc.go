@@ -6,7 +6,7 @@
 //
 // # Pipeline
 //
-//	text ──scanner──▶ []token.Token ──parser──▶ *ast.Query ──▶ (plan, exec: later)
+//	text ──scanner──▶ []token.Token ──parser──▶ *ast.Query ──▶ eval.Check, exec.Compile
 //
 // The stages, one package each:
 //
