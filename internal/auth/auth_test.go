@@ -362,3 +362,29 @@ func TestVerifyKey(t *testing.T) {
 	f(v, "=", NoAccess)
 	f(v, EmulatorKey, ReadWrite)
 }
+
+// TestSignRequest checks that a request signed by SignRequest verifies with
+// the key that signed it, for the path and method it carries.
+func TestSignRequest(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	v := NewVerifier(key, nil)
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ method, url string }{
+		{http.MethodGet, "http://h/dbs/db/colls/c/docs/i%201"},
+		{http.MethodPost, "http://h/dbs/db/colls"},
+		{http.MethodPut, "http://h/offers/AbC"},
+	} {
+		req, err := http.NewRequest(c.method, c.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		SignRequest(req, key, now)
+		if got := req.Header.Get("x-ms-date"); got != "Mon, 23 Nov 2026 10:00:00 GMT" {
+			t.Fatalf("x-ms-date %q", got)
+		}
+		typ, link := Resource(req.URL.Path)
+		if a, err := v.Verify(c.method, typ, link, req.Header.Get("x-ms-date"), req.Header.Get("Authorization")); a != ReadWrite || err != nil {
+			t.Errorf("%s %s: %v, %v; want read-write", c.method, c.url, a, err)
+		}
+	}
+}

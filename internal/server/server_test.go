@@ -80,10 +80,7 @@ func TestDiskNearlyFull(t *testing.T) {
 	call := func(method, path, pk, body string, hdr ...string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, s.URL()+path, strings.NewReader(body))
-		date := time.Now().UTC().Format(http.TimeFormat)
-		typ, link := auth.Resource(path)
-		req.Header.Set("x-ms-date", date)
-		req.Header.Set("Authorization", auth.Header(auth.Sign(key, method, typ, link, date)))
+		auth.SignRequest(req, key, time.Now())
 		if pk != "" {
 			req.Header.Set("x-ms-documentdb-partitionkey", pk)
 		}

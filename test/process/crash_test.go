@@ -86,10 +86,7 @@ func call(base, method, path, pk string, body []byte) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	date := time.Now().UTC().Format(http.TimeFormat)
-	typ, link := auth.Resource(path)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("Authorization", auth.Header(auth.Sign(key, method, typ, link, date)))
+	auth.SignRequest(req, key, time.Now())
 	if pk != "" {
 		req.Header.Set("x-ms-documentdb-partitionkey", pk)
 	}

@@ -95,10 +95,7 @@ func stop(t *testing.T, s *server) {
 func mustCall(t *testing.T, base, method, path, pk string, body []byte, hdr ...string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, base+path, bytes.NewReader(body))
-	date := time.Now().UTC().Format(http.TimeFormat)
-	typ, link := auth.Resource(path)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("Authorization", auth.Header(auth.Sign(key, method, typ, link, date)))
+	auth.SignRequest(req, key, time.Now())
 	if pk != "" {
 		req.Header.Set("x-ms-documentdb-partitionkey", pk)
 	}

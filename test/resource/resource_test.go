@@ -160,10 +160,7 @@ func call(ctx context.Context, client *http.Client, base, method, path string, b
 	if err != nil {
 		return 0, nil, err
 	}
-	date := time.Now().UTC().Format(http.TimeFormat)
-	typ, link := auth.Resource(path)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("Authorization", auth.Header(auth.Sign(key, method, typ, link, date)))
+	auth.SignRequest(req, key, time.Now())
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}

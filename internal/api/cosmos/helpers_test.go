@@ -108,11 +108,8 @@ func (ts *testServer) request(key []byte, method, path string, body []byte, hdr 
 	if err != nil {
 		return nil, err
 	}
-	date := time.Now().UTC().Format(http.TimeFormat)
-	typ, link := auth.Resource(r.URL.Path)
-	r.Header.Set("x-ms-date", date)
 	r.Header.Set("x-ms-version", "2020-11-05")
-	r.Header.Set("Authorization", auth.Header(auth.Sign(key, method, typ, link, date)))
+	auth.SignRequest(r, key, time.Now())
 	for k, v := range hdr {
 		if v == "" {
 			r.Header.Del(k)
