@@ -4,7 +4,6 @@
 package process
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,41 +38,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type proc struct {
-	cmd *exec.Cmd
-	url string
-}
-
-var urlRe = regexp.MustCompile(`on (http://[^ ]+) `)
-
-func start(t *testing.T, dataDir string) *proc {
+// start starts parsec serve on dataDir (see run) and fails the test if it
+// does not come up.
+func start(t *testing.T, dataDir string) *server {
 	t.Helper()
-	cmd := exec.Command(parsecBin, "serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--partition-max-rus", "1000", "--no-throttle")
-	stdout, err := cmd.StdoutPipe()
+	s, out, err := run(t, dataDir, "--partition-max-rus", "1000")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the server exited before serving: %v\n%s", err, out)
 	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := urlRe.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-found:
-		return &proc{cmd: cmd, url: u}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("server did not report its address within 10s")
-	}
-	return nil
+	return s
 }
 
 var key, _ = auth.DecodeKey(auth.EmulatorKey)
@@ -152,7 +124,7 @@ func TestSIGKILLLosesNoAcknowledgedWrite(t *testing.T) {
 		}
 		stop.Store(true)
 		wg.Wait()
-		p.cmd.Wait()
+		<-p.exited
 		if n.Load() == 0 {
 			t.Fatalf("round %d: no write was acknowledged before the kill", round)
 		}
@@ -183,8 +155,5 @@ func TestSIGKILLLosesNoAcknowledgedWrite(t *testing.T) {
 			t.Fatalf("round %d: %d of %d acknowledged writes lost or damaged", round, missing, len(acked))
 		}
 	}
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.cmd.Wait(); err != nil {
-		t.Errorf("clean shutdown on SIGINT: %v", err)
-	}
+	stopServer(t, p)
 }

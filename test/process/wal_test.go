@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ func (o *output) String() string {
 	defer o.mu.Unlock()
 	return o.buf.String()
 }
+
+// urlRe finds the address in the line parsec serve prints once it serves.
+var urlRe = regexp.MustCompile(`on (http://[^ ]+) `)
 
 // server is a running parsec serve process.
 type server struct {
@@ -83,8 +87,8 @@ func run(t *testing.T, dataDir string, extra ...string) (s *server, out *output,
 	return nil, nil, nil
 }
 
-// stop stops a server with SIGINT and waits until it has exited.
-func stop(t *testing.T, s *server) {
+// stopServer stops a server with SIGINT and waits until it has exited.
+func stopServer(t *testing.T, s *server) {
 	t.Helper()
 	s.cmd.Process.Signal(os.Interrupt)
 	if err := <-s.exited; err != nil {
@@ -129,7 +133,7 @@ func populated(t *testing.T, n int) string {
 		pk := fmt.Sprintf("k%d", i%37)
 		mustCall(t, p.url, "POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[%q]`, pk), []byte(fmt.Sprintf(`{"id":"%d","pk":%q,"pad":%q}`, i, pk, pad)))
 	}
-	stop(t, p)
+	stopServer(t, p)
 	return dir
 }
 
@@ -225,7 +229,7 @@ func TestDamagedWALRefusesToStart(t *testing.T) {
 
 			p, out, err := run(t, dir)
 			if err == nil {
-				stop(t, p)
+				stopServer(t, p)
 				t.Fatalf("started on a damaged write-ahead log; output:\n%s", out)
 			}
 			for _, want := range append([]string{named}, tc.refuse...) {
@@ -238,7 +242,7 @@ func TestDamagedWALRefusesToStart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("--accept-data-loss did not start: %v\n%s", err, out)
 			}
-			stop(t, p)
+			stopServer(t, p)
 			for _, want := range tc.lost {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("start with --accept-data-loss does not log %q; output:\n%s", want, out)
@@ -249,7 +253,7 @@ func TestDamagedWALRefusesToStart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("restart after accepting the loss: %v\n%s", err, out)
 			}
-			stop(t, p)
+			stopServer(t, p)
 			if strings.Contains(out.String(), "DATA LOSS") {
 				t.Errorf("restart after accepting the loss reports it again:\n%s", out)
 			}
