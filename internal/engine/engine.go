@@ -42,6 +42,11 @@ type Options struct {
 	// Logf logs what the engine does on its own (data loss accepted, a
 	// record that could not be written). Default log.Printf.
 	Logf func(format string, args ...any)
+
+	// manualStorageSplits turns off the background storage splits that
+	// follow a commit, for tests that split with splitForStorage at the
+	// point they choose, so that the split is deterministic.
+	manualStorageSplits bool
 }
 
 // Defaults of Options.

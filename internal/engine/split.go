@@ -133,22 +133,38 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 // maybeSplitForStorage starts a split of p in the background when it has
 // grown past the storage limit. Called by p's loop after each commit.
 func (c *Container) maybeSplitForStorage(p *Partition) {
-	if !partition.StorageSplitNeeded(p.bytes.Load(), c.e.opts.PartitionMaxBytes, c.fixed) || !p.splitting.CompareAndSwap(false, true) {
+	if c.e.opts.manualStorageSplits || !c.storageSplitNeeded(p) || !p.splitting.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		bound, ok, err := c.medianBound(p)
-		if err == nil && ok {
-			_, err = c.splitPartition(p, []string{bound})
-		}
+		children, err := c.splitForStorage(p)
 		if err != nil {
 			log.Printf("parsec: container %s: cannot split partition key range %s for storage: %v", c.Info().ID, p.info.ID, err)
 		}
-		if err != nil || !ok {
+		if err != nil || len(children) == 0 {
 			// Try again only after the partition has grown further.
 			p.splitting.Store(false)
 		}
 	}()
+}
+
+// storageSplitNeeded reports whether p is past the storage limit and must
+// split (partition.StorageSplitNeeded).
+func (c *Container) storageSplitNeeded(p *Partition) bool {
+	return partition.StorageSplitNeeded(p.bytes.Load(), c.e.opts.PartitionMaxBytes, c.fixed)
+}
+
+// splitForStorage splits p in two at the median of its logical partitions'
+// sizes (medianBound) and waits until the split is durable. It returns the
+// children, or none when p holds a single EPK and cannot split. It does not
+// check the storage limit: maybeSplitForStorage runs it in the background
+// when p is past it, and tests call it directly.
+func (c *Container) splitForStorage(p *Partition) ([]RangeInfo, error) {
+	bound, ok, err := c.medianBound(p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return c.splitPartition(p, []string{bound})
 }
 
 // medianBound reads the sizes of p's logical partitions and returns the EPK

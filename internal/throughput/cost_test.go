@@ -1,117 +1,90 @@
 package throughput
 
 import (
-	"flag"
-	"fmt"
 	"math"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/datadriven"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/charges.txt with the current charges")
-
-// TestCharges checks testdata/charges.txt, one case a line:
+// TestCharges runs testdata/charges.txt, a datadriven file with one command
+// per charge function:
 //
-//	op arg... -> charge   # comment
+//	read size=<n>                          ReadCharge
+//	write size=<n> terms=<n>               WriteCharge
+//	delete size=<n> terms=<n>              DeleteCharge
+//	replace old=<n> new=<n> changed=<n>    ReplaceCharge
+//	patch old=<n> new=<n> changed=<n> ops=<n>  PatchCharge
+//	feed items=<n> size=<n>                FeedCharge
+//	query docs=<n> bytes=<n> entries=<n>   QueryCharge
 //
-// with op one of read (size), write and delete (size terms), replace (oldSize
-// newSize changedTerms), patch (oldSize newSize changedTerms ops), feed (items
-// size) and query (docs bytes indexEntries). Sizes take a K or M suffix
-// (×1024, ×1024²). A comment of the form "published V ..." additionally
-// requires the charge to be within 2% of V. With -rewrite the charges are
-// recomputed and the file rewritten (comments kept); review the diff.
+// whose output is the charge with two decimals. Sizes take a K or M suffix
+// (×1024, ×1024²). An argument published=V additionally requires the charge
+// to be within 2% of V, Cosmos DB's published figure. Regenerate with
+// -rewrite and review the diff.
 func TestCharges(t *testing.T) {
-	const path = "testdata/charges.txt"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	for n, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out.WriteString(line + "\n")
-			continue
-		}
-		where := fmt.Sprintf("%s:%d", path, n+1)
-		body, comment, _ := strings.Cut(line, "#")
-		lhs, want, ok := strings.Cut(body, "->")
+	datadriven.RunTest(t, "testdata/charges.txt", func(t *testing.T, d *datadriven.TestData) string {
+		h, ok := chargeCommands[d.Cmd]
 		if !ok {
-			t.Fatalf("%s: no '->' in %q", where, line)
+			d.Fatalf(t, "unknown command %q", d.Cmd)
 		}
-		got, err := evalCharge(strings.Fields(lhs))
-		if err != nil {
-			t.Fatalf("%s: %v", where, err)
+		args := make([]int, len(h.args))
+		for i, name := range h.args {
+			args[i] = sizeArg(t, d, name)
 		}
-		gotText := strconv.FormatFloat(got, 'f', 2, 64)
-		if !*rewrite && strings.TrimSpace(want) != gotText {
-			t.Errorf("%s: %s-> %s, want %s", where, lhs, gotText, strings.TrimSpace(want))
-		}
-		comment = strings.TrimSpace(comment)
-		if f := strings.Fields(comment); len(f) >= 2 && f[0] == "published" {
-			pub, err := strconv.ParseFloat(f[1], 64)
-			if err != nil {
-				t.Fatalf("%s: bad published value %q", where, f[1])
+		for _, a := range d.CmdArgs {
+			if a.Key != "published" && !slices.Contains(h.args, a.Key) {
+				d.Fatalf(t, "%s takes %v (and published), not %s", d.Cmd, h.args, a.Key)
 			}
+		}
+		got := h.charge(args)
+		if d.HasArg("published") {
+			var pub float64
+			d.ScanArgs(t, "published", &pub)
 			if math.Abs(got-pub) > 0.02*pub {
-				t.Errorf("%s: %s-> %.3f, more than 2%% away from the published %v", where, lhs, got, pub)
+				t.Errorf("%s: %s: %.3f RU, more than 2%% away from the published %v", d.Pos, d.Cmd, got, pub)
 			}
 		}
-		fmt.Fprintf(&out, "%-28s -> %7s", strings.Join(strings.Fields(lhs), " "), gotText)
-		if comment != "" {
-			out.WriteString("  # " + comment)
-		}
-		out.WriteString("\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return strconv.FormatFloat(got, 'f', 2, 64)
+	})
 }
 
-func evalCharge(f []string) (float64, error) {
-	if len(f) == 0 {
-		return 0, fmt.Errorf("empty case")
+// chargeCommands are the commands of testdata/charges.txt: the arguments
+// each takes, in order, and the charge function they are passed to.
+var chargeCommands = map[string]struct {
+	args   []string
+	charge func(a []int) float64
+}{
+	"read":    {[]string{"size"}, func(a []int) float64 { return ReadCharge(a[0]) }},
+	"write":   {[]string{"size", "terms"}, func(a []int) float64 { return WriteCharge(a[0], a[1]) }},
+	"delete":  {[]string{"size", "terms"}, func(a []int) float64 { return DeleteCharge(a[0], a[1]) }},
+	"replace": {[]string{"old", "new", "changed"}, func(a []int) float64 { return ReplaceCharge(a[0], a[1], a[2]) }},
+	"patch":   {[]string{"old", "new", "changed", "ops"}, func(a []int) float64 { return PatchCharge(a[0], a[1], a[2], a[3]) }},
+	"feed":    {[]string{"items", "size"}, func(a []int) float64 { return FeedCharge(a[0], a[1]) }},
+	"query":   {[]string{"docs", "bytes", "entries"}, func(a []int) float64 { return QueryCharge(a[0], a[1], a[2]) }},
+}
+
+// sizeArg returns the required argument name as a number, with an optional
+// K or M suffix (×1024, ×1024²).
+func sizeArg(t *testing.T, d *datadriven.TestData, name string) int {
+	t.Helper()
+	var s string
+	d.ScanArgs(t, name, &s)
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, s[:len(s)-1]
 	}
-	args := make([]int, len(f)-1)
-	for i, s := range f[1:] {
-		mult := 1
-		switch {
-		case strings.HasSuffix(s, "K"):
-			mult, s = 1<<10, s[:len(s)-1]
-		case strings.HasSuffix(s, "M"):
-			mult, s = 1<<20, s[:len(s)-1]
-		}
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			return 0, fmt.Errorf("bad argument %q", f[i+1])
-		}
-		args[i] = v * mult
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		d.Fatalf(t, "bad %s %q", name, s)
 	}
-	want := map[string]int{"read": 1, "write": 2, "delete": 2, "replace": 3, "patch": 4, "feed": 2, "query": 3}
-	if n, ok := want[f[0]]; !ok {
-		return 0, fmt.Errorf("unknown op %q", f[0])
-	} else if n != len(args) {
-		return 0, fmt.Errorf("%s takes %d arguments, not %d", f[0], n, len(args))
-	}
-	a := args
-	switch f[0] {
-	case "read":
-		return ReadCharge(a[0]), nil
-	case "write":
-		return WriteCharge(a[0], a[1]), nil
-	case "delete":
-		return DeleteCharge(a[0], a[1]), nil
-	case "replace":
-		return ReplaceCharge(a[0], a[1], a[2]), nil
-	case "patch":
-		return PatchCharge(a[0], a[1], a[2], a[3]), nil
-	case "feed":
-		return FeedCharge(a[0], a[1]), nil
-	}
-	return QueryCharge(a[0], a[1], a[2]), nil
+	return v * mult
 }
 
 func TestChargesGrowWithSizeAndTerms(t *testing.T) {

@@ -2,109 +2,90 @@ package eval
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/parsecdb/parsec/internal/query/ast"
 	"github.com/parsecdb/parsec/internal/query/parser"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/eval.txt with the current output")
-
 const goldenPath = "testdata/eval.txt"
 
-// goldenCase is one case of testdata/eval.txt:
+// TestGolden runs testdata/eval.txt, a datadriven file of cases
 //
 //	eval             (or: check, to run CheckParams on a whole query)
 //	<input, one or more lines>
 //	----
 //	<output: the value as Value.String prints it, or "error: <message>";
 //	 for check, "ok" or "error: <message>">
-//	<blank line>
 //
-// Between cases, lines starting with # are comments, and two directives
-// set the context of the cases after them:
+// and two commands, with an empty output, that set the context of the cases
+// after them:
 //
-//	doc <JSON>       the document bound to the alias c (default {})
-//	params <JSON>    an object whose members are the parameters (default {})
+//	doc              the document bound to the alias c (default {})
+//	<JSON>
+//	----
+//
+//	params           an object whose members are the parameters (default {})
+//	<JSON>
+//	----
 //
 // Every case runs with the clock at 2024-05-06T07:08:09.1234567Z, the query
 // start 2024-05-06T07:08:00Z, RAND returning 0.25, and a small executor for
-// subqueries (see testSubquery).
-type goldenCase struct {
-	line   int
-	cmd    string
-	input  string
-	want   string
-	doc    Value
-	params map[string]Value
-}
-
-func readGolden(t testing.TB) (cases []*goldenCase, between [][]string) {
-	t.Helper()
-	data, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+// subqueries (see testSubquery). The corpus must stay as large as promised
+// and name every built-in function. Regenerate with -rewrite and review the
+// diff.
+func TestGolden(t *testing.T) {
 	doc := ObjectValue(nil)
 	params := map[string]Value{}
-	var pending []string
-	for i := 0; i < len(lines); {
-		l := lines[i]
-		if l != "eval" && l != "check" {
-			switch {
-			case strings.HasPrefix(l, "doc "):
-				v, err := FromJSON([]byte(l[4:]))
-				if err != nil {
-					t.Fatalf("%s:%d: %v", goldenPath, i+1, err)
-				}
-				doc = v
-			case strings.HasPrefix(l, "params "):
-				v, err := FromJSON([]byte(l[7:]))
-				if err != nil || v.Kind() != Object {
-					t.Fatalf("%s:%d: params must be a JSON object: %v", goldenPath, i+1, err)
-				}
-				params = map[string]Value{}
-				for j := range v.Len() {
-					k, pv := v.Member(j)
-					params[k] = pv
-				}
-			case strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "#"):
-				t.Fatalf("%s:%d: expected eval, check, doc, params, a comment or a blank line, got %q", goldenPath, i+1, l)
+	var evals, checks int
+	var text strings.Builder
+	datadriven.RunTest(t, goldenPath, func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "doc":
+			v, err := FromJSON([]byte(d.Input))
+			if err != nil {
+				d.Fatalf(t, "%v", err)
 			}
-			pending = append(pending, l)
-			i++
-			continue
+			doc = v
+			return ""
+		case "params":
+			v, err := FromJSON([]byte(d.Input))
+			if err != nil || v.Kind() != Object {
+				d.Fatalf(t, "params must be a JSON object: %v", err)
+			}
+			params = map[string]Value{}
+			for j := range v.Len() {
+				k, pv := v.Member(j)
+				params[k] = pv
+			}
+			return ""
+		case "eval":
+			evals++
+			text.WriteString(strings.ToUpper(d.Input) + "\n")
+			return runEval(d.Input, doc, params)
+		case "check":
+			checks++
+			text.WriteString(strings.ToUpper(d.Input) + "\n")
+			return runCheck(d.Input, params)
 		}
-		c := &goldenCase{line: i + 1, cmd: l, doc: doc, params: params}
-		i++
-		var in []string
-		for i < len(lines) && lines[i] != "----" {
-			in = append(in, lines[i])
-			i++
-		}
-		if i == len(lines) {
-			t.Fatalf("%s:%d: case without ----", goldenPath, c.line)
-		}
-		i++
-		var out []string
-		for i < len(lines) && lines[i] != "" {
-			out = append(out, lines[i])
-			i++
-		}
-		c.input, c.want = strings.Join(in, "\n"), strings.Join(out, "\n")
-		between = append(between, pending)
-		pending = nil
-		cases = append(cases, c)
+		d.Fatalf(t, "unknown command %q", d.Cmd)
+		return ""
+	})
+	t.Logf("%d cases: %d eval, %d check", evals+checks, evals, checks)
+	if evals < 250 || checks < 15 {
+		t.Errorf("want at least 250 eval and 15 check cases, have %d and %d", evals, checks)
 	}
-	between = append(between, pending)
-	return cases, between
+	all := text.String()
+	for _, name := range FunctionNames() {
+		if !strings.Contains(all, strings.ToUpper(name)+"(") {
+			t.Errorf("function %s has no golden case", name)
+		}
+	}
 }
 
 var (
@@ -124,31 +105,31 @@ func testEnv(doc Value, params map[string]Value) *Env {
 	}
 }
 
-// run evaluates the case and renders the result as the golden file stores
-// it.
-func (c *goldenCase) run() string {
-	switch c.cmd {
-	case "eval":
-		e, err := parser.ParseExpr(c.input)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		v, err := Eval(e, testEnv(c.doc, c.params))
-		if err != nil {
-			return "error: " + errText(err)
-		}
-		return v.String()
-	case "check":
-		q, err := parser.Parse(c.input)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		if err := CheckParams(q, c.params); err != nil {
-			return "error: " + errText(err)
-		}
-		return "ok"
+// runEval evaluates an expression with c bound to doc and renders the
+// result as the golden file stores it.
+func runEval(src string, doc Value, params map[string]Value) string {
+	e, err := parser.ParseExpr(src)
+	if err != nil {
+		return "error: " + err.Error()
 	}
-	panic("unreachable")
+	v, err := Eval(e, testEnv(doc, params))
+	if err != nil {
+		return "error: " + errText(err)
+	}
+	return v.String()
+}
+
+// runCheck runs CheckParams on a query and renders the result as the
+// golden file stores it.
+func runCheck(src string, params map[string]Value) string {
+	q, err := parser.Parse(src)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	if err := CheckParams(q, params); err != nil {
+		return "error: " + errText(err)
+	}
+	return "ok"
 }
 
 // errText is the message of err, checked to be an *Error of a known kind.
@@ -158,55 +139,6 @@ func errText(err error) string {
 		return fmt.Sprintf("not an *Error: %T %v", err, err)
 	}
 	return err.Error()
-}
-
-func TestGolden(t *testing.T) {
-	cases, between := readGolden(t)
-	var b strings.Builder
-	for i, c := range cases {
-		got := c.run()
-		if !*rewrite && got != c.want {
-			t.Errorf("%s:%d: %s\n%s\ngot:  %s\nwant: %s", goldenPath, c.line, c.cmd, c.input, got, c.want)
-		}
-		for _, l := range between[i] {
-			b.WriteString(l + "\n")
-		}
-		fmt.Fprintf(&b, "%s\n%s\n----\n%s\n", c.cmd, c.input, got)
-	}
-	for _, l := range between[len(cases)] {
-		b.WriteString(l + "\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(goldenPath, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// TestGoldenCoverage keeps the corpus as large as promised and makes sure
-// every built-in function appears in it.
-func TestGoldenCoverage(t *testing.T) {
-	cases, _ := readGolden(t)
-	var evals, checks int
-	text := strings.Builder{}
-	for _, c := range cases {
-		if c.cmd == "eval" {
-			evals++
-		} else {
-			checks++
-		}
-		text.WriteString(strings.ToUpper(c.input) + "\n")
-	}
-	t.Logf("%d cases: %d eval, %d check", len(cases), evals, checks)
-	if evals < 250 || checks < 15 {
-		t.Errorf("want at least 250 eval and 15 check cases, have %d and %d", evals, checks)
-	}
-	all := text.String()
-	for _, name := range FunctionNames() {
-		if !strings.Contains(all, strings.ToUpper(name)+"(") {
-			t.Errorf("function %s has no golden case", name)
-		}
-	}
 }
 
 // testSubquery is a toy executor for the golden tests: one FROM source

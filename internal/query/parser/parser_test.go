@@ -2,141 +2,93 @@ package parser
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"strings"
+	"strconv"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/parsecdb/parsec/internal/query/ast"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/parse.txt with the current output")
-
 const goldenPath = "testdata/parse.txt"
 
-// goldenCase is one case of testdata/parse.txt:
+// TestGolden runs testdata/parse.txt, a datadriven file:
 //
 //	parse            (or: expr, to parse a lone scalar expression)
 //	<input, one or more lines>
 //	----
 //	<output: the canonical text, then the tree; or "error: <message>">
-//	<blank line>
 //
-// Lines starting with # between cases are comments.
-type goldenCase struct {
-	line  int // line of the directive
-	cmd   string
-	input string
-	want  string
+// The input is taken with its surrounding space trimmed; "parse quoted" and
+// "expr quoted" take a Go-quoted string instead, for inputs whose leading or
+// trailing space matters. Every case that parses must also print and parse
+// back to the same tree (checkRoundTrip), and the corpus must stay as large
+// as promised. Regenerate with -rewrite and review the diff.
+func TestGolden(t *testing.T) {
+	var ok, bad int
+	datadriven.RunTest(t, goldenPath, func(t *testing.T, d *datadriven.TestData) string {
+		n, out := run(t, d)
+		if n != nil {
+			ok++
+			checkRoundTrip(t, n, fmt.Sprintf("%s: %q", d.Pos, input(t, d)))
+		} else {
+			bad++
+		}
+		return out
+	})
+	t.Logf("%d cases: %d parse, %d errors", ok+bad, ok, bad)
+	if ok < 150 || bad < 30 {
+		t.Errorf("want at least 150 parsing cases and 30 error cases, have %d and %d", ok, bad)
+	}
 }
 
-// readGolden splits the golden file into its cases and the text around
-// them, so that -rewrite can keep the comments.
-func readGolden(t testing.TB) (cases []*goldenCase, between [][]string) {
-	t.Helper()
-	data, err := os.ReadFile(goldenPath)
+// input returns the source text of a case: its input, or with the quoted
+// argument the input unquoted.
+func input(t testing.TB, d *datadriven.TestData) string {
+	if !d.HasArg("quoted") {
+		return d.Input
+	}
+	s, err := strconv.Unquote(d.Input)
 	if err != nil {
-		t.Fatal(err)
+		d.Fatalf(t, "quoted input: %v", err)
 	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	var pending []string
-	for i := 0; i < len(lines); {
-		l := lines[i]
-		if l != "parse" && l != "expr" {
-			if strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "#") {
-				t.Fatalf("%s:%d: expected parse, expr, a comment or a blank line, got %q", goldenPath, i+1, l)
-			}
-			pending = append(pending, l)
-			i++
-			continue
-		}
-		c := &goldenCase{line: i + 1, cmd: l}
-		i++
-		var in []string
-		for i < len(lines) && lines[i] != "----" {
-			in = append(in, lines[i])
-			i++
-		}
-		if i == len(lines) {
-			t.Fatalf("%s:%d: case without ----", goldenPath, c.line)
-		}
-		i++
-		var out []string
-		for i < len(lines) && lines[i] != "" {
-			out = append(out, lines[i])
-			i++
-		}
-		c.input, c.want = strings.Join(in, "\n"), strings.Join(out, "\n")
-		between = append(between, pending)
-		pending = nil
-		cases = append(cases, c)
-	}
-	between = append(between, pending)
-	return cases, between
+	return s
 }
 
-// run parses the input of c and renders the result as the golden file
-// stores it. It returns the parsed node (nil on error).
-func (c *goldenCase) run() (ast.Node, string) {
-	var n ast.Node
+// run parses the input of the case and renders the result as the golden
+// file stores it. It returns the parsed node (nil on error).
+func run(t testing.TB, d *datadriven.TestData) (ast.Node, string) {
+	src := input(t, d)
 	var err error
-	switch c.cmd {
+	switch d.Cmd {
 	case "parse":
 		var q *ast.Query
-		if q, err = Parse(c.input); err == nil {
+		if q, err = Parse(src); err == nil {
 			return q, q.String() + "\n" + ast.Dump(q)
 		}
 	case "expr":
 		var e ast.Expr
-		if e, err = ParseExpr(c.input); err == nil {
+		if e, err = ParseExpr(src); err == nil {
 			return e, e.String() + "\n" + ast.Tree(e)
 		}
+	default:
+		d.Fatalf(t, "unknown command %q", d.Cmd)
 	}
 	if !errors.Is(err, ErrSyntax) {
-		return n, fmt.Sprintf("error not wrapping ErrSyntax: %v", err)
+		return nil, fmt.Sprintf("error not wrapping ErrSyntax: %v", err)
 	}
 	return nil, "error: " + err.Error()
 }
 
-func TestGolden(t *testing.T) {
-	cases, between := readGolden(t)
-	var b strings.Builder
-	for i, c := range cases {
-		_, got := c.run()
-		if !*rewrite && got != c.want {
-			t.Errorf("%s:%d: %s\n%s\ngot:\n%s\nwant:\n%s", goldenPath, c.line, c.cmd, c.input, got, c.want)
-		}
-		for _, l := range between[i] {
-			b.WriteString(l + "\n")
-		}
-		fmt.Fprintf(&b, "%s\n%s\n----\n%s\n", c.cmd, c.input, got)
-	}
-	for _, l := range between[len(cases)] {
-		b.WriteString(l + "\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(goldenPath, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// TestGoldenCoverage keeps the corpus as large as promised.
-func TestGoldenCoverage(t *testing.T) {
-	cases, _ := readGolden(t)
-	var ok, bad int
-	for _, c := range cases {
-		if n, _ := c.run(); n != nil {
-			ok++
-		} else {
-			bad++
-		}
-	}
-	t.Logf("%d cases: %d parse, %d errors", len(cases), ok, bad)
-	if ok < 150 || bad < 30 {
-		t.Errorf("want at least 150 parsing cases and 30 error cases, have %d and %d", ok, bad)
-	}
+// goldenInputs returns the inputs of every case of the golden file, without
+// checking their outputs.
+func goldenInputs(t testing.TB) []string {
+	var ins []string
+	datadriven.RunTestAny(t, goldenPath, func(t testing.TB, d *datadriven.TestData) string {
+		ins = append(ins, input(t, d))
+		return d.Expected
+	})
+	return ins
 }
 
 // checkRoundTrip fails unless printing n and parsing the text again gives
@@ -165,19 +117,9 @@ func checkRoundTrip(t *testing.T, n ast.Node, what string) {
 	}
 }
 
-func TestRoundTrip(t *testing.T) {
-	cases, _ := readGolden(t)
-	for _, c := range cases {
-		if n, _ := c.run(); n != nil {
-			checkRoundTrip(t, n, fmt.Sprintf("%s:%d: %q", goldenPath, c.line, c.input))
-		}
-	}
-}
-
 func FuzzParse(f *testing.F) {
-	cases, _ := readGolden(f)
-	for _, c := range cases {
-		f.Add(c.input)
+	for _, in := range goldenInputs(f) {
+		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		q, err := Parse(src)
