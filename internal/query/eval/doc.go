@@ -246,14 +246,15 @@
 //
 // # 7. Testing
 //
-// testdata/eval.txt holds the golden cases (expression + document +
+// testdata/eval.txt holds the golden cases in the datadriven format
+// (expression + document +
 // parameters → value, undefined or error; and whole queries → Check
 // result). Regenerate with
 //
 //	go test ./internal/query/eval -run TestGolden -rewrite
 //
-// and review the diff. TestGoldenCoverage requires 250 expression cases
-// and a case for every built-in. The property tests check that Compare is
+// and review the diff. TestGolden also requires 250 expression cases and a
+// case for every built-in. The property tests check that Compare is
 // a total order consistent with Equal and Hash (TestCompareTotalOrder),
 // that merged accumulators equal unmerged ones (TestAccumulatorMerge), and
 // that FromJSON agrees with encoding/json (TestFromJSONAgreesWithEncodingJSON

@@ -149,13 +149,14 @@
 //
 // # Testing
 //
-// testdata/parse.txt holds the golden cases: each query or expression with
-// its canonical text and tree, or its exact error. Regenerate with
+// testdata/parse.txt holds the golden cases in the datadriven format
+// (github.com/cockroachdb/datadriven): each query or expression with its
+// canonical text and tree, or its exact error. Regenerate with
 //
 //	go test ./internal/query/parser -run TestGolden -rewrite
 //
-// and review the diff by hand. TestRoundTrip prints every parsed golden
-// case and parses it again, requiring an equal tree; TestRandomTrees does
+// and review the diff by hand. TestGolden also prints every parsed case
+// and parses it again, requiring an equal tree; TestRandomTrees does
 // the same for random trees; FuzzParse checks that no input panics and that
 // whatever parses round-trips.
 package parser
