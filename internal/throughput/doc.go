@@ -37,10 +37,12 @@
 // indexing policy (indexing mode none included). ReplaceCharge and
 // PatchCharge need the number of changed terms, which the engine does not
 // count, and are not called yet. A failed operation costs FailedCharge.
-// testdata/charges.txt holds them and many other cases in the datadriven
-// format, one command per charge function, each published figure checked to
-// within 2% (go test -rewrite regenerates the outputs; review the diff). Query charges have no published formula: cost.go says how its
-// constants were fitted to charges measured on Cosmos.
+//
+// testdata/charges.txt holds the published figures and many other cases in
+// the datadriven format, one command per charge function, each published
+// figure checked to within 2% (go test -rewrite regenerates the outputs;
+// review the diff). Query charges have no published formula: cost.go says
+// how its constants were fitted to charges measured on Cosmos.
 //
 // # Budget (bucket.go)
 //
