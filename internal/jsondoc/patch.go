@@ -152,7 +152,7 @@ func compile(op PatchOp) (compiledOp, string, error) {
 // Errors are *PatchError (errors.Is(err, ErrInvalidPatch)). The returned
 // values are copies: ops do not alias body.
 func ParsePatch(body []byte) (cond string, ops []PatchOp, err error) {
-	root, err := parseNode(body, patchBodyDepth)
+	root, err := parseNode(body, envelopeDepth)
 	if err != nil {
 		return "", nil, &PatchError{Index: -1, Msg: "body is not valid JSON: " + err.Error(), Err: err}
 	}

@@ -19,9 +19,11 @@ const MaxDepth = 128
 // text (see parser.lax); it is encoding/json's limit.
 const laxMaxDepth = 10000
 
-// patchBodyDepth is how much deeper than MaxDepth a patch body may nest: a
-// value sits 3 levels down in {"operations":[{"value":...}]}.
-const patchBodyDepth = 3
+// envelopeDepth is how much deeper than MaxDepth a request body that wraps
+// values may nest: a value sits 3 levels down in a patch body
+// {"operations":[{"value":...}]} and in a query body
+// {"parameters":[{"value":...}]}.
+const envelopeDepth = 3
 
 // ErrNotObject is returned by Scan (and ApplyPatch) when the input is valid
 // JSON whose top-level value is not an object. Documents must be objects.
@@ -186,6 +188,11 @@ func checkTrailing(raw []byte, end int) error {
 // (surrounding whitespace allowed), with the same rules as Scan. It returns
 // nil or a *SyntaxError.
 func Validate(raw []byte) error { return validate(raw, 0) }
+
+// ValidateEnvelope is Validate for a request body that wraps values (a
+// query's parameters): it may nest envelopeDepth levels deeper, so that a
+// value within MaxDepth fits. Check each wrapped value with Validate.
+func ValidateEnvelope(raw []byte) error { return validate(raw, envelopeDepth) }
 
 // validate is Validate allowing extraDepth more levels of nesting (for the
 // envelope around patch values).

@@ -164,6 +164,10 @@ func TestNestingDepth(t *testing.T) {
 	if r.Status != http.StatusCreated {
 		t.Fatalf("depth 128: %d %s", r.Status, r.Body)
 	}
+	// So is a query parameter of 128 levels, though the body wraps it in 3 more.
+	if r := h.query(`{"query":"SELECT * FROM c WHERE c.v = @v","parameters":[{"name":"@v","value":` + nested(128, "1") + `}]}`); r.Status != http.StatusOK {
+		t.Fatalf("query parameter depth 128: %d %.300s", r.Status, r.Body)
+	}
 	h.healthy(3)
 }
 

@@ -7,10 +7,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
 
@@ -34,27 +34,17 @@ func decodeStrict(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errBadRequest("the request body is empty; a JSON object is required")
 	}
-	if !utf8.Valid(body) {
-		// encoding/json would turn the bytes into U+FFFD silently.
-		return errBadRequest("the request body is not valid UTF-8 (at byte %d)", invalidUTF8At(body))
+	// The document rules first: encoding/json would silently turn invalid
+	// UTF-8 into U+FFFD, keep the last of repeated names and nest without
+	// bound. A query body wraps parameter values, which query.go checks
+	// one by one.
+	if err := jsondoc.ValidateEnvelope(body); err != nil {
+		return errBadRequest("the request body is not valid: %v", err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return errBadRequest("the request body is not a valid JSON object: %v", err)
 	}
 	return nil
-}
-
-// invalidUTF8At returns the offset of the first byte of b that is not part
-// of valid UTF-8, or len(b).
-func invalidUTF8At(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
 }
 
 // offeredThroughput reads x-ms-offer-throughput and the autoscale header.
