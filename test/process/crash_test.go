@@ -9,34 +9,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/testbin"
 )
 
 var parsecBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "parsec-bin")
-	if err != nil {
-		panic(err)
-	}
-	parsecBin = filepath.Join(dir, "parsec")
-	build := exec.Command("go", "build", "-o", parsecBin, "github.com/parsecdb/parsec/cmd/parsec")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		panic("cannot build parsec: " + err.Error())
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &parsecBin) }
 
 // start starts parsec serve on dataDir (see run) and fails the test if it
 // does not come up.

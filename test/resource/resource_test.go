@@ -17,14 +17,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -35,26 +33,12 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/testbin"
 )
 
 var parsecBin string
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	dir, err := os.MkdirTemp("", "parsec-bin")
-	if err != nil {
-		panic(err)
-	}
-	parsecBin = filepath.Join(dir, "parsec")
-	build := exec.Command("go", "build", "-o", parsecBin, "github.com/parsecdb/parsec/cmd/parsec")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		panic("cannot build parsec: " + err.Error())
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &parsecBin) }
 
 // Budgets.
 const (
