@@ -44,12 +44,15 @@ type Op struct {
 	// IfMatch, when set, is the etag the current version must have.
 	IfMatch string
 	// Condition, when set, is a patch's condition ("FROM c WHERE ..."): the
-	// current version must satisfy it.
-	Condition *exec.Plan
+	// current version must satisfy it. It travels as text and is compiled
+	// when applied (CompilePatchCondition checks it before).
+	Condition string
 }
 
-// Command is the unit the apply loop executes: one operation, or a batch.
-// Everything non-deterministic is decided before the command is queued.
+// Command is the unit the apply loop executes: item operations (one, or a
+// batch), a split, or a chunk of an index build. It is a plain value with a
+// stable encoding (EncodeCommand): everything non-deterministic is decided
+// before it is queued and travels in it, and its results travel beside it.
 type Command struct {
 	Ops []Op
 	// Atomic makes the operations all-or-nothing (a transactional batch).
@@ -59,12 +62,14 @@ type Command struct {
 	// Seq is the first of len(Ops) fresh sequence numbers; operation i uses
 	// Seq+i for the resource id of an item it creates and for its new etag.
 	Seq uint64
+	// Limits are the storage limits the operations are applied under.
+	Limits Limits
 	// Split, when set, makes this command a split of the partition (and it
 	// carries no operations); see split.go.
-	Split *splitSpec
+	Split *SplitCommand
 	// Reindex, when set, makes this command a chunk of an index build (and
 	// it carries no operations); see index_build.go.
-	Reindex *reindexSpec
+	Reindex *ReindexCommand
 }
 
 // OpResult is the outcome of one operation. The engine speaks no protocol:
@@ -161,21 +166,19 @@ func decodeItem(key, v []byte) (lsn uint64, etag, doc []byte, err error) {
 	return lsn, v[n : n+int(l)], v[n+int(l):], nil
 }
 
-// applyCtx is what apply needs to know of the container. It is fixed for
-// the container's life, but for the index, which is fixed for the group of
-// commands being applied; so apply stays deterministic.
+// applyCtx is what apply needs to know of the container and partition. The
+// container's part is fixed for its life and derives from its record; the
+// index is the partition's index record (set by reindex commands), fixed
+// for the group of commands being applied. So apply stays deterministic.
 type applyCtx struct {
 	index *indexState
 	rid   [storage.RidLen]byte
 	self  string // "dbs/<dbRid>/colls/<collRid>/docs/"
-	paths [][]string
+	// record is the key of the container record (a split rewrites it).
+	record []byte
+	paths  [][]string
 	// synth is the declared synthetic partition key, or nil.
 	synth *synthkey.Expr
-	// maxLogicalBytes caps the storage of one logical partition.
-	maxLogicalBytes int64
-	// maxPartitionBytes, when > 0, caps the storage of the partition (fixed
-	// containers, which never split).
-	maxPartitionBytes int64
 }
 
 // txn is one command's view of the partition: its writes sit in an overlay
@@ -280,7 +283,7 @@ func apply(ac *applyCtx, t *txn, cmd *Command, lsn uint64, st *partState) ([]OpR
 	failed := -1
 	for i := range cmd.Ops {
 		sp := t.savepoint()
-		r, err := applyOp(ac, t, st, &cmd.Ops[i], cmd.Ts, cmd.Seq+uint64(i), lsn)
+		r, err := applyOp(ac, t, st, &cmd.Ops[i], cmd, cmd.Seq+uint64(i), lsn)
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +320,7 @@ func apply(ac *applyCtx, t *txn, cmd *Command, lsn uint64, st *partState) ([]OpR
 // OpResult.Err is the operation's (apply rolls its writes back); a returned
 // error fails the whole command (a storage failure, or a stored item that
 // cannot be read), never the rest of the group.
-func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uint64) (OpResult, error) {
+func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn uint64) (OpResult, error) {
 	key := storage.ItemKey(nil, ac.rid, op.EPK, op.ID)
 	cur, exists, err := t.get(key)
 	if err != nil {
@@ -339,6 +342,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		if !exists {
 			return fail(notFound("no item with id %q in partition %s", op.ID, op.Key))
 		}
+	case OpUpsert:
+	default:
+		panic(fmt.Sprintf("BUG: an operation of unknown kind %d", op.Kind))
 	}
 	if op.IfMatch != "" && op.IfMatch != "*" && exists && op.IfMatch != string(curEtag) {
 		return fail(fmt.Errorf("%w: the item's etag is %s, not %s", ErrPreconditionFailed, curEtag, op.IfMatch))
@@ -352,7 +358,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		return OpResult{Doc: curDoc, Etag: string(curEtag)}, nil
 	case OpDelete:
 		delta := -int64(len(key) + len(cur))
-		if _, err := t.logical(ac, op, -1, delta); err != nil {
+		if _, err := t.logical(ac, op, 0, -1, delta); err != nil {
 			return OpResult{}, err
 		}
 		if err := t.index(ac, op.EPK, op.ID, curDoc, nil); err != nil {
@@ -365,8 +371,12 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	}
 
 	body := op.Body
-	if op.Kind == OpPatch && op.Condition != nil {
-		ok, err := conditionHolds(op.Condition, key, curDoc)
+	if op.Kind == OpPatch && op.Condition != "" {
+		cond, err := CompilePatchCondition(op.Condition)
+		if err != nil {
+			return fail(err)
+		}
+		ok, err := conditionHolds(cond, key, curDoc)
 		var qe *eval.Error
 		if err != nil && !errors.As(err, &qe) {
 			return OpResult{}, err // the stored item's fault, not the request's
@@ -398,20 +408,20 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		rid = encodeRid(binary.BigEndian.AppendUint64(append([]byte(nil), ac.rid[:]...), seq))
 	}
 	etag := etagOf(seq)
-	doc := jsondoc.WithSystem(nil, body, jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: ts})
+	doc := jsondoc.WithSystem(nil, body, jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: cmd.Ts})
 	val := encodeItem(nil, lsn, etag, doc)
 	delta := int64(len(key) + len(val))
 	if exists {
 		delta -= int64(len(key) + len(cur))
 	}
-	if ac.maxPartitionBytes > 0 && delta > 0 && st.Bytes+t.bytes+delta > ac.maxPartitionBytes {
-		return fail(badRequest("the container is a fixed container (created without a partition key), which is limited to %d bytes and never splits; it holds %d bytes. Move the data to a container with a partition key", ac.maxPartitionBytes, st.Bytes+t.bytes))
+	if max := cmd.Limits.PartitionBytes; max > 0 && delta > 0 && st.Bytes+t.bytes+delta > max {
+		return fail(badRequest("the container is a fixed container (created without a partition key), which is limited to %d bytes and never splits; it holds %d bytes. Move the data to a container with a partition key", max, st.Bytes+t.bytes))
 	}
 	var newItems int64
 	if !exists {
 		newItems = 1
 	}
-	if r, err := t.logical(ac, op, newItems, delta); err != nil || r != nil {
+	if r, err := t.logical(ac, op, cmd.Limits.LogicalBytes, newItems, delta); err != nil || r != nil {
 		if r != nil {
 			return *r, err
 		}
@@ -432,7 +442,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 // logical updates the size record of op's logical partition by the deltas,
 // refusing growth past the logical partition limit. A non-nil result is the
 // operation's failure.
-func (t *txn) logical(ac *applyCtx, op *Op, items, bytes int64) (*OpResult, error) {
+func (t *txn) logical(ac *applyCtx, op *Op, maxBytes, items, bytes int64) (*OpResult, error) {
 	lk := storage.LogicalKey(nil, ac.rid, op.EPK, op.Key.String())
 	v, ok, err := t.get(lk)
 	if err != nil {
@@ -444,9 +454,9 @@ func (t *txn) logical(ac *applyCtx, op *Op, items, bytes int64) (*OpResult, erro
 			return nil, err
 		}
 	}
-	if bytes > 0 && ac.maxLogicalBytes > 0 && ls.Bytes+bytes > ac.maxLogicalBytes {
+	if bytes > 0 && maxBytes > 0 && ls.Bytes+bytes > maxBytes {
 		return &OpResult{Err: fmt.Errorf("%w: the logical partition %s holds %d bytes; the limit is %d bytes per partition key value. Spread the data over more partition key values (for example a synthetic key with a suffix)",
-			ErrLogicalPartitionFull, op.Key, ls.Bytes, ac.maxLogicalBytes)}, nil
+			ErrLogicalPartitionFull, op.Key, ls.Bytes, maxBytes)}, nil
 	}
 	ls.Items += items
 	ls.Bytes += bytes

@@ -104,18 +104,15 @@ func (e *Engine) DeleteDatabase(id string) error {
 	if err := e.writeAcked(); err != nil {
 		return fmt.Errorf("%w: cannot delete database: %v", ErrUnavailable, err)
 	}
-	b := e.store.NewBatch()
+	m := &catalogBatch{}
 	for _, c := range db.colls {
 		c.stop()
-		c.deleteInto(b)
+		c.deleteInto(m)
 	}
-	_ = b.Delete(storage.DatabaseKey(id))
+	m.delete(storage.DatabaseKey(id))
 	lo := storage.ContainerPrefix(id)
-	_ = b.DeleteRange(lo, storage.PrefixEnd(lo))
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("%w: cannot delete database: %v", ErrUnavailable, err)
-	}
-	return nil
+	m.deleteRange(lo, storage.PrefixEnd(lo))
+	return e.commitCatalog(m, "delete database")
 }
 
 // ContainerSpec is what a client gives to create or replace a container.
@@ -192,7 +189,17 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if err != nil {
 		return ContainerInfo{}, err
 	}
-	if err := e.storeContainer(info); err != nil {
+	// The record, and each partition's index record (the generation and
+	// policy its writes maintain).
+	m := &catalogBatch{}
+	err = setContainer(m, info)
+	for _, r := range info.Ranges {
+		m.set(storage.PartitionIndexKey(c.rid, r.ID), encodeIndexRecord(info.IndexGen, info.IndexingPolicy))
+	}
+	if err == nil {
+		err = e.commitCatalog(m, "store container")
+	}
+	if err != nil {
 		c.stop()
 		return ContainerInfo{}, err
 	}
@@ -304,10 +311,10 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	if err := e.writeAcked(); err != nil {
 		return fmt.Errorf("%w: cannot delete container: %v", ErrUnavailable, err)
 	}
-	b := e.store.NewBatch()
-	c.deleteInto(b)
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("%w: cannot delete container: %v", ErrUnavailable, err)
+	m := &catalogBatch{}
+	c.deleteInto(m)
+	if err := e.commitCatalog(m, "delete container"); err != nil {
+		return err
 	}
 	e.refreshRates()
 	return nil

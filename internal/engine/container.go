@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/partition"
 	"github.com/parsecdb/parsec/internal/storage"
 	"github.com/parsecdb/parsec/synthkey"
@@ -23,6 +24,8 @@ type Container struct {
 	// synthetic key's base paths.
 	scanPaths [][]string
 	ac        applyCtx
+	// storeLimits are the storage limits item commands carry.
+	storeLimits Limits
 	// synth is the declared synthetic partition key, or nil (synthetic.go).
 	synth *synthkey.Expr
 	// fixed marks a container created without a partition key: one
@@ -36,6 +39,9 @@ type Container struct {
 	// entry on a path for every item (order.go).
 	complete completeCache
 
+	// splitMu makes splits of the container decided one at a time.
+	splitMu sync.Mutex
+
 	mu sync.RWMutex
 	// pmap is the partition map; parts[i] is the partition of pmap.At(i).
 	pmap    partition.Map
@@ -46,32 +52,74 @@ type Container struct {
 	sharedRUs float64
 }
 
-func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
+// newApplyCtx derives what apply needs of a container from its record.
+func newApplyCtx(info ContainerInfo) (applyCtx, error) {
 	rid, err := decodeRid(info.Rid)
 	if err != nil || len(rid) != storage.RidLen {
 		// The rid of a created container comes from encodeRid; one read
 		// back from the catalog that does not decode is damaged.
-		return nil, corrupt("the record of container %q has a malformed rid %q", info.ID, info.Rid)
+		return applyCtx{}, corrupt("the record of container %q has a malformed rid %q", info.ID, info.Rid)
 	}
-	c := &Container{e: e, def: info.PartitionKey, fixed: info.Fixed}
+	ac := applyCtx{self: "dbs/" + encodeRid(rid[:4]) + "/colls/" + info.Rid + "/docs/", record: storage.ContainerKey(info.DB, info.ID)}
+	copy(ac.rid[:], rid)
 	if info.SyntheticKey != "" {
-		if c.synth, err = compileSynthetic(info.SyntheticKey, info.PartitionKey); err != nil {
-			return nil, fmt.Errorf("container %q: %w", info.ID, err)
+		if ac.synth, err = compileSynthetic(info.SyntheticKey, info.PartitionKey); err != nil {
+			return applyCtx{}, fmt.Errorf("container %q: %w", info.ID, err)
 		}
 	}
-	copy(c.rid[:], rid)
 	for _, p := range info.PartitionKey.Paths {
-		c.paths = append(c.paths, epk.SplitPath(p))
+		ac.paths = append(ac.paths, epk.SplitPath(p))
 	}
+	return ac, nil
+}
+
+// readPartition reads the durable state of partition r of the container
+// whose record is info: its state record, and its index record (for a
+// store written before partitions had one, the record's generation and
+// policy, which its writes maintained).
+func readPartition(rd stateReader, rid [storage.RidLen]byte, info ContainerInfo, r RangeInfo) (partState, *indexState, error) {
+	var st partState
+	v, err := rd.Get(nil, storage.PartitionKey(rid, r.ID))
+	switch {
+	case err == storage.ErrNotFound:
+	case err != nil:
+		return st, nil, fmt.Errorf("cannot read partition %s of container %q: %w", r.ID, info.ID, err)
+	default:
+		if st, err = decodePartState(r.ID, v); err != nil {
+			return st, nil, fmt.Errorf("cannot open container %q: %w", info.ID, err)
+		}
+	}
+	gen, policy := info.IndexGen, []byte(info.IndexingPolicy)
+	v, err = rd.Get(nil, storage.PartitionIndexKey(rid, r.ID))
+	switch {
+	case err == storage.ErrNotFound:
+	case err != nil:
+		return st, nil, fmt.Errorf("cannot read partition %s of container %q: %w", r.ID, info.ID, err)
+	default:
+		if gen, policy, err = decodeIndexRecord(r.ID, v); err != nil {
+			return st, nil, fmt.Errorf("cannot open container %q: %w", info.ID, err)
+		}
+	}
+	pol, err := index.Compile(policy)
+	if err != nil {
+		return st, nil, corrupt("partition %s of container %q has an invalid indexing policy: %v", r.ID, info.ID, err)
+	}
+	return st, &indexState{gen: gen, policy: pol}, nil
+}
+
+func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
+	ac, err := newApplyCtx(info)
+	if err != nil {
+		return nil, err
+	}
+	c := &Container{e: e, def: info.PartitionKey, fixed: info.Fixed, rid: ac.rid, paths: ac.paths, synth: ac.synth, ac: ac}
 	c.scanPaths = c.paths[:len(c.paths):len(c.paths)]
 	if c.synth != nil {
 		c.scanPaths = append(c.scanPaths, c.synth.Segments()...)
 	}
-	dbRid := encodeRid(rid[:4])
-	c.ac = applyCtx{rid: c.rid, self: "dbs/" + dbRid + "/colls/" + info.Rid + "/docs/", paths: c.paths, synth: c.synth,
-		maxLogicalBytes: e.opts.LogicalPartitionMaxBytes}
+	c.storeLimits = Limits{LogicalBytes: e.opts.LogicalPartitionMaxBytes}
 	if c.fixed {
-		c.ac.maxPartitionBytes = e.opts.FixedMaxBytes
+		c.storeLimits.PartitionBytes = e.opts.FixedMaxBytes
 	}
 	c.info.Store(&info)
 	if c.pmap, err = partition.New(info.Ranges); err != nil {
@@ -80,15 +128,8 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 	for i := range c.pmap.Len() {
 		r := c.pmap.At(i)
 		p := &Partition{c: c, info: r}
-		v, err := e.store.Get(nil, storage.PartitionKey(c.rid, r.ID))
-		switch {
-		case err == storage.ErrNotFound:
-		case err != nil:
-			return nil, fmt.Errorf("cannot read partition %s of container %q: %w", r.ID, info.ID, err)
-		default:
-			if p.state, err = decodePartState(r.ID, v); err != nil {
-				return nil, fmt.Errorf("cannot open container %q: %w", info.ID, err)
-			}
+		if p.state, p.ix, err = readPartition(e.store, c.rid, info, r); err != nil {
+			return nil, err
 		}
 		p.lsn.Store(p.state.LSN)
 		c.parts = append(c.parts, p)
@@ -129,9 +170,9 @@ func (c *Container) partitionRate(n int) float64 {
 	return t / float64(n)
 }
 
-func (c *Container) applyCtx() *applyCtx {
+func (c *Container) applyCtx(p *Partition) *applyCtx {
 	ac := c.ac
-	ac.index = c.index.Load()
+	ac.index = p.ix
 	return &ac
 }
 
@@ -148,18 +189,14 @@ func (c *Container) stop() {
 	}
 }
 
-// deleteInto records the deletion of all the container's data in b.
-func (c *Container) deleteInto(b *storage.Batch) {
+// deleteInto records the deletion of all the container's data in m.
+func (c *Container) deleteInto(m *catalogBatch) {
 	info := c.Info()
-	_ = b.Delete(storage.ContainerKey(info.DB, info.ID))
-	lo, hi := storage.ContainerItemsSpan(c.rid)
-	_ = b.DeleteRange(lo, hi)
-	lo, hi = storage.ContainerPartitionsSpan(c.rid)
-	_ = b.DeleteRange(lo, hi)
-	lo, hi = storage.LogicalSpan(c.rid, "", "")
-	_ = b.DeleteRange(lo, hi)
-	lo, hi = storage.IndexGenerationsSpan(c.rid, 0, 0)
-	_ = b.DeleteRange(lo, hi)
+	m.delete(storage.ContainerKey(info.DB, info.ID))
+	m.deleteRange(storage.ContainerItemsSpan(c.rid))
+	m.deleteRange(storage.ContainerPartitionsSpan(c.rid))
+	m.deleteRange(storage.LogicalSpan(c.rid, "", ""))
+	m.deleteRange(storage.IndexGenerationsSpan(c.rid, 0, 0))
 }
 
 // epkOf hashes a resolved key. Every item of a fixed container has the empty

@@ -47,6 +47,10 @@ type Options struct {
 	// follow a commit, for tests that split with splitForStorage at the
 	// point they choose, so that the split is deterministic.
 	manualStorageSplits bool
+	// commandLog, when set, receives every entry of the partitions' and the
+	// catalog's logs once it is durable, in an order that ApplyLog can
+	// replay (see LogEntry).
+	commandLog func(LogEntry)
 }
 
 // Defaults of Options.

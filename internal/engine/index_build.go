@@ -2,9 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log"
+	"math"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/index"
@@ -13,15 +15,6 @@ import (
 
 // indexChunk is how many items one reindex command indexes.
 const indexChunk = 256
-
-// reindexSpec is a reindex command: index the items in [from, to), at most
-// indexChunk of them, in generation gen. The loop sets next to the key to
-// continue from, or nil when it reached to.
-type reindexSpec struct {
-	gen      uint32
-	from, to []byte
-	next     []byte
-}
 
 var errIndexSuperseded = errors.New("the indexing policy changed again")
 
@@ -58,7 +51,7 @@ func (c *Container) startIndexBuild(info ContainerInfo) {
 	c.e.builders.Add(1)
 	go func() {
 		defer c.e.builders.Done()
-		if err := c.buildIndex(ix); err != nil {
+		if err := c.buildIndex(ix, info.IndexingPolicy); err != nil {
 			if !errors.Is(err, errDeleted) && !errors.Is(err, errIndexSuperseded) {
 				log.Printf("parsec: indexing container %s/%s stopped: %v", info.DB, info.ID, err)
 			}
@@ -71,19 +64,23 @@ func (c *Container) startIndexBuild(info ContainerInfo) {
 }
 
 // buildIndex walks the partitions in EPK order and has each index its
-// items, a chunk per command.
-func (c *Container) buildIndex(ix *indexState) error {
+// items, a chunk per reindex command. The first chunk a partition applies
+// switches its writes to ix's generation (see applyReindex).
+func (c *Container) buildIndex(ix *indexState, policy []byte) error {
 	at := ""          // the EPK the walk has reached
 	var cursor []byte // the next item key, within the partition that holds at
 	for {
+		if c.index.Load() != ix {
+			return errIndexSuperseded
+		}
 		p := c.PartitionFor(at)
 		r := p.Range()
 		lo, hi := storage.ItemSpan(c.rid, r.Min, openMax(r.Max))
 		if cursor == nil || bytes.Compare(cursor, lo) < 0 {
 			cursor = lo
 		}
-		spec := &reindexSpec{gen: ix.gen, from: cursor, to: hi}
-		_, err := p.submit(&request{cmd: &Command{Reindex: spec}})
+		req := &request{cmd: &Command{Reindex: &ReindexCommand{Gen: ix.gen, Policy: policy, From: cursor, To: hi}}}
+		_, err := p.submit(req)
 		switch {
 		case errors.Is(err, ErrPartitionGone):
 			if e, _, ok := storage.SplitItemKey(cursor); ok {
@@ -92,8 +89,8 @@ func (c *Container) buildIndex(ix *indexState) error {
 			continue
 		case err != nil:
 			return err
-		case spec.next != nil:
-			cursor = spec.next
+		case req.next != nil:
+			cursor = req.next
 			if e, _, ok := storage.SplitItemKey(cursor); ok {
 				at = max(string(e), r.Min)
 			}
@@ -109,22 +106,58 @@ func (c *Container) buildIndex(ix *indexState) error {
 // reindex runs a reindex command in the partition's loop, alone in its
 // batch, so that it reads the items as the commands before it left them.
 func (p *Partition) reindex(r *request) {
-	r.err = p.doReindex(r.cmd.Reindex)
+	r.err = p.doReindex(r)
 	close(r.done)
 }
 
-func (p *Partition) doReindex(spec *reindexSpec) error {
+func (p *Partition) doReindex(r *request) error {
 	c := p.c
-	ix := c.index.Load()
-	if ix.gen != spec.gen {
-		return errIndexSuperseded
-	}
 	b := c.e.store.NewBatch()
+	ix, next, err := applyReindex(c.e.store, b, c.rid, p.info.ID, p.ix, r.cmd.Reindex)
+	if err == nil {
+		err = b.Commit()
+		if err != nil {
+			err = fmt.Errorf("%w: cannot write index entries: %v", ErrUnavailable, err)
+		}
+	} else {
+		b.Discard()
+	}
+	if err != nil {
+		return err
+	}
+	p.logCommand(r.cmd)
+	p.ix, r.next = ix, next
+	return nil
+}
+
+// applyReindex applies a reindex command into b for partition rangeID,
+// whose writes maintain index cur. A command of a newer generation
+// switches the partition to it (its index record); one of an older
+// generation is superseded and does nothing. It reads the committed items,
+// which a reindex command, applied alone, finds as the commands before it
+// left them. It returns the partition's index afterwards and where the
+// chunk stopped (nil at the end of the span).
+func applyReindex(rd stateReader, b *storage.Batch, rid [storage.RidLen]byte, rangeID string, cur *indexState, cmd *ReindexCommand) (*indexState, []byte, error) {
+	ix := cur
+	switch {
+	case cmd.Gen < cur.gen:
+		return cur, nil, errIndexSuperseded
+	case cmd.Gen > cur.gen:
+		pol, err := index.Compile(cmd.Policy)
+		if err != nil {
+			// Policies are compiled before they are stored or sent.
+			return cur, nil, internalError("a reindex command of generation %d carries an invalid policy: %v", cmd.Gen, err)
+		}
+		ix = &indexState{gen: cmd.Gen, policy: pol}
+		if err := b.Set(storage.PartitionIndexKey(rid, rangeID), encodeIndexRecord(cmd.Gen, cmd.Policy)); err != nil {
+			return cur, nil, fmt.Errorf("%w: cannot write the index record: %v", ErrUnavailable, err)
+		}
+	}
 	n := 0
-	var term []byte
-	err := c.e.store.Iterate(spec.from, spec.to, func(k, v []byte) (bool, error) {
+	var term, next []byte
+	err := rd.Iterate(cmd.From, cmd.To, func(k, v []byte) (bool, error) {
 		if n == indexChunk {
-			spec.next = append([]byte(nil), k...)
+			next = append([]byte(nil), k...)
 			return false, nil
 		}
 		n++
@@ -132,14 +165,14 @@ func (p *Partition) doReindex(spec *reindexSpec) error {
 		if !ok {
 			// The span holds only item keys, unless the store is damaged.
 			// Not a panic: the loop that runs this recovers none.
-			return false, corrupt("key %x in the item span of partition key range %s is not an item key", k, p.info.ID)
+			return false, corrupt("key %x in the item span of partition key range %s is not an item key", k, rangeID)
 		}
 		_, _, doc, err := decodeItem(k, v)
 		if err != nil {
 			return false, err
 		}
 		if err := eachTerm(ix, doc, &term, func(term []byte) error {
-			return b.Set(storage.IndexEntry(nil, c.rid, ix.gen, term, string(e), string(id)), nil)
+			return b.Set(storage.IndexEntry(nil, rid, ix.gen, term, string(e), string(id)), nil)
 		}); errors.Is(err, errNotJSON) {
 			return false, corrupt("%s cannot be indexed: %v", itemName(k), err)
 		} else if err != nil {
@@ -147,18 +180,32 @@ func (p *Partition) doReindex(spec *reindexSpec) error {
 		}
 		return true, nil
 	})
-	if err == nil {
-		err = b.Commit()
-	} else {
-		b.Discard()
-	}
 	if errors.Is(err, ErrCorrupt) {
-		return err // no retry mends it: not a 503
+		return cur, nil, err // no retry mends it: not a 503
 	}
 	if err != nil {
-		return fmt.Errorf("%w: cannot write index entries: %v", ErrUnavailable, err)
+		return cur, nil, fmt.Errorf("%w: cannot write index entries: %v", ErrUnavailable, err)
 	}
-	return nil
+	return ix, next, nil
+}
+
+// The partition index record: gen:uvarint, then the indexing policy's JSON.
+func encodeIndexRecord(gen uint32, policy []byte) []byte {
+	return append(binary.AppendUvarint(nil, uint64(gen)), policy...)
+}
+
+func decodeIndexRecord(rangeID string, v []byte) (uint32, []byte, error) {
+	gen, n := binary.Uvarint(v)
+	if n <= 0 || gen > math.MaxUint32 {
+		return 0, nil, corrupt("the index record of partition key range %s (%x) has no valid generation", rangeID, v)
+	}
+	return uint32(gen), v[n:], nil
+}
+
+// stateReader is what apply reads of the committed store.
+type stateReader interface {
+	Get(dst, key []byte) ([]byte, error)
+	Iterate(lo, hi []byte, fn func(key, value []byte) (bool, error)) error
 }
 
 // finishIndexBuild records that ix is complete, deletes the older
@@ -177,19 +224,15 @@ func (e *Engine) finishIndexBuild(c *Container, ix *indexState) error {
 	}
 	info = c.Info()
 	info.IndexBuilding = false
-	if err := e.storeContainer(info); err != nil {
+	m := &catalogBatch{}
+	if err := setContainer(m, info); err != nil {
+		return err
+	}
+	m.deleteRange(storage.IndexGenerationsSpan(c.rid, 0, ix.gen))
+	if err := e.commitCatalog(m, "finish the index build"); err != nil {
 		return err
 	}
 	c.setInfo(info)
-	b := e.store.NewBatch()
-	lo, hi := storage.IndexGenerationsSpan(c.rid, 0, ix.gen)
-	if err := b.DeleteRange(lo, hi); err != nil {
-		b.Discard()
-		return err
-	}
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("cannot delete the old index: %v", err)
-	}
 	c.index.Store(&indexState{gen: ix.gen, policy: ix.policy, ready: !ix.policy.None})
 	return nil
 }

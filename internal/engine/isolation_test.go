@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -74,13 +73,13 @@ func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
 			// An atomic batch with a bad operation writes nothing.
 			group = append(group, cmd(true, write(OpCreate, `{"id":"ab","pk":"a"}`), unreadable("u3")))
 		case 14:
-			// A command that panics in apply (a patch whose condition is a
-			// zero plan stands for a bug in the evaluator).
+			// A command that panics in apply (an operation of no known
+			// kind, which no caller prepares, stands for a bug).
 			op, err := c.PrepareKeyed(OpPatch, "h0", key("a"), true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			op.Condition = new(exec.Plan)
+			op.Kind = 99
 			group = append(group, cmd(false, op))
 		}
 	}

@@ -255,6 +255,7 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	}
 	cmd.Seq = seq
 	cmd.Ts = now.Unix()
+	cmd.Limits = c.storeLimits
 	res, err := p.submit(&request{cmd: cmd, named: rangeID != ""})
 	if err != nil {
 		return nil, p.Session(), err

@@ -22,6 +22,7 @@ type Partition struct {
 	done  chan struct{} // closed when the loop has exited
 
 	state   partState     // owned by the loop
+	ix      *indexState   // the partition's index record, owned by the loop
 	lsn     atomic.Uint64 // the last committed LSN, for session tokens
 	commits atomic.Uint64 // batches committed: LSN / commits is the group size
 	items   atomic.Int64  // committed item count, for telemetry
@@ -54,7 +55,12 @@ type request struct {
 	named bool
 	res   []OpResult
 	err   error
-	done  chan struct{}
+	// next is where a reindex command's chunk stopped: the key to go on
+	// from, or nil when it reached the end of its span.
+	next []byte
+	// children are the ranges a split command made.
+	children []RangeInfo
+	done     chan struct{}
 }
 
 // Group commit limits: a group stops growing at this many commands or bytes.
@@ -219,20 +225,16 @@ func cmdBytes(c *Command) int {
 // of the batch itself (a write into it that failed half way, or the commit)
 // fails the whole group.
 func (p *Partition) commitGroup(group []*request) {
-	ac := p.c.applyCtx()
+	ac := p.c.applyCtx(p)
 	b := p.c.e.store.NewBatch()
 	st := p.state
 	var err error
 	for _, r := range group {
-		st.LSN++
 		var broken bool
-		r.res, r.err, broken = p.applyIsolated(ac, b, r.cmd, st.LSN, &st)
+		r.res, r.err, broken = applyCommand(ac, b, r.cmd, &st, p.info.ID)
 		if broken {
 			err = r.err
 			break
-		}
-		if r.err != nil {
-			st.LSN-- // it wrote nothing
 		}
 	}
 	if err == nil {
@@ -248,6 +250,14 @@ func (p *Partition) commitGroup(group []*request) {
 			r.res, r.err = nil, fmt.Errorf("%w: cannot commit write: %v", ErrUnavailable, err)
 		}
 	} else {
+		// A command that failed as a whole wrote nothing, and may have
+		// failed for a reason of this node (a read error): it is not in
+		// the log. Failed operations inside an applied command are.
+		for _, r := range group {
+			if r.err == nil {
+				p.logCommand(r.cmd)
+			}
+		}
 		p.state = st
 		p.lsn.Store(st.LSN)
 		p.items.Store(st.Items)
@@ -262,20 +272,26 @@ func (p *Partition) commitGroup(group []*request) {
 	}
 }
 
-// applyIsolated applies one command of a group into b. Its error is the
-// command's own: the batch is untouched and the group goes on, unless
-// broken is set, when the command failed while writing into the batch and
-// the whole group must fail. A panic in apply is a bug of this command
-// alone: it becomes the command's error (HTTP 500), not the server's death
-// nor the group's failure: an ErrInternal.
-func (p *Partition) applyIsolated(ac *applyCtx, b *storage.Batch, cmd *Command, lsn uint64, st *partState) (res []OpResult, err error, broken bool) {
+// applyCommand applies an item command at the next LSN of the partition
+// state st into b, advancing st. Its error is the command's own: the batch
+// and st are untouched and the group goes on, unless broken is set, when
+// the command failed while writing into the batch and the whole group must
+// fail. A panic in apply is a bug of this command alone: it becomes the
+// command's error (HTTP 500), not the server's death nor the group's
+// failure: an ErrInternal. The loop and ApplyLog both apply through it.
+func applyCommand(ac *applyCtx, b *storage.Batch, cmd *Command, st *partState, rangeID string) (res []OpResult, err error, broken bool) {
 	t := &txn{b: b}
+	next := *st
+	next.LSN++
 	defer func() {
 		if x := recover(); x != nil {
-			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", p.info.ID, x, debug.Stack())
-			res, err, broken = nil, internalError("partition %s: a command panicked in apply: %v", p.info.ID, x), t.flushing
+			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", rangeID, x, debug.Stack())
+			res, err, broken = nil, internalError("partition %s: a command panicked in apply: %v", rangeID, x), t.flushing
 		}
 	}()
-	res, err = apply(ac, t, cmd, lsn, st)
+	res, err = apply(ac, t, cmd, next.LSN, &next)
+	if err == nil {
+		*st = next
+	}
 	return res, err, err != nil && t.flushing
 }

@@ -71,10 +71,9 @@ type RangeInfo = partition.Range
 
 func (e *Engine) storeDatabase(info DatabaseInfo) error {
 	v, _ := json.Marshal(info)
-	if err := e.store.Set(storage.DatabaseKey(info.ID), v); err != nil {
-		return fmt.Errorf("%w: cannot store database: %v", ErrUnavailable, err)
-	}
-	return nil
+	m := &catalogBatch{}
+	m.set(storage.DatabaseKey(info.ID), v)
+	return e.commitCatalog(m, "store database")
 }
 
 func encodeContainer(info ContainerInfo) ([]byte, error) {
@@ -89,13 +88,20 @@ func encodeContainer(info ContainerInfo) ([]byte, error) {
 }
 
 func (e *Engine) storeContainer(info ContainerInfo) error {
+	m := &catalogBatch{}
+	if err := setContainer(m, info); err != nil {
+		return err
+	}
+	return e.commitCatalog(m, "store container")
+}
+
+// setContainer adds the write of a container record to m.
+func setContainer(m *catalogBatch, info ContainerInfo) error {
 	v, err := encodeContainer(info)
 	if err != nil {
 		return err
 	}
-	if err := e.store.Set(storage.ContainerKey(info.DB, info.ID), v); err != nil {
-		return fmt.Errorf("%w: cannot store container: %v", ErrUnavailable, err)
-	}
+	m.set(storage.ContainerKey(info.DB, info.ID), v)
 	return nil
 }
 

@@ -2,11 +2,12 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
+	"strconv"
 
-	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/partition"
 	"github.com/parsecdb/parsec/internal/storage"
 )
@@ -20,92 +21,63 @@ import (
 // reach it to the owning child, and answers 410 (partition key range gone) to
 // requests that named the parent's range id.
 
-// splitSpec says where to cut: Bounds are the interior boundaries, in order.
-type splitSpec struct {
-	Bounds []string
-	// result reports the children's range ids once the split is durable.
-	children []RangeInfo
-}
-
 // splitPartition splits p at the given interior boundaries and waits until
-// the split is durable.
+// the split is durable. The command is decided here, before it is queued:
+// the children's range ids and the partition map's sequence number. Splits
+// of one container are decided one at a time, so that each one's children
+// get fresh range ids.
 func (c *Container) splitPartition(p *Partition, bounds []string) ([]RangeInfo, error) {
-	spec := &splitSpec{Bounds: bounds}
-	_, err := p.submit(&request{cmd: &Command{Split: spec}, named: true})
-	return spec.children, err
+	c.splitMu.Lock()
+	defer c.splitMu.Unlock()
+	if _, err := partition.SplitBounds(p.Range(), bounds); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	seq, err := c.e.seq.take(1)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &SplitCommand{Range: p.ID(), Bounds: bounds, FirstChild: c.Info().NextRangeID, RangesSeq: seq}
+	r := &request{cmd: &Command{Split: cmd}, named: true}
+	_, err = p.submit(r)
+	return r.children, err
 }
 
-// split executes a split command inside p's loop.
+// split executes a split command inside p's loop, alone in its batch.
 func (p *Partition) split(r *request) {
-	spec := r.cmd.Split
-	r.err = p.doSplit(spec)
+	r.err = p.doSplit(r)
 	close(r.done)
 }
 
-func (p *Partition) doSplit(spec *splitSpec) error {
+func (p *Partition) doSplit(r *request) error {
 	c := p.c
-	ac := c.applyCtx()
-	bounds, err := partition.SplitBounds(p.info, spec.Bounds)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadRequest, err)
-	}
-	// Each child's size, from the logical partition records in its span.
-	n := len(bounds) - 1
-	states := make([]partState, n)
-	for i := 0; i < n; i++ {
-		max := bounds[i+1]
-		if max == epk.MaxEPK {
-			max = ""
-		}
-		lo, hi := storage.LogicalSpan(ac.rid, bounds[i], max)
-		err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
-			ls, err := decodeLogicalState(k, v)
-			states[i].Items += ls.Items
-			states[i].Bytes += ls.Bytes
-			return true, err
-		})
-		if errors.Is(err, ErrCorrupt) {
-			return err // no retry mends it: not a 503
-		}
-		if err != nil {
-			return fmt.Errorf("%w: cannot size the split: %v", ErrUnavailable, err)
-		}
-		states[i].LSN = p.state.LSN
-	}
-
+	// c.mu orders the split's write of the container record with the
+	// catalog's writes of it, which hold c.mu too.
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	info := c.Info()
-	pmap, children, err := c.pmap.Split(p.info.ID, spec.Bounds, info.NextRangeID)
-	if err != nil {
-		// The bounds were checked against p, and p is in the map while its
-		// loop runs a split. Not a panic: this loop recovers none.
-		return internalError("cannot split partition key range %s: %v", p.info.ID, err)
-	}
-	info.NextRangeID += len(children)
-	info.Ranges = pmap.Ranges()
-	seq, err := c.e.seq.take(1)
-	if err != nil {
-		return err
-	}
-	info.RangesSeq = seq
+	ac := c.applyCtx(p)
 	b := c.e.store.NewBatch()
-	for i, ch := range children {
-		_ = b.Set(storage.PartitionKey(ac.rid, ch.ID), states[i].encode())
-	}
-	_ = b.Delete(storage.PartitionKey(ac.rid, p.info.ID))
-	v, err := encodeContainer(info)
-	if err != nil {
+	rec, children, states, err := applySplit(c.e.store, b, ac, p.info.ID, p.state, r.cmd.Split)
+	if err == nil {
+		err = b.Commit()
+		if err != nil {
+			err = fmt.Errorf("%w: cannot commit split: %v", ErrUnavailable, err)
+		}
+	} else {
 		b.Discard()
+	}
+	if err != nil {
 		return err
 	}
-	_ = b.Set(storage.ContainerKey(info.DB, info.ID), v)
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("%w: cannot commit split: %v", ErrUnavailable, err)
-	}
+	p.logCommand(r.cmd)
 
 	// Swap the children in. New requests route to them from now on; requests
 	// already queued on p are forwarded by p's loop.
+	info := c.Info()
+	info.Ranges, info.NextRangeID, info.RangesSeq = rec.Ranges, rec.NextRangeID, rec.RangesSeq
+	pmap, err := partition.New(info.Ranges)
+	if err != nil {
+		return internalError("the partition map after splitting range %s: %v", p.info.ID, err)
+	}
 	now := c.e.opts.Now()
 	var parts []*Partition
 	for _, q := range c.parts {
@@ -114,7 +86,7 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 			continue
 		}
 		for i, ch := range children {
-			cp := &Partition{c: c, info: ch, state: states[i]}
+			cp := &Partition{c: c, info: ch, state: states[i], ix: p.ix}
 			cp.lsn.Store(states[i].LSN)
 			parts = append(parts, cp)
 		}
@@ -125,9 +97,79 @@ func (p *Partition) doSplit(spec *splitSpec) error {
 	c.startNewPartitions(now)
 	p.retired.Store(true)
 	go c.e.refreshRates()
-	spec.children = children
-	log.Printf("parsec: container %s/%s: partition key range %s split into %d ranges (%v)", info.DB, info.ID, p.info.ID, n, children)
+	r.children = children
+	log.Printf("parsec: container %s/%s: partition key range %s split into %d ranges (%v)", info.DB, info.ID, p.info.ID, len(children), children)
 	return nil
+}
+
+// applySplit applies a split of partition rangeID, whose state is st, into
+// b: the children's state and index records replace the parent's, and the
+// container record gets the new partition map. It reads the committed
+// store, which a split, applied alone, finds as the commands before it
+// left it. It returns the new container record, the children and their
+// states.
+func applySplit(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, st partState, cmd *SplitCommand) (ContainerInfo, []RangeInfo, []partState, error) {
+	var info ContainerInfo
+	if cmd.Range != rangeID {
+		return info, nil, nil, internalError("a split of range %s reached range %s", cmd.Range, rangeID)
+	}
+	v, err := rd.Get(nil, ac.record)
+	if err != nil {
+		return info, nil, nil, fmt.Errorf("%w: cannot read the container record: %v", ErrUnavailable, err)
+	}
+	if err := json.Unmarshal(v, &info); err != nil {
+		return info, nil, nil, corrupt("the container record %x does not decode: %v", ac.record, err)
+	}
+	pmap, err := partition.New(info.Ranges)
+	if err == nil {
+		pmap, _, err = pmap.Split(rangeID, cmd.Bounds, cmd.FirstChild)
+	}
+	if err != nil {
+		return info, nil, nil, fmt.Errorf("%w: cannot split partition key range %s: %v", ErrBadRequest, rangeID, err)
+	}
+	i, _ := pmap.Index(strconv.Itoa(cmd.FirstChild))
+	children := pmap.Ranges()[i : i+len(cmd.Bounds)+1]
+
+	// Each child's size, from the logical partition records in its span.
+	states := make([]partState, len(children))
+	for i, ch := range children {
+		lo, hi := storage.LogicalSpan(ac.rid, ch.Min, openMax(ch.Max))
+		err := rd.Iterate(lo, hi, func(k, v []byte) (bool, error) {
+			ls, err := decodeLogicalState(k, v)
+			states[i].Items += ls.Items
+			states[i].Bytes += ls.Bytes
+			return true, err
+		})
+		if errors.Is(err, ErrCorrupt) {
+			return info, nil, nil, err // no retry mends it: not a 503
+		}
+		if err != nil {
+			return info, nil, nil, fmt.Errorf("%w: cannot size the split: %v", ErrUnavailable, err)
+		}
+		states[i].LSN = st.LSN
+	}
+
+	ixRec, err := rd.Get(nil, storage.PartitionIndexKey(ac.rid, rangeID))
+	if err != nil && err != storage.ErrNotFound {
+		return info, nil, nil, fmt.Errorf("%w: cannot read the index record: %v", ErrUnavailable, err)
+	}
+	for i, ch := range children {
+		_ = b.Set(storage.PartitionKey(ac.rid, ch.ID), states[i].encode())
+		if ixRec != nil {
+			_ = b.Set(storage.PartitionIndexKey(ac.rid, ch.ID), ixRec)
+		}
+	}
+	_ = b.Delete(storage.PartitionKey(ac.rid, rangeID))
+	_ = b.Delete(storage.PartitionIndexKey(ac.rid, rangeID))
+	info.Ranges = pmap.Ranges()
+	info.NextRangeID = max(info.NextRangeID, cmd.FirstChild+len(children))
+	info.RangesSeq = cmd.RangesSeq
+	v, err = encodeContainer(info)
+	if err != nil {
+		return info, nil, nil, err
+	}
+	_ = b.Set(ac.record, v)
+	return info, children, states, nil
 }
 
 // maybeSplitForStorage starts a split of p in the background when it has

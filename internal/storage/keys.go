@@ -24,8 +24,9 @@ const (
 //     a term is self-delimiting (package index: path segments escape 0x00
 //     and end with 0x00 0x01, the path ends with 0x00, and a value's length
 //     follows from its type byte), then the item key suffix as above.
-//   - Partition keys are P <rid> <range id>: the range id is last and is
-//     never used as a span prefix.
+//   - Partition keys are P <rid> <range id>, and a partition's index record
+//     adds 0x00 'i': range ids are decimal and never hold 0x00, and a range
+//     id is never used as a span prefix.
 //
 // TestKeysInjective checks these properties on random tuples.
 
@@ -135,6 +136,17 @@ func ContainerItemsSpan(rid [RidLen]byte) (lo, hi []byte) {
 // PartitionKey is the key of one physical partition's state record.
 func PartitionKey(rid [RidLen]byte, rangeID string) []byte {
 	return append(append([]byte{prefixPartition}, rid[:]...), rangeID...)
+}
+
+// PartitionIndexKey is the key of one physical partition's index record:
+// the index generation and policy its writes maintain.
+//
+//	P <rid> <range id> 0x00 'i'
+//
+// Range ids are decimal numbers and never hold 0x00, so this key differs
+// from every state record's, and it lies in ContainerPartitionsSpan.
+func PartitionIndexKey(rid [RidLen]byte, rangeID string) []byte {
+	return append(PartitionKey(rid, rangeID), 0, 'i')
 }
 
 // ContainerPartitionsSpan bounds every partition record of a container.

@@ -12,7 +12,6 @@ import (
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
-	"github.com/parsecdb/parsec/internal/query/exec"
 )
 
 const (
@@ -69,7 +68,7 @@ func (s *Server) items(req *request, op operation) error {
 	case opReplaceItem:
 		return s.write(req, c, engine.OpReplace, op.id)
 	case opDeleteItem:
-		return s.keyed(req, c, engine.OpDelete, op.id, nil, nil)
+		return s.keyed(req, c, engine.OpDelete, op.id, nil, "")
 	case opPatchItem:
 		return s.patch(req, c, op.id)
 	default:
@@ -86,13 +85,12 @@ func (s *Server) patch(req *request, c *engine.Container, id string) error {
 	if err != nil {
 		return errBadRequest("the patch request is invalid: %v", err)
 	}
-	var plan *exec.Plan
 	if cond != "" {
-		if plan, err = engine.CompilePatchCondition(cond); err != nil {
+		if _, err = engine.CompilePatchCondition(cond); err != nil {
 			return err
 		}
 	}
-	return s.keyed(req, c, engine.OpPatch, id, ops, plan)
+	return s.keyed(req, c, engine.OpPatch, id, ops, cond)
 }
 
 // write handles create, upsert and replace.
@@ -139,7 +137,7 @@ func withKeyHeader(err error) error {
 }
 
 // keyed handles delete and patch, which address an item by key and id.
-func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp, cond *exec.Plan) error {
+func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id string, patch []jsondoc.PatchOp, cond string) error {
 	key, has, err := partitionKeyHeader(req.r)
 	if err != nil {
 		return err
@@ -402,7 +400,8 @@ func prepareBatchOp(c *engine.Container, bo batchOp, hdrKey epk.Key, hasHdr bool
 			var cond string
 			cond, op.Patch, err = jsondoc.ParsePatch(bo.ResourceBody)
 			if err == nil && cond != "" {
-				op.Condition, err = engine.CompilePatchCondition(cond)
+				_, err = engine.CompilePatchCondition(cond)
+				op.Condition = cond
 			}
 		}
 	}

@@ -1,0 +1,326 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/jsondoc"
+)
+
+// The command encoding. A partition's log is a sequence of encoded
+// commands, and applying the same sequence to the same state gives the same
+// state byte for byte (see ApplyLog). The format is stable, like the
+// storage keys: a later version decodes every earlier one.
+//
+//	command   = version:1 kind:1 body
+//	version   = 0x01
+//	kind      = 0x01 items | 0x02 split | 0x03 reindex
+//	items     = flags:1 (bit 0: atomic) ts:varint seq:uvarint
+//	            logicalLimit:varint partitionLimit:varint
+//	            count:uvarint op*
+//	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
+//	            condition:str patchCount:uvarint patch*
+//	key       = count:uvarint component*
+//	component = kind:1, then for a number 8 bytes (IEEE 754, big-endian),
+//	            for a string str, for other kinds nothing
+//	patch     = op:str path:str from:str value:optbytes
+//	split     = range:str boundCount:uvarint bound:str* firstChild:uvarint
+//	            rangesSeq:uvarint
+//	reindex   = gen:uvarint policy:bytes from:bytes to:bytes
+//	str, bytes = length:uvarint, then the bytes
+//	optbytes  = 0 for absent, else length+1:uvarint, then the bytes
+//
+// A command carries every input apply needs that is not in the state it
+// reads: the timestamp, the first sequence number of the ids and etags it
+// creates, the limits in force, a patch condition as its text (compiled
+// when applied), and for a split the boundaries and the child range ids.
+const commandVersion = 1
+
+const (
+	commandItems   = 1
+	commandSplit   = 2
+	commandReindex = 3
+)
+
+// Limits are the storage limits a command is applied under. They come from
+// the server's flags, so they travel in the command: every replica applies
+// it under the same limits.
+type Limits struct {
+	// LogicalBytes caps the storage of one logical partition (0: no cap).
+	LogicalBytes int64
+	// PartitionBytes caps the storage of the partition (0: no cap); only
+	// fixed containers, which never split, have one.
+	PartitionBytes int64
+}
+
+// SplitCommand splits the partition that applies it into children that
+// divide its range at Bounds. Everything is decided before it is queued:
+// the children's range ids are FirstChild, FirstChild+1, ..., and the
+// container record's partition map gets sequence number RangesSeq.
+type SplitCommand struct {
+	Range      string
+	Bounds     []string
+	FirstChild int
+	RangesSeq  uint64
+}
+
+// ReindexCommand indexes, in generation Gen under Policy (an indexing
+// policy's JSON), at most indexChunk items of the partition from key From
+// up to key To. A partition whose writes maintain an older generation
+// switches to Gen first; one already past Gen ignores the command.
+type ReindexCommand struct {
+	Gen      uint32
+	Policy   []byte
+	From, To []byte
+}
+
+// EncodeCommand appends the encoding of c to dst.
+func EncodeCommand(dst []byte, c *Command) []byte {
+	dst = append(dst, commandVersion)
+	switch {
+	case c.Split != nil:
+		s := c.Split
+		dst = append(dst, commandSplit)
+		dst = appendStr(dst, s.Range)
+		dst = binary.AppendUvarint(dst, uint64(len(s.Bounds)))
+		for _, b := range s.Bounds {
+			dst = appendStr(dst, b)
+		}
+		dst = binary.AppendUvarint(dst, uint64(s.FirstChild))
+		return binary.AppendUvarint(dst, s.RangesSeq)
+	case c.Reindex != nil:
+		r := c.Reindex
+		dst = append(dst, commandReindex)
+		dst = binary.AppendUvarint(dst, uint64(r.Gen))
+		dst = appendStr(dst, string(r.Policy))
+		dst = appendStr(dst, string(r.From))
+		return appendStr(dst, string(r.To))
+	}
+	dst = append(dst, commandItems)
+	var flags byte
+	if c.Atomic {
+		flags |= 1
+	}
+	dst = append(dst, flags)
+	dst = binary.AppendVarint(dst, c.Ts)
+	dst = binary.AppendUvarint(dst, c.Seq)
+	dst = binary.AppendVarint(dst, c.Limits.LogicalBytes)
+	dst = binary.AppendVarint(dst, c.Limits.PartitionBytes)
+	dst = binary.AppendUvarint(dst, uint64(len(c.Ops)))
+	for i := range c.Ops {
+		dst = appendOp(dst, &c.Ops[i])
+	}
+	return dst
+}
+
+func appendOp(dst []byte, op *Op) []byte {
+	dst = append(dst, byte(op.Kind))
+	dst = appendStr(dst, op.ID)
+	dst = binary.AppendUvarint(dst, uint64(len(op.Key)))
+	for _, c := range op.Key {
+		dst = append(dst, byte(c.Kind))
+		switch c.Kind {
+		case epk.KindNumber:
+			dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(c.Num))
+		case epk.KindString:
+			dst = appendStr(dst, c.Str)
+		}
+	}
+	dst = appendStr(dst, op.EPK)
+	dst = appendStr(dst, string(op.Body))
+	dst = appendStr(dst, op.IfMatch)
+	dst = appendStr(dst, op.Condition)
+	dst = binary.AppendUvarint(dst, uint64(len(op.Patch)))
+	for _, p := range op.Patch {
+		dst = appendStr(dst, p.Op)
+		dst = appendStr(dst, p.Path)
+		dst = appendStr(dst, p.From)
+		if p.Value == nil {
+			dst = append(dst, 0)
+		} else {
+			dst = binary.AppendUvarint(dst, uint64(len(p.Value))+1)
+			dst = append(dst, p.Value...)
+		}
+	}
+	return dst
+}
+
+func appendStr(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// errBadCommand is DecodeCommand's error for bytes that are not a command.
+var errBadCommand = errors.New("not a valid command")
+
+// DecodeCommand decodes an encoded command. The result does not alias b.
+func DecodeCommand(b []byte) (*Command, error) {
+	d := decoder{b: b}
+	if v := d.byte(); v != commandVersion {
+		if d.err == nil {
+			d.fail("unknown version %d", v)
+		}
+		return nil, d.err
+	}
+	c := &Command{}
+	switch kind := d.byte(); kind {
+	case commandSplit:
+		s := &SplitCommand{Range: d.str()}
+		n := d.count(1)
+		for i := 0; i < n; i++ {
+			s.Bounds = append(s.Bounds, d.str())
+		}
+		first := d.uvarint()
+		if first > math.MaxInt32 {
+			d.fail("child range id %d out of range", first)
+		}
+		s.FirstChild = int(first)
+		s.RangesSeq = d.uvarint()
+		c.Split = s
+	case commandReindex:
+		gen := d.uvarint()
+		if gen > math.MaxUint32 {
+			d.fail("index generation %d out of range", gen)
+		}
+		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
+	case commandItems:
+		flags := d.byte()
+		c.Atomic = flags&1 != 0
+		c.Ts = d.varint()
+		c.Seq = d.uvarint()
+		c.Limits.LogicalBytes = d.varint()
+		c.Limits.PartitionBytes = d.varint()
+		n := d.count(2)
+		c.Ops = make([]Op, n)
+		for i := range c.Ops {
+			d.op(&c.Ops[i])
+		}
+	default:
+		if d.err == nil {
+			d.fail("unknown kind %d", kind)
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d bytes after the command", len(d.b))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return c, nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", errBadCommand, fmt.Sprintf(format, args...))
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.fail("truncated")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("truncated or overlong number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("truncated or overlong number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a count of elements each at least min bytes long, refusing
+// one the remaining bytes cannot hold (so damaged input allocates nothing
+// large).
+func (d *decoder) count(min int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)/min) {
+		d.fail("count %d exceeds the remaining %d bytes", n, len(d.b))
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) take(n uint64) []byte {
+	if n > uint64(len(d.b)) {
+		d.fail("length %d exceeds the remaining %d bytes", n, len(d.b))
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string { return string(d.take(d.uvarint())) }
+
+// bytes reads a str as a fresh slice, nil when empty.
+func (d *decoder) bytes() []byte {
+	v := d.take(d.uvarint())
+	if len(v) == 0 {
+		return nil
+	}
+	return append([]byte(nil), v...)
+}
+
+func (d *decoder) op(op *Op) {
+	op.Kind = OpKind(d.byte())
+	if d.err == nil && (op.Kind < OpCreate || op.Kind > OpRead) {
+		d.fail("unknown operation kind %d", op.Kind)
+	}
+	op.ID = d.str()
+	if n := d.count(1); n > 0 {
+		op.Key = make(epk.Key, n)
+		for i := range op.Key {
+			c := &op.Key[i]
+			c.Kind = epk.Kind(d.byte())
+			switch c.Kind {
+			case epk.KindNumber:
+				c.Num = math.Float64frombits(binary.BigEndian.Uint64(append(d.take(8), make([]byte, 8)...)))
+			case epk.KindString:
+				c.Str = d.str()
+			case epk.KindUndefined, epk.KindNull, epk.KindFalse, epk.KindTrue:
+			default:
+				d.fail("unknown partition key component kind %d", c.Kind)
+			}
+		}
+	}
+	op.EPK = d.str()
+	op.Body = d.bytes()
+	op.IfMatch = d.str()
+	op.Condition = d.str()
+	if n := d.count(4); n > 0 {
+		op.Patch = make([]jsondoc.PatchOp, n)
+		for i := range op.Patch {
+			p := &op.Patch[i]
+			p.Op, p.Path, p.From = d.str(), d.str(), d.str()
+			if l := d.uvarint(); l > 0 {
+				p.Value = append([]byte{}, d.take(l-1)...)
+			}
+		}
+	}
+}

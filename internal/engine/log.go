@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// The logs. Every change to the store is an entry of one of two kinds of
+// log, and applying the entries in order to an empty store gives the same
+// key-value contents (ApplyLog; the replay test holds the engine to it):
+//
+//   - each physical partition's log of commands (EncodeCommand), which
+//     apply executes deterministically; and
+//   - the catalog's log: database and container records, offers, the end
+//     of an index build, the deletion of a database or container. A
+//     catalog entry carries its writes themselves (catalogBatch), decided
+//     by the engine that made the change.
+//
+// The one key outside both is the id allocator's high-water mark
+// (storage.SeqKey), which is the node's own: it only keeps the numbers a
+// node hands out (carried in the commands) from repeating after a restart.
+
+// LogEntry is one entry of a log, as the engine hands it to
+// Options.commandLog once it is durable.
+type LogEntry struct {
+	// Container is the rid of the container whose partition Range applied
+	// the command; both are zero for a catalog entry.
+	Container [storage.RidLen]byte
+	Range     string
+	// Data is the encoded command or catalog batch.
+	Data []byte
+}
+
+// catalogBatch is the writes of one catalog change.
+type catalogBatch struct{ ops []catalogOp }
+
+type catalogOp struct {
+	kind     byte // catalogSet, catalogDelete or catalogDeleteRange
+	key, val []byte
+}
+
+const (
+	catalogSet         = 1
+	catalogDelete      = 2
+	catalogDeleteRange = 3
+)
+
+func (m *catalogBatch) set(k, v []byte) {
+	m.ops = append(m.ops, catalogOp{catalogSet, k, v})
+}
+
+func (m *catalogBatch) delete(k []byte) {
+	m.ops = append(m.ops, catalogOp{catalogDelete, k, nil})
+}
+
+func (m *catalogBatch) deleteRange(lo, hi []byte) {
+	m.ops = append(m.ops, catalogOp{catalogDeleteRange, lo, hi})
+}
+
+// Catalog entries: version:1 count:uvarint (kind:1 key:str val:str)*,
+// where val is the value of a set and the end of a deleted range.
+func (m *catalogBatch) encode() []byte {
+	b := []byte{commandVersion}
+	b = binary.AppendUvarint(b, uint64(len(m.ops)))
+	for _, op := range m.ops {
+		b = append(b, op.kind)
+		b = appendStr(b, string(op.key))
+		b = appendStr(b, string(op.val))
+	}
+	return b
+}
+
+func decodeCatalogBatch(data []byte) (*catalogBatch, error) {
+	d := decoder{b: data}
+	if v := d.byte(); v != commandVersion && d.err == nil {
+		d.fail("unknown catalog entry version %d", v)
+	}
+	n := d.count(3)
+	m := &catalogBatch{ops: make([]catalogOp, 0, n)}
+	for i := 0; i < n; i++ {
+		op := catalogOp{kind: d.byte(), key: d.bytes(), val: d.bytes()}
+		if d.err == nil && (op.kind < catalogSet || op.kind > catalogDeleteRange) {
+			d.fail("unknown catalog write kind %d", op.kind)
+		}
+		m.ops = append(m.ops, op)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d bytes after the catalog entry", len(d.b))
+	}
+	return m, d.err
+}
+
+// into writes the batch's operations into b.
+func (m *catalogBatch) into(b *storage.Batch) error {
+	for _, op := range m.ops {
+		var err error
+		switch op.kind {
+		case catalogSet:
+			err = b.Set(op.key, op.val)
+		case catalogDelete:
+			err = b.Delete(op.key)
+		default:
+			err = b.DeleteRange(op.key, op.val)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitCatalog commits a catalog change durably and hands it to the log.
+// Callers hold the locks that order their change against the others on
+// the same records (e.mu, c.mu), so the log has the order of the store.
+func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
+	b := e.store.NewBatch()
+	if err := m.into(b); err != nil {
+		b.Discard()
+		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
+	}
+	if e.opts.commandLog != nil {
+		e.opts.commandLog(LogEntry{Data: m.encode()})
+	}
+	return nil
+}
+
+// logCommand hands a partition's applied command to the log.
+func (p *Partition) logCommand(cmd *Command) {
+	if l := p.c.e.opts.commandLog; l != nil {
+		l(LogEntry{Container: p.c.rid, Range: p.info.ID, Data: EncodeCommand(nil, cmd)})
+	}
+}

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// ApplyLog applies log entries, in the order the engine handed them out,
+// to store, as a replica that receives the logs applies them: each entry
+// in its own batch, through the same apply functions the partitions' loops
+// use. Applied to an empty store, the entries an engine logged give its
+// key-value contents byte for byte, but for the node's own id allocator
+// record (see LogEntry).
+func ApplyLog(store *storage.DB, entries []LogEntry) error {
+	r := replica{store: store, parts: map[replicaKey]*replicaPart{}}
+	for i, en := range entries {
+		if err := r.apply(en); err != nil {
+			return fmt.Errorf("log entry %d (container %x, range %q): %w", i, en.Container, en.Range, err)
+		}
+	}
+	return nil
+}
+
+type replicaKey struct {
+	rid     [storage.RidLen]byte
+	rangeID string
+}
+
+// replicaPart is a replica's view of one partition, read from its store.
+type replicaPart struct {
+	ac *applyCtx
+	st partState
+	ix *indexState
+}
+
+type replica struct {
+	store *storage.DB
+	parts map[replicaKey]*replicaPart
+}
+
+// apply applies one entry in its own batch.
+func (r *replica) apply(en LogEntry) error {
+	b := r.store.NewBatch()
+	done, err := r.write(b, en)
+	if err != nil {
+		b.Discard()
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+// write writes an entry's effects into b, and returns what to do once b
+// has committed.
+func (r *replica) write(b *storage.Batch, en LogEntry) (done func(), err error) {
+	if en.Range == "" {
+		m, err := decodeCatalogBatch(en.Data)
+		if err != nil {
+			return nil, err
+		}
+		// A catalog entry may delete or rewrite any container: read the
+		// partitions afresh.
+		return func() { clear(r.parts) }, m.into(b)
+	}
+	cmd, err := DecodeCommand(en.Data)
+	if err != nil {
+		return nil, err
+	}
+	k := replicaKey{en.Container, en.Range}
+	p, err := r.part(k)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cmd.Split != nil:
+		_, _, _, err := applySplit(r.store, b, p.ac, en.Range, p.st, cmd.Split)
+		return func() { delete(r.parts, k) }, err
+	case cmd.Reindex != nil:
+		ix, _, err := applyReindex(r.store, b, en.Container, en.Range, p.ix, cmd.Reindex)
+		return func() { p.ix = ix }, err
+	}
+	ac := *p.ac
+	ac.index = p.ix
+	st := p.st
+	if _, err, _ := applyCommand(&ac, b, cmd, &st, en.Range); err != nil {
+		return nil, err
+	}
+	return func() { p.st = st }, b.Set(storage.PartitionKey(en.Container, en.Range), st.encode())
+}
+
+// part reads a partition's state from the store, the first time it is
+// needed after a catalog entry or a split.
+func (r *replica) part(k replicaKey) (*replicaPart, error) {
+	if p := r.parts[k]; p != nil {
+		return p, nil
+	}
+	var info ContainerInfo
+	found := false
+	lo := storage.ContainersPrefix()
+	err := r.store.Iterate(lo, storage.PrefixEnd(lo), func(_, v []byte) (bool, error) {
+		if err := json.Unmarshal(v, &info); err != nil {
+			return false, err
+		}
+		rid, err := decodeRid(info.Rid)
+		found = err == nil && string(rid) == string(k.rid[:])
+		return !found, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("no container with rid %x", k.rid)
+	}
+	ac, err := newApplyCtx(info)
+	if err != nil {
+		return nil, err
+	}
+	var rng RangeInfo
+	for _, x := range info.Ranges {
+		if x.ID == k.rangeID {
+			rng = x
+		}
+	}
+	if rng.ID == "" {
+		return nil, fmt.Errorf("container %q has no range %q", info.ID, k.rangeID)
+	}
+	st, ix, err := readPartition(r.store, ac.rid, info, rng)
+	if err != nil {
+		return nil, err
+	}
+	p := &replicaPart{ac: &ac, st: st, ix: ix}
+	r.parts[k] = p
+	return p, nil
+}
