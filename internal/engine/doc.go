@@ -24,15 +24,20 @@
 //     callers answered: an acknowledged write is durable, and all commands of a
 //     group share one sync (group commit).
 //
-// Two other commands run in the loop without going through apply, each alone
-// in its own batch after the writes queued before it: a split (split.go),
-// which takes no LSN, and a reindex chunk (index_build.go), which writes index
-// entries for committed items. Catalog records (databases, container records,
-// offers) and the deletion of a database or container are written outside
-// the partition loops.
+// Two other commands run in the loop, each alone in its own batch after the
+// writes queued before it and applied by a deterministic function of its
+// own: a split (applySplit, split.go), which takes no LSN, and a chunk of an
+// index build (applyReindex, index_build.go), which writes index entries for
+// committed items and switches the partition's writes to the new generation.
+// Every command has a stable encoding (command.go). Catalog changes
+// (databases, container records, offers, deletions) are batches of key
+// writes committed by commitCatalog. Both kinds are handed, once durable,
+// to an optional log that ApplyLog replays into another store with the same
+// result byte for byte (log.go, replay.go).
 //
-// Reads go straight to the committed state in storage and never wait for the
-// apply loop.
+// Reads go straight to the committed state in storage, or to a snapshot of
+// one partition at an applied LSN (Partition.Snapshot), and never wait for
+// the apply loop.
 //
 // # Errors
 //

@@ -16,10 +16,12 @@ import (
 // partition (storage.IndexPrefix), so a split moves no index entry either;
 // a lookup keeps the entries whose item lies in the partitions it reads.
 //
-// A policy change starts a new index generation. Writes switch to it at
-// once; a builder walks every partition's items in key order, a chunk at a
-// time, and adds their entries through the partition's apply loop (a
-// reindex command), so a chunk never races a write of the same items. When
+// A policy change starts a new index generation. A builder walks every
+// partition's items in key order, a chunk at a time, and adds their entries
+// through the partition's apply loop (a reindex command), so a chunk never
+// races a write of the same items. A partition's first chunk of the new
+// generation switches its writes to it (the partition's index record, which
+// its writes read, so replicas switch at the same point of its log). When
 // the walk ends the old generations are deleted and queries start using
 // the new one; until then they scan, and their results are complete either
 // way. A build interrupted by a restart starts again from the beginning.

@@ -39,8 +39,8 @@ func (c *Container) initIndex(info ContainerInfo) error {
 	return nil
 }
 
-// startIndexBuild switches writes to the record's index generation and
-// builds it in the background.
+// startIndexBuild builds the record's index generation in the background;
+// each partition's writes switch to it with its first chunk.
 func (c *Container) startIndexBuild(info ContainerInfo) {
 	pol, err := index.Compile(info.IndexingPolicy)
 	if err != nil {

@@ -331,19 +331,22 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 	var f Feed
 	lo, hi := storage.ContainerItemsSpan(c.rid)
 	first := c.Partitions()[0]
+	var rd stateReader = c.e.store
 	if rangeID != "" {
+		// One range's page is read from a snapshot of it, so that the page
+		// and its session token agree.
 		p, err := c.PartitionByID(rangeID)
 		if err != nil {
 			return f, err
 		}
-		first = p
-		r := p.Range()
-		max := r.Max
-		if max == "FF" {
-			max = ""
+		snap, err := p.Snapshot()
+		if err != nil {
+			return f, err
 		}
-		lo, hi = storage.ItemSpan(c.rid, r.Min, max)
-		f.Sessions = []Session{p.Session()}
+		defer snap.Close()
+		first, rd = p, snap
+		lo, hi = snap.ItemSpan()
+		f.Sessions = []Session{snap.Session()}
 	} else {
 		for _, p := range c.Partitions() {
 			f.Sessions = append(f.Sessions, p.Session())
@@ -370,7 +373,7 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 	size := 0
 	var last []byte
 	more := false
-	err := c.e.store.Iterate(lo, hi, func(k, v []byte) (bool, error) {
+	err := rd.Iterate(lo, hi, func(k, v []byte) (bool, error) {
 		if len(f.Docs) >= maxItems || size >= maxPageBytes {
 			more = true
 			return false, nil

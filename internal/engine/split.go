@@ -16,8 +16,9 @@ import (
 // metadata change: items are keyed by EPK, so each child's items are already
 // one contiguous span, and nothing moves. The split runs as a command in the
 // parent's apply loop, after every write queued before it, so the children
-// start from the parent's exact state (and a replicated log can later carry
-// the same command). Afterwards the parent's loop forwards requests that still
+// start from the parent's exact state; the command carries everything
+// decided outside it (boundaries, child range ids, the map's sequence
+// number), so a replica that applies the same log makes the same split. Afterwards the parent's loop forwards requests that still
 // reach it to the owning child, and answers 410 (partition key range gone) to
 // requests that named the parent's range id.
 

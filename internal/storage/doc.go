@@ -8,6 +8,7 @@
 //	M 0x00 "seq"                                           resource-id allocator high-water mark
 //	D <container rid, 8 bytes> <EPK, uppercase hex> 0x00 <item id>   one item
 //	P <container rid, 8 bytes> <range id>                  one physical partition's state (LSN, stats)
+//	P <container rid, 8 bytes> <range id> 0x00 'i'         its index record (generation, policy)
 //	L <container rid, 8 bytes> <EPK, uppercase hex> 0x00 <key JSON>  one logical partition's size
 //	I <container rid, 8 bytes> <generation> <term> <EPK> 0x00 <item id>  one index entry (see IndexPrefix)
 //
@@ -26,11 +27,11 @@
 //   - Batch.Commit. The engine's per-partition apply loop commits item writes
 //     with it, many commands to one batch and one WAL sync (group commit), and
 //     Pebble further merges concurrent syncs of different partitions. Splits
-//     and reindex chunks (also in the loop), the deletion of a database or
-//     container, the end of an index build, and the catalog key rewrite at
-//     open commit their own batches.
-//   - DB.Set, one key at a time, for rare metadata: database and container
-//     records and the resource-id allocator's high-water mark.
+//     and reindex chunks (also in the loop), every catalog change (database
+//     and container records, offers, deletions, the end of an index build)
+//     and the catalog key rewrite at open commit their own batches.
+//   - DB.Set, one key at a time, for the resource-id allocator's high-water
+//     mark.
 //
 // DB.WriteFile writes small files beside the store, outside Pebble and its
 // log (the engine's record of acknowledged LSNs).

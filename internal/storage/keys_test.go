@@ -67,6 +67,25 @@ func TestKeysInjective(t *testing.T) {
 		}
 	}
 
+	// Partition state and index records: range ids are decimal numbers.
+	partKeys := map[string]string{}
+	for _, rid := range [][RidLen]byte{{1}, {1, 0, 0, 0, 0, 0, 0, 1}} {
+		lo, hi := ContainerPartitionsSpan(rid)
+		for n := 0; n < 200; n++ {
+			id := fmt.Sprint(n)
+			for kind, k := range map[string][]byte{"state": PartitionKey(rid, id), "index": PartitionIndexKey(rid, id)} {
+				who := fmt.Sprintf("%x/%s/%s", rid, id, kind)
+				if prev, ok := partKeys[string(k)]; ok && prev != who {
+					t.Fatalf("partition records %s and %s share the key %q", prev, who, k)
+				}
+				partKeys[string(k)] = who
+				if !within(k, lo, hi) {
+					t.Fatalf("partition record %s outside its container's span", who)
+				}
+			}
+		}
+	}
+
 	// Items, logical partitions and index entries of two containers.
 	rids := [][RidLen]byte{{1}, {1, 0, 0, 0, 0, 0, 0, 1}}
 	itemKeys := map[string]string{}
