@@ -188,6 +188,9 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
 		flags := d.byte()
+		if flags&^1 != 0 && d.err == nil {
+			d.fail("unknown flags %#x", flags)
+		}
 		c.Atomic = flags&1 != 0
 		c.Ts = d.varint()
 		c.Seq = d.uvarint()
