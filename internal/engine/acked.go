@@ -29,7 +29,7 @@ import (
 // partition that holds less than its recorded LSN has lost acknowledged
 // writes. Deleting a container drops its entries (and rewrites the file)
 // before the deletion commits, and a split range is checked against its
-// children, which start at its LSN.
+// children, which start past its LSN.
 const AckedFile = "parsec-acked.json"
 
 // DefaultAckedInterval is how often the acknowledged LSNs are recorded.

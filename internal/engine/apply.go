@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log"
+	"runtime/debug"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
@@ -93,6 +95,70 @@ type OpResult struct {
 	Etag string
 	// Charge is the operation's request charge in RU.
 	Charge float64
+}
+
+// partSM is what a partition's commands read and advance besides the store:
+// its state record and its index (the partition's index record).
+type partSM struct {
+	st partState
+	ix *indexState
+}
+
+// applied is what applying one command gives beside its writes.
+type applied struct {
+	res   []OpResult   // an item command's outcomes
+	next  []byte       // a reindex command: where its chunk stopped; nil at the end
+	split *splitResult // a split command
+}
+
+// splitResult is what a split made: the container record with the new
+// partition map, and the children with their states.
+type splitResult struct {
+	info     ContainerInfo
+	children []RangeInfo
+	states   []partState
+}
+
+// applyEntry applies one command of partition rangeID at the partition's
+// next LSN into b and advances sm: it is the one way a partition's state
+// changes, in the partition's loop and in ApplyLog alike. A split and a
+// reindex chunk read the committed store through rd, so they run alone in
+// their batch (runsAlone); item commands read through b.
+//
+// Its error is the command's own: b and sm are untouched and the group
+// goes on, unless broken is set, when the command failed while writing
+// into b and the whole batch must be discarded. A panic in apply is a bug
+// of this command alone: it becomes the command's ErrInternal (HTTP 500),
+// not the server's death nor the group's failure.
+func applyEntry(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, sm *partSM, cmd *Command) (out applied, err error, broken bool) {
+	t := &txn{b: b}
+	next := *sm
+	next.st.LSN++
+	defer func() {
+		if x := recover(); x != nil {
+			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", rangeID, x, debug.Stack())
+			out, err, broken = applied{}, internalError("partition %s: a command panicked in apply: %v", rangeID, x), t.flushing
+		}
+	}()
+	switch {
+	case cmd.Split != nil:
+		// A split writes into b only once it cannot fail.
+		sr := &splitResult{}
+		sr.info, sr.children, sr.states, err = applySplit(rd, b, ac, rangeID, next.st, cmd.Split)
+		out.split = sr
+	case cmd.Reindex != nil:
+		next.ix, out.next, err = applyReindex(rd, b, ac.rid, rangeID, sm.ix, cmd.Reindex)
+		broken = err != nil && !errors.Is(err, errIndexSuperseded)
+	default:
+		ac.index = sm.ix
+		out.res, err = apply(ac, t, cmd, next.st.LSN, &next.st)
+		broken = err != nil && t.flushing
+	}
+	if err != nil {
+		return applied{}, err, broken
+	}
+	*sm = next
+	return out, nil, false
 }
 
 // partState is a physical partition's durable state, written atomically with

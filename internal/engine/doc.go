@@ -25,10 +25,11 @@
 //     group share one sync (group commit).
 //
 // Two other commands run in the loop, each alone in its own batch after the
-// writes queued before it and applied by a deterministic function of its
-// own: a split (applySplit, split.go), which takes no LSN, and a chunk of an
+// writes queued before it, since they read the committed store: a split
+// (applySplit, split.go), whose children start at its LSN, and a chunk of an
 // index build (applyReindex, index_build.go), which writes index entries for
 // committed items and switches the partition's writes to the new generation.
+// Every command takes an LSN, and applyEntry applies every kind.
 // Every command has a stable encoding (command.go). Catalog changes
 // (databases, container records, offers, deletions) are batches of key
 // writes committed by commitCatalog. Both kinds are handed, once durable,

@@ -103,33 +103,6 @@ func (c *Container) buildIndex(ix *indexState, policy []byte) error {
 	}
 }
 
-// reindex runs a reindex command in the partition's loop, alone in its
-// batch, so that it reads the items as the commands before it left them.
-func (p *Partition) reindex(r *request) {
-	r.err = p.doReindex(r)
-	close(r.done)
-}
-
-func (p *Partition) doReindex(r *request) error {
-	c := p.c
-	b := c.e.store.NewBatch()
-	ix, next, err := applyReindex(c.e.store, b, c.rid, p.info.ID, p.ix, r.cmd.Reindex)
-	if err == nil {
-		err = b.Commit()
-		if err != nil {
-			err = fmt.Errorf("%w: cannot write index entries: %v", ErrUnavailable, err)
-		}
-	} else {
-		b.Discard()
-	}
-	if err != nil {
-		return err
-	}
-	p.logCommand(r.cmd)
-	p.ix, r.next = ix, next
-	return nil
-}
-
 // applyReindex applies a reindex command into b for partition rangeID,
 // whose writes maintain index cur. A command of a newer generation
 // switches the partition to it (its index record); one of an older

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"log"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,27 +153,20 @@ func (p *Partition) run() {
 				break drain
 			}
 		}
-		if alone {
-			last := group[len(group)-1]
-			if len(group) > 1 {
-				p.commitGroup(group[:len(group)-1])
-			}
-			if last.cmd.Split != nil {
-				p.split(last)
-			} else {
-				p.reindex(last)
-			}
-		} else {
-			p.commitGroup(group)
+		if alone && len(group) > 1 {
+			p.commitGroup(group[:len(group)-1])
+			group = group[len(group)-1:]
 		}
+		p.commitGroup(group)
 		for i := range group {
 			group[i] = nil
 		}
 	}
 }
 
-// runsAlone reports whether a command runs apart from any group: a split,
-// and a reindex chunk, which reads the committed items.
+// runsAlone reports whether a command runs in a batch of its own: a split,
+// after which the partition's commands belong to its children, and a
+// reindex chunk, which reads the committed items (see applyEntry).
 func runsAlone(c *Command) bool { return c.Split != nil || c.Reindex != nil }
 
 // drain answers every request still queued when the loop stops.
@@ -225,31 +216,58 @@ func cmdBytes(c *Command) int {
 // of the batch itself (a write into it that failed half way, or the commit)
 // fails the whole group.
 func (p *Partition) commitGroup(group []*request) {
-	ac := p.c.applyCtx(p)
-	b := p.c.e.store.NewBatch()
-	st := p.state
+	c := p.c
+	if group[0].cmd.Split != nil {
+		// c.mu orders the split's write of the container record with the
+		// catalog's writes of it, which hold c.mu too, and covers the swap
+		// of the children into the routing table.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+	}
+	ac := c.applyCtx(p)
+	b := c.e.store.NewBatch()
+	sm := partSM{st: p.state, ix: p.ix}
 	var err error
+	var split *splitResult
+	var next []byte
+	applied := 0
 	for _, r := range group {
-		var broken bool
-		r.res, r.err, broken = applyCommand(ac, b, r.cmd, &st, p.info.ID)
+		out, cerr, broken := applyEntry(c.e.store, b, ac, p.info.ID, &sm, r.cmd)
+		r.res, r.err = out.res, cerr
 		if broken {
-			err = r.err
+			err = cerr
 			break
 		}
+		if cerr == nil {
+			applied++
+			split, next = out.split, out.next
+		}
 	}
-	if err == nil {
-		err = b.Set(storage.PartitionKey(ac.rid, p.info.ID), st.encode())
+	if err == nil && split == nil {
+		// A split deleted the parent's state record; every other batch
+		// writes it.
+		err = b.Set(storage.PartitionKey(ac.rid, p.info.ID), sm.st.encode())
 	}
-	if err == nil {
-		err = b.Commit()
-	} else {
+	switch {
+	case err == nil && applied == 0:
+		b.Discard() // every command failed and wrote nothing: no sync
+	case err == nil:
+		if err = b.Commit(); err != nil {
+			err = fmt.Errorf("%w: cannot commit write: %v", ErrUnavailable, err)
+		}
+	default:
 		b.Discard()
 	}
 	if err != nil {
+		// The command that broke the batch keeps its own error; the
+		// others could not commit.
 		for _, r := range group {
-			r.res, r.err = nil, fmt.Errorf("%w: cannot commit write: %v", ErrUnavailable, err)
+			r.res = nil
+			if r.err == nil || r.err != err {
+				r.err = fmt.Errorf("%w: cannot commit write: %v", ErrUnavailable, err)
+			}
 		}
-	} else {
+	} else if applied > 0 {
 		// A command that failed as a whole wrote nothing, and may have
 		// failed for a reason of this node (a read error): it is not in
 		// the log. Failed operations inside an applied command are.
@@ -258,40 +276,21 @@ func (p *Partition) commitGroup(group []*request) {
 				p.logCommand(r.cmd)
 			}
 		}
-		p.state = st
-		p.lsn.Store(st.LSN)
-		p.items.Store(st.Items)
-		p.bytes.Store(st.Bytes)
+		p.state, p.ix = sm.st, sm.ix
+		p.lsn.Store(sm.st.LSN)
+		p.items.Store(sm.st.Items)
+		p.bytes.Store(sm.st.Bytes)
 		p.commits.Add(1)
+		group[len(group)-1].next = next
+		if split != nil {
+			group[0].children = split.children
+			p.swapChildren(split)
+		}
 	}
 	for _, r := range group {
 		close(r.done)
 	}
-	if err == nil {
-		p.c.maybeSplitForStorage(p)
+	if err == nil && split == nil {
+		c.maybeSplitForStorage(p)
 	}
-}
-
-// applyCommand applies an item command at the next LSN of the partition
-// state st into b, advancing st. Its error is the command's own: the batch
-// and st are untouched and the group goes on, unless broken is set, when
-// the command failed while writing into the batch and the whole group must
-// fail. A panic in apply is a bug of this command alone: it becomes the
-// command's error (HTTP 500), not the server's death nor the group's
-// failure: an ErrInternal. The loop and ApplyLog both apply through it.
-func applyCommand(ac *applyCtx, b *storage.Batch, cmd *Command, st *partState, rangeID string) (res []OpResult, err error, broken bool) {
-	t := &txn{b: b}
-	next := *st
-	next.LSN++
-	defer func() {
-		if x := recover(); x != nil {
-			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", rangeID, x, debug.Stack())
-			res, err, broken = nil, internalError("partition %s: a command panicked in apply: %v", rangeID, x), t.flushing
-		}
-	}()
-	res, err = apply(ac, t, cmd, next.LSN, &next)
-	if err == nil {
-		*st = next
-	}
-	return res, err, err != nil && t.flushing
 }

@@ -31,8 +31,7 @@ type replicaKey struct {
 // replicaPart is a replica's view of one partition, read from its store.
 type replicaPart struct {
 	ac *applyCtx
-	st partState
-	ix *indexState
+	sm partSM
 }
 
 type replica struct {
@@ -76,21 +75,15 @@ func (r *replica) write(b *storage.Batch, en LogEntry) (done func(), err error) 
 	if err != nil {
 		return nil, err
 	}
+	sm := p.sm
+	out, err, _ := applyEntry(r.store, b, p.ac, en.Range, &sm, cmd)
 	switch {
-	case cmd.Split != nil:
-		_, _, _, err := applySplit(r.store, b, p.ac, en.Range, p.st, cmd.Split)
-		return func() { delete(r.parts, k) }, err
-	case cmd.Reindex != nil:
-		ix, _, err := applyReindex(r.store, b, en.Container, en.Range, p.ix, cmd.Reindex)
-		return func() { p.ix = ix }, err
-	}
-	ac := *p.ac
-	ac.index = p.ix
-	st := p.st
-	if _, err, _ := applyCommand(&ac, b, cmd, &st, en.Range); err != nil {
+	case err != nil:
 		return nil, err
+	case out.split != nil:
+		return func() { delete(r.parts, k) }, nil
 	}
-	return func() { p.st = st }, b.Set(storage.PartitionKey(en.Container, en.Range), st.encode())
+	return func() { p.sm = sm }, b.Set(storage.PartitionKey(en.Container, en.Range), sm.st.encode())
 }
 
 // part reads a partition's state from the store, the first time it is
@@ -133,7 +126,7 @@ func (r *replica) part(k replicaKey) (*replicaPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &replicaPart{ac: &ac, st: st, ix: ix}
+	p := &replicaPart{ac: &ac, sm: partSM{st: st, ix: ix}}
 	r.parts[k] = p
 	return p, nil
 }

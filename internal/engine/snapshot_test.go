@@ -8,7 +8,8 @@ import (
 
 // TestPartitionSnapshot: a partition's snapshot holds exactly the commands
 // applied up to its LSN, while the partition applies more; a split
-// partition has none, and its children start at its LSN with its items.
+// partition has none, and its children start at the split's LSN with its
+// items.
 func TestPartitionSnapshot(t *testing.T) {
 	e, st := testEngine(t, "")
 	defer st.Close()
@@ -62,8 +63,8 @@ func TestPartitionSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.LSN != 15 {
-			t.Fatalf("child %s starts at LSN %d, want its parent's 15", q.ID(), s.LSN)
+		if s.LSN != 16 {
+			t.Fatalf("child %s starts at LSN %d, want 16, the LSN of the split after its parent's 15 writes", q.ID(), s.LSN)
 		}
 		total += items(s)
 		s.Close()

@@ -43,69 +43,43 @@ func (c *Container) splitPartition(p *Partition, bounds []string) ([]RangeInfo, 
 	return r.children, err
 }
 
-// split executes a split command inside p's loop, alone in its batch.
-func (p *Partition) split(r *request) {
-	r.err = p.doSplit(r)
-	close(r.done)
-}
-
-func (p *Partition) doSplit(r *request) error {
+// swapChildren puts the children of a committed split in p's place. New
+// requests route to them from now on; requests already queued on p are
+// forwarded by p's loop. The caller, p's loop, holds c.mu.
+func (p *Partition) swapChildren(sr *splitResult) {
 	c := p.c
-	// c.mu orders the split's write of the container record with the
-	// catalog's writes of it, which hold c.mu too.
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ac := c.applyCtx(p)
-	b := c.e.store.NewBatch()
-	rec, children, states, err := applySplit(c.e.store, b, ac, p.info.ID, p.state, r.cmd.Split)
-	if err == nil {
-		err = b.Commit()
-		if err != nil {
-			err = fmt.Errorf("%w: cannot commit split: %v", ErrUnavailable, err)
-		}
-	} else {
-		b.Discard()
-	}
-	if err != nil {
-		return err
-	}
-	p.logCommand(r.cmd)
-
-	// Swap the children in. New requests route to them from now on; requests
-	// already queued on p are forwarded by p's loop.
 	info := c.Info()
-	info.Ranges, info.NextRangeID, info.RangesSeq = rec.Ranges, rec.NextRangeID, rec.RangesSeq
+	info.Ranges, info.NextRangeID, info.RangesSeq = sr.info.Ranges, sr.info.NextRangeID, sr.info.RangesSeq
 	pmap, err := partition.New(info.Ranges)
 	if err != nil {
-		return internalError("the partition map after splitting range %s: %v", p.info.ID, err)
+		// applySplit made the map with partition.Map.Split, which checks it.
+		panic("BUG: the partition map after a split is invalid: " + err.Error())
 	}
-	now := c.e.opts.Now()
 	var parts []*Partition
 	for _, q := range c.parts {
 		if q != p {
 			parts = append(parts, q)
 			continue
 		}
-		for i, ch := range children {
-			cp := &Partition{c: c, info: ch, state: states[i], ix: p.ix}
-			cp.lsn.Store(states[i].LSN)
+		for i, ch := range sr.children {
+			cp := &Partition{c: c, info: ch, state: sr.states[i], ix: p.ix}
+			cp.lsn.Store(sr.states[i].LSN)
 			parts = append(parts, cp)
 		}
 	}
 	c.pmap, c.parts = pmap, parts
 	c.retired = append(c.retired, p)
 	c.info.Store(&info)
-	c.startNewPartitions(now)
+	c.startNewPartitions(c.e.opts.Now())
 	p.retired.Store(true)
 	go c.e.refreshRates()
-	r.children = children
-	log.Printf("parsec: container %s/%s: partition key range %s split into %d ranges (%v)", info.DB, info.ID, p.info.ID, len(children), children)
-	return nil
+	log.Printf("parsec: container %s/%s: partition key range %s split into %d ranges (%v)", info.DB, info.ID, p.info.ID, len(sr.children), sr.children)
 }
 
-// applySplit applies a split of partition rangeID, whose state is st, into
-// b: the children's state and index records replace the parent's, and the
-// container record gets the new partition map. It reads the committed
+// applySplit applies a split of partition rangeID, whose state with the
+// split's LSN is st, into b: the children's state and index records (the
+// children start at st's LSN) replace the parent's, and the container
+// record gets the new partition map. It reads the committed
 // store, which a split, applied alone, finds as the commands before it
 // left it. It returns the new container record, the children and their
 // states.
@@ -154,6 +128,14 @@ func applySplit(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 	if err != nil && err != storage.ErrNotFound {
 		return info, nil, nil, fmt.Errorf("%w: cannot read the index record: %v", ErrUnavailable, err)
 	}
+	info.Ranges = pmap.Ranges()
+	info.NextRangeID = max(info.NextRangeID, cmd.FirstChild+len(children))
+	info.RangesSeq = cmd.RangesSeq
+	rec, err := encodeContainer(info)
+	if err != nil {
+		return info, nil, nil, err
+	}
+	// Nothing fails from here on: the writes into b.
 	for i, ch := range children {
 		_ = b.Set(storage.PartitionKey(ac.rid, ch.ID), states[i].encode())
 		if ixRec != nil {
@@ -162,14 +144,7 @@ func applySplit(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 	}
 	_ = b.Delete(storage.PartitionKey(ac.rid, rangeID))
 	_ = b.Delete(storage.PartitionIndexKey(ac.rid, rangeID))
-	info.Ranges = pmap.Ranges()
-	info.NextRangeID = max(info.NextRangeID, cmd.FirstChild+len(children))
-	info.RangesSeq = cmd.RangesSeq
-	v, err = encodeContainer(info)
-	if err != nil {
-		return info, nil, nil, err
-	}
-	_ = b.Set(ac.record, v)
+	_ = b.Set(ac.record, rec)
 	return info, children, states, nil
 }
 
