@@ -3,9 +3,9 @@ package engine
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 
+	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
 )
@@ -84,10 +84,10 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	case c.Split != nil:
 		s := c.Split
 		dst = append(dst, commandSplit)
-		dst = appendStr(dst, s.Range)
+		dst = binfmt.AppendString(dst, s.Range)
 		dst = binary.AppendUvarint(dst, uint64(len(s.Bounds)))
 		for _, b := range s.Bounds {
-			dst = appendStr(dst, b)
+			dst = binfmt.AppendString(dst, b)
 		}
 		dst = binary.AppendUvarint(dst, uint64(s.FirstChild))
 		return binary.AppendUvarint(dst, s.RangesSeq)
@@ -95,9 +95,9 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 		r := c.Reindex
 		dst = append(dst, commandReindex)
 		dst = binary.AppendUvarint(dst, uint64(r.Gen))
-		dst = appendStr(dst, string(r.Policy))
-		dst = appendStr(dst, string(r.From))
-		return appendStr(dst, string(r.To))
+		dst = binfmt.AppendString(dst, string(r.Policy))
+		dst = binfmt.AppendString(dst, string(r.From))
+		return binfmt.AppendString(dst, string(r.To))
 	}
 	dst = append(dst, commandItems)
 	var flags byte
@@ -118,7 +118,7 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 
 func appendOp(dst []byte, op *Op) []byte {
 	dst = append(dst, byte(op.Kind))
-	dst = appendStr(dst, op.ID)
+	dst = binfmt.AppendString(dst, op.ID)
 	dst = binary.AppendUvarint(dst, uint64(len(op.Key)))
 	for _, c := range op.Key {
 		dst = append(dst, byte(c.Kind))
@@ -126,18 +126,18 @@ func appendOp(dst []byte, op *Op) []byte {
 		case epk.KindNumber:
 			dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(c.Num))
 		case epk.KindString:
-			dst = appendStr(dst, c.Str)
+			dst = binfmt.AppendString(dst, c.Str)
 		}
 	}
-	dst = appendStr(dst, op.EPK)
-	dst = appendStr(dst, string(op.Body))
-	dst = appendStr(dst, op.IfMatch)
-	dst = appendStr(dst, op.Condition)
+	dst = binfmt.AppendString(dst, op.EPK)
+	dst = binfmt.AppendString(dst, string(op.Body))
+	dst = binfmt.AppendString(dst, op.IfMatch)
+	dst = binfmt.AppendString(dst, op.Condition)
 	dst = binary.AppendUvarint(dst, uint64(len(op.Patch)))
 	for _, p := range op.Patch {
-		dst = appendStr(dst, p.Op)
-		dst = appendStr(dst, p.Path)
-		dst = appendStr(dst, p.From)
+		dst = binfmt.AppendString(dst, p.Op)
+		dst = binfmt.AppendString(dst, p.Path)
+		dst = binfmt.AppendString(dst, p.From)
 		if p.Value == nil {
 			dst = append(dst, 0)
 		} else {
@@ -148,142 +148,74 @@ func appendOp(dst []byte, op *Op) []byte {
 	return dst
 }
 
-func appendStr(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
 // errBadCommand is DecodeCommand's error for bytes that are not a command.
 var errBadCommand = errors.New("not a valid command")
 
 // DecodeCommand decodes an encoded command. The result does not alias b.
 func DecodeCommand(b []byte) (*Command, error) {
-	d := decoder{b: b}
-	if v := d.byte(); v != commandVersion {
-		if d.err == nil {
-			d.fail("unknown version %d", v)
-		}
-		return nil, d.err
+	d := newDecoder(b)
+	if v := d.Byte(); v != commandVersion {
+		d.Fail("unknown version %d", v) // a truncation's failure comes first
+		return nil, d.Err()
 	}
 	c := &Command{}
-	switch kind := d.byte(); kind {
+	switch kind := d.Byte(); kind {
 	case commandSplit:
 		s := &SplitCommand{Range: d.str()}
-		n := d.count(1)
+		n := d.Count(1)
 		for i := 0; i < n; i++ {
 			s.Bounds = append(s.Bounds, d.str())
 		}
-		first := d.uvarint()
+		first := d.Uvarint()
 		if first > math.MaxInt32 {
-			d.fail("child range id %d out of range", first)
+			d.Fail("child range id %d out of range", first)
 		}
 		s.FirstChild = int(first)
-		s.RangesSeq = d.uvarint()
+		s.RangesSeq = d.Uvarint()
 		c.Split = s
 	case commandReindex:
-		gen := d.uvarint()
+		gen := d.Uvarint()
 		if gen > math.MaxUint32 {
-			d.fail("index generation %d out of range", gen)
+			d.Fail("index generation %d out of range", gen)
 		}
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
-		flags := d.byte()
-		if flags&^1 != 0 && d.err == nil {
-			d.fail("unknown flags %#x", flags)
+		flags := d.Byte()
+		if flags&^1 != 0 {
+			d.Fail("unknown flags %#x", flags)
 		}
 		c.Atomic = flags&1 != 0
-		c.Ts = d.varint()
-		c.Seq = d.uvarint()
-		c.Limits.LogicalBytes = d.varint()
-		c.Limits.PartitionBytes = d.varint()
-		n := d.count(2)
+		c.Ts = d.Varint()
+		c.Seq = d.Uvarint()
+		c.Limits.LogicalBytes = d.Varint()
+		c.Limits.PartitionBytes = d.Varint()
+		n := d.Count(2)
 		c.Ops = make([]Op, n)
 		for i := range c.Ops {
 			d.op(&c.Ops[i])
 		}
 	default:
-		if d.err == nil {
-			d.fail("unknown kind %d", kind)
-		}
+		d.Fail("unknown kind %d", kind)
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("%d bytes after the command", len(d.b))
+	if d.Len() != 0 {
+		d.Fail("%d bytes after the command", d.Len())
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	return c, nil
 }
 
-type decoder struct {
-	b   []byte
-	err error
-}
+// decoder reads commands and catalog entries.
+type decoder struct{ binfmt.Reader }
 
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s", errBadCommand, fmt.Sprintf(format, args...))
-	}
-	d.b = nil
-}
+func newDecoder(b []byte) *decoder { return &decoder{binfmt.NewReader(b, errBadCommand)} }
 
-func (d *decoder) byte() byte {
-	if len(d.b) == 0 {
-		d.fail("truncated")
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("truncated or overlong number")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("truncated or overlong number")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads a count of elements each at least min bytes long, refusing
-// one the remaining bytes cannot hold (so damaged input allocates nothing
-// large).
-func (d *decoder) count(min int) int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)/min) {
-		d.fail("count %d exceeds the remaining %d bytes", n, len(d.b))
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) take(n uint64) []byte {
-	if n > uint64(len(d.b)) {
-		d.fail("length %d exceeds the remaining %d bytes", n, len(d.b))
-		return nil
-	}
-	v := d.b[:n:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) str() string { return string(d.take(d.uvarint())) }
+func (d *decoder) str() string { return string(d.Bytes()) }
 
 // bytes reads a str as a fresh slice, nil when empty.
 func (d *decoder) bytes() []byte {
-	v := d.take(d.uvarint())
+	v := d.Bytes()
 	if len(v) == 0 {
 		return nil
 	}
@@ -291,24 +223,26 @@ func (d *decoder) bytes() []byte {
 }
 
 func (d *decoder) op(op *Op) {
-	op.Kind = OpKind(d.byte())
-	if d.err == nil && (op.Kind < OpCreate || op.Kind > OpRead) {
-		d.fail("unknown operation kind %d", op.Kind)
+	op.Kind = OpKind(d.Byte())
+	if op.Kind < OpCreate || op.Kind > OpRead {
+		d.Fail("unknown operation kind %d", op.Kind)
 	}
 	op.ID = d.str()
-	if n := d.count(1); n > 0 {
+	if n := d.Count(1); n > 0 {
 		op.Key = make(epk.Key, n)
 		for i := range op.Key {
 			c := &op.Key[i]
-			c.Kind = epk.Kind(d.byte())
+			c.Kind = epk.Kind(d.Byte())
 			switch c.Kind {
 			case epk.KindNumber:
-				c.Num = math.Float64frombits(binary.BigEndian.Uint64(append(d.take(8), make([]byte, 8)...)))
+				if b := d.Take(8); len(b) == 8 {
+					c.Num = math.Float64frombits(binary.BigEndian.Uint64(b))
+				}
 			case epk.KindString:
 				c.Str = d.str()
 			case epk.KindUndefined, epk.KindNull, epk.KindFalse, epk.KindTrue:
 			default:
-				d.fail("unknown partition key component kind %d", c.Kind)
+				d.Fail("unknown partition key component kind %d", c.Kind)
 			}
 		}
 	}
@@ -316,13 +250,13 @@ func (d *decoder) op(op *Op) {
 	op.Body = d.bytes()
 	op.IfMatch = d.str()
 	op.Condition = d.str()
-	if n := d.count(4); n > 0 {
+	if n := d.Count(4); n > 0 {
 		op.Patch = make([]jsondoc.PatchOp, n)
 		for i := range op.Patch {
 			p := &op.Patch[i]
 			p.Op, p.Path, p.From = d.str(), d.str(), d.str()
-			if l := d.uvarint(); l > 0 {
-				p.Value = append([]byte{}, d.take(l-1)...)
+			if l := d.Uvarint(); l > 0 {
+				p.Value = append([]byte{}, d.Take(l-1)...)
 			}
 		}
 	}

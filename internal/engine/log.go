@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -66,30 +67,30 @@ func (m *catalogBatch) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(m.ops)))
 	for _, op := range m.ops {
 		b = append(b, op.kind)
-		b = appendStr(b, string(op.key))
-		b = appendStr(b, string(op.val))
+		b = binfmt.AppendString(b, string(op.key))
+		b = binfmt.AppendString(b, string(op.val))
 	}
 	return b
 }
 
 func decodeCatalogBatch(data []byte) (*catalogBatch, error) {
-	d := decoder{b: data}
-	if v := d.byte(); v != commandVersion && d.err == nil {
-		d.fail("unknown catalog entry version %d", v)
+	d := newDecoder(data)
+	if v := d.Byte(); v != commandVersion {
+		d.Fail("unknown catalog entry version %d", v)
 	}
-	n := d.count(3)
+	n := d.Count(3)
 	m := &catalogBatch{ops: make([]catalogOp, 0, n)}
 	for i := 0; i < n; i++ {
-		op := catalogOp{kind: d.byte(), key: d.bytes(), val: d.bytes()}
-		if d.err == nil && (op.kind < catalogSet || op.kind > catalogDeleteRange) {
-			d.fail("unknown catalog write kind %d", op.kind)
+		op := catalogOp{kind: d.Byte(), key: d.bytes(), val: d.bytes()}
+		if op.kind < catalogSet || op.kind > catalogDeleteRange {
+			d.Fail("unknown catalog write kind %d", op.kind)
 		}
 		m.ops = append(m.ops, op)
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("%d bytes after the catalog entry", len(d.b))
+	if d.Len() != 0 {
+		d.Fail("%d bytes after the catalog entry", d.Len())
 	}
-	return m, d.err
+	return m, d.Err()
 }
 
 // into writes the batch's operations into b.

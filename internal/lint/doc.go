@@ -7,7 +7,7 @@
 //     server, authentication and the load generator. The engine speaks no
 //     HTTP: its results carry typed errors and outcomes, and the API layer
 //     derives every status from them.
-//   - The pure packages (partition, epk, index, jsondoc and the query
+//   - The pure packages (partition, epk, index, jsondoc, binfmt and the query
 //     language's token, ast, scanner and parser) import no I/O, clock,
 //     goroutine plumbing, storage or stateful layer of the module.
 //   - No non-test file returns an error whose message starts with "BUG"

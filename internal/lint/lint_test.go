@@ -93,7 +93,7 @@ func TestImportRules(t *testing.T) {
 // goroutine plumbing or storage, and none of the module's stateful layers.
 func TestPurePackagesStayPure(t *testing.T) {
 	pure := map[string]bool{}
-	for _, p := range []string{"partition", "epk", "index", "jsondoc", "query/token", "query/ast", "query/scanner", "query/parser"} {
+	for _, p := range []string{"partition", "epk", "index", "jsondoc", "binfmt", "query/token", "query/ast", "query/scanner", "query/parser"} {
 		pure[module+"/internal/"+p] = true
 	}
 	forbidden := func(imp string) bool {

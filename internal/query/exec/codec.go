@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 
+	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/query/eval"
 )
 
@@ -78,79 +79,16 @@ func appendValue(b []byte, v eval.Value) []byte {
 var errCorrupt = errors.New("corrupt value")
 
 // decoder reads the binary forms of a State.
-type decoder struct {
-	b   []byte
-	err error
-}
+type decoder struct{ binfmt.Reader }
 
-func (d *decoder) fail() {
-	if d.err == nil {
-		d.err = errCorrupt
-	}
-	d.b = nil
-}
+func (d *decoder) fail() { d.Fail("corrupt value") }
 
-func (d *decoder) byte() byte {
-	if len(d.b) == 0 {
-		d.fail()
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) uvarint() uint64 {
-	u, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return u
-}
-
-func (d *decoder) varint() int64 {
-	i, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return i
-}
-
+// uint64 reads 8 bytes, little-endian.
 func (d *decoder) uint64() uint64 {
-	if len(d.b) < 8 {
-		d.fail()
-		return 0
+	if b := d.Take(8); len(b) == 8 {
+		return binary.LittleEndian.Uint64(b)
 	}
-	u := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return u
-}
-
-// bytes reads a length-prefixed byte string.
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail()
-		return nil
-	}
-	s := d.b[:n:n]
-	d.b = d.b[n:]
-	return s
-}
-
-// count reads an element count, which cannot exceed the bytes left (each
-// element takes at least one).
-func (d *decoder) count() int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail()
-		return 0
-	}
-	return int(n)
+	return 0
 }
 
 func (d *decoder) value(depth int) eval.Value {
@@ -158,7 +96,7 @@ func (d *decoder) value(depth int) eval.Value {
 		d.fail()
 		return eval.Value{}
 	}
-	switch d.byte() {
+	switch d.Byte() {
 	case tagUndefined:
 		return eval.Value{}
 	case tagNull:
@@ -168,35 +106,35 @@ func (d *decoder) value(depth int) eval.Value {
 	case tagTrue:
 		return eval.BoolValue(true)
 	case tagInt:
-		return eval.IntValue(d.varint())
+		return eval.IntValue(d.Varint())
 	case tagFloat:
 		return eval.NumberValue(math.Float64frombits(d.uint64()))
 	case tagString:
-		return eval.StringValue(string(d.bytes()))
+		return eval.StringValue(string(d.Bytes()))
 	case tagArray:
-		n := d.count()
+		n := d.Count(1)
 		elems := make([]eval.Value, 0, n)
 		for range n {
 			e := d.value(depth + 1)
 			if !e.IsDefined() {
 				d.fail()
 			}
-			if d.err != nil {
+			if d.Err() != nil {
 				return eval.Value{}
 			}
 			elems = append(elems, e)
 		}
 		return eval.ArrayValue(elems)
 	case tagObject:
-		n := d.count()
+		n := d.Count(1)
 		members := make([]eval.Member, 0, n)
 		for range n {
-			k := string(d.bytes())
+			k := string(d.Bytes())
 			m := d.value(depth + 1)
 			if !m.IsDefined() {
 				d.fail()
 			}
-			if d.err != nil {
+			if d.Err() != nil {
 				return eval.Value{}
 			}
 			members = append(members, eval.Member{Key: k, Value: m})

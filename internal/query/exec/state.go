@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/query/eval"
 )
 
@@ -107,18 +108,18 @@ func (s *State) MarshalBinary() ([]byte, error) {
 // same query and parameters. Anything else, truncated or corrupt input
 // included, is an error wrapping ErrBadContinuation.
 func (p *Plan) UnmarshalState(b []byte) (*State, error) {
-	d := &decoder{b: b}
-	if v := d.byte(); d.err == nil && v != stateVersion {
+	d := &decoder{binfmt.NewReader(b, errCorrupt)}
+	if v := d.Byte(); d.Err() == nil && v != stateVersion {
 		return nil, badContinuation("unknown version %d", v)
 	}
 	s := &State{fp: d.uint64()}
-	flags := d.byte()
+	flags := d.Byte()
 	s.done, s.started, s.hasLast = flags&flagDone != 0, flags&flagStarted != 0, flags&flagLast != 0
-	s.offset = d.varint()
-	s.limit = d.varint()
-	s.pos.key = append([]byte(nil), d.bytes()...)
-	s.pos.fan = d.varint()
-	n := d.count()
+	s.offset = d.Varint()
+	s.limit = d.Varint()
+	s.pos.key = append([]byte(nil), d.Bytes()...)
+	s.pos.fan = d.Varint()
+	n := d.Count(1)
 	for range n {
 		s.vals = append(s.vals, d.value(0))
 	}
@@ -126,10 +127,10 @@ func (p *Plan) UnmarshalState(b []byte) (*State, error) {
 		s.last = d.value(0)
 	}
 	switch {
-	case d.err != nil:
-		return nil, badContinuation("%v", d.err)
-	case len(d.b) != 0:
-		return nil, badContinuation("%d trailing bytes", len(d.b))
+	case d.Err() != nil:
+		return nil, badContinuation("%v", d.Err())
+	case d.Len() != 0:
+		return nil, badContinuation("%d trailing bytes", d.Len())
 	case s.fp != p.fp:
 		return nil, badContinuation("the continuation belongs to another query")
 	case flags&^(flagDone|flagStarted|flagLast) != 0, s.offset < 0, s.limit < -1, s.pos.fan < 0:

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/query/eval"
 )
 
@@ -36,15 +37,15 @@ func sameValue(a, b eval.Value) bool {
 func TestValueCodec(t *testing.T) {
 	for _, v := range codecValues(t) {
 		b := appendValue(nil, v)
-		d := &decoder{b: b}
+		d := &decoder{binfmt.NewReader(b, errCorrupt)}
 		got := d.value(0)
-		if d.err != nil || len(d.b) != 0 || !sameValue(got, v) || got.IsExactInt() != v.IsExactInt() {
-			t.Errorf("%s: decoded %s (err %v, %d bytes left)", v, got, d.err, len(d.b))
+		if d.Err() != nil || d.Len() != 0 || !sameValue(got, v) || got.IsExactInt() != v.IsExactInt() {
+			t.Errorf("%s: decoded %s (err %v, %d bytes left)", v, got, d.Err(), d.Len())
 		}
 		for i := range b {
-			d := &decoder{b: b[:i]}
+			d := &decoder{binfmt.NewReader(b[:i], errCorrupt)}
 			d.value(0)
-			if d.err == nil {
+			if d.Err() == nil {
 				t.Errorf("%s: a prefix of %d bytes decoded", v, i)
 			}
 		}
