@@ -154,10 +154,12 @@ func (p *Partition) run() {
 			}
 		}
 		if alone && len(group) > 1 {
+			// The command that runs alone ends the group, in a batch of its own.
 			p.commitGroup(group[:len(group)-1])
-			group = group[len(group)-1:]
+			p.commitGroup(group[len(group)-1:])
+		} else {
+			p.commitGroup(group)
 		}
-		p.commitGroup(group)
 		for i := range group {
 			group[i] = nil
 		}
@@ -229,18 +231,17 @@ func (p *Partition) commitGroup(group []*request) {
 	sm := partSM{st: p.state, ix: p.ix}
 	var err error
 	var split *splitResult
-	var next []byte
 	applied := 0
 	for _, r := range group {
 		out, cerr, broken := applyEntry(c.e.store, b, ac, p.info.ID, &sm, r.cmd)
-		r.res, r.err = out.res, cerr
+		r.res, r.next, r.err = out.res, out.next, cerr
 		if broken {
 			err = cerr
 			break
 		}
 		if cerr == nil {
 			applied++
-			split, next = out.split, out.next
+			split = out.split
 		}
 	}
 	if err == nil && split == nil {
@@ -259,11 +260,11 @@ func (p *Partition) commitGroup(group []*request) {
 		b.Discard()
 	}
 	if err != nil {
-		// The command that broke the batch keeps its own error; the
-		// others could not commit.
+		// A command that failed keeps its own error (the one that broke
+		// the batch too); the others could not commit.
 		for _, r := range group {
 			r.res = nil
-			if r.err == nil || r.err != err {
+			if r.err == nil {
 				r.err = fmt.Errorf("%w: cannot commit write: %v", ErrUnavailable, err)
 			}
 		}
@@ -281,7 +282,6 @@ func (p *Partition) commitGroup(group []*request) {
 		p.items.Store(sm.st.Items)
 		p.bytes.Store(sm.st.Bytes)
 		p.commits.Add(1)
-		group[len(group)-1].next = next
 		if split != nil {
 			group[0].children = split.children
 			p.swapChildren(split)
