@@ -361,9 +361,9 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 		keys        = 48 // partition keys
 		itemsPerKey = 8
 	)
-	target := 3000 // commands acknowledged before the workload stops
-	if testing.Short() {
-		target = 1200
+	target := 5000 // commands acknowledged before the workload stops
+	if testing.Short() || raceEnabled {
+		target = 2500
 	}
 	fs := vfs.NewCrashableMem()
 	if err := fs.MkdirAll("/d", 0o755); err != nil {
@@ -443,11 +443,14 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 		kind string
 	}
 	var events []event
-	for range 7 {
+	for range 10 {
 		events = append(events, event{target/10 + rng.IntN(target*9/10), "image"})
 	}
 	for range 3 {
 		events = append(events, event{target/10 + rng.IntN(target*8/10), "split"})
+	}
+	for range 2 {
+		events = append(events, event{target/10 + rng.IntN(target*8/10), "split4"})
 	}
 	for i := range crashPolicies {
 		events = append(events, event{target * (i + 1) / (len(crashPolicies) + 1), "policy"})
@@ -464,10 +467,23 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 		switch ev.kind {
 		case "image":
 			snap(false)
-		case "split":
+		case "split", "split4":
+			// At the median, as a storage split does, or in four equal
+			// parts, as a throughput raise does. The range may have split
+			// in the background meanwhile.
 			parts := c.Partitions()
 			p := parts[rng.IntN(len(parts))]
-			if _, err := c.splitForStorage(p); err != nil && !errors.Is(err, ErrPartitionGone) {
+			var err error
+			if ev.kind == "split" {
+				_, err = c.splitForStorage(p)
+			} else {
+				var bounds []string
+				if bounds, err = partition.EvenBounds(c.def, p.Range(), 4); err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.splitPartition(p, bounds)
+			}
+			if err != nil && !errors.Is(err, ErrPartitionGone) {
 				t.Errorf("split of range %s: %v", p.ID(), err)
 			}
 		case "policy":
