@@ -619,7 +619,9 @@ func TestFailedSyncIsNeverAcknowledged(t *testing.T) {
 }
 
 func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
-	const writers, items = 8, 64
+	// writers update or create items 0 … items-1; bulk more items are
+	// written before the failure, so that an index build is under way.
+	const writers, items, bulk = 8, 64, 1000
 	mem := vfs.NewCrashableMem()
 	if err := mem.MkdirAll("/d", 0o755); err != nil {
 		t.Fatal(err)
@@ -659,53 +661,88 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 
 	// acked is each item's acknowledged version (absent if none); tried
 	// the versions of writes that failed.
-	acked := make([]crashState, items)
-	tried := make([][]crashState, items)
+	acked := make([]crashState, items+bulk)
+	tried := make([][]crashState, items+bulk)
 	name := func(i int) scriptItem { return scriptItem{pk: fmt.Sprint("k", i%16), id: fmt.Sprint(i)} }
-	write := func(i, v int) (crashState, error) {
-		s := crashState{present: true, v: v, s: fmt.Sprint("s", v%5), pad: strings.Repeat("p", v%50)}
-		it := name(i)
-		op, err := c.PrepareWrite(OpUpsert, crashBody(it.pk, it.id, s), key(it.pk), true)
-		if err != nil {
-			t.Fatal(err)
+	version := func(v int) crashState {
+		return crashState{present: true, v: v, s: fmt.Sprint("s", v%5), pad: strings.Repeat("p", v%50)}
+	}
+	// write upserts the items (of one partition key) at version v.
+	write := func(v int, is ...int) error {
+		cmd := &Command{Atomic: len(is) > 1}
+		for _, i := range is {
+			it := name(i)
+			op, err := c.PrepareWrite(OpUpsert, crashBody(it.pk, it.id, version(v)), key(it.pk), true)
+			if err != nil {
+				return err
+			}
+			cmd.Ops = append(cmd.Ops, op)
 		}
-		res, _, err := c.Execute(&Command{Ops: []Op{op}}, "")
-		if err == nil {
-			err = res[0].Err
+		res, _, err := c.Execute(cmd, "")
+		for i := 0; err == nil && i < len(res); i++ {
+			err = res[i].Err
 		}
-		return s, err
+		return err
 	}
 	for i := range items / 2 {
-		s, err := write(i, 1)
-		if err != nil {
+		if err := write(1, i); err != nil {
 			t.Fatal(err)
 		}
-		acked[i] = s
+		acked[i] = version(1)
+	}
+	for k := range 16 {
+		var batch []int
+		for i := items + k; i < items+bulk; i += 16 {
+			batch = append(batch, i)
+			if len(batch) == 25 || i+16 >= items+bulk {
+				if err := write(1, batch...); err != nil {
+					t.Fatal(err)
+				}
+				for _, j := range batch {
+					acked[j] = version(1)
+				}
+				batch = batch[:0]
+			}
+		}
 	}
 	if err := e.writeAcked(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashPolicies[0]}, ""); err != nil {
+		t.Fatal(err)
+	}
 
 	// Writers update the acknowledged items and create new ones, each its
-	// own items, until the failure; every write from the arming on must fail.
+	// own items, while a partition splits and the index builds; every
+	// write from the arming on must fail, and so must the split.
 	armed.Store(true)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var succeeded []string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p := c.Partitions()[0]
+		if _, err := c.splitForStorage(p); !errors.Is(err, ErrUnavailable) {
+			mu.Lock()
+			succeeded = append(succeeded, fmt.Sprintf("the split of range %s: %v", p.ID(), err))
+			mu.Unlock()
+		}
+	}()
 	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for round := 0; round < 4; round++ {
 				for i := w; i < items; i += writers {
-					s, err := write(i, 2+round)
+					err := write(2+round, i)
 					mu.Lock()
 					if err == nil {
-						succeeded = append(succeeded, fmt.Sprintf("%v version %d", name(i), s.v))
+						succeeded = append(succeeded, fmt.Sprintf("%v version %d", name(i), 2+round))
 					} else if !errors.Is(err, ErrUnavailable) {
-						succeeded = append(succeeded, fmt.Sprintf("%v version %d failed with %v, want ErrUnavailable", name(i), s.v, err))
+						succeeded = append(succeeded, fmt.Sprintf("%v version %d failed with %v, want ErrUnavailable", name(i), 2+round, err))
 					}
-					tried[i] = append(tried[i], s)
+					tried[i] = append(tried[i], version(2+round))
 					mu.Unlock()
 				}
 			}
@@ -724,7 +761,8 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 	}
 	fatalMu.Unlock()
 	// The disk works again, but the store stays stopped.
-	if _, err := write(0, 100); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), storage.ErrFailed.Error()) {
+	t.Logf("the index build was under way when the store failed: %v", c.Info().IndexBuilding)
+	if err := write(100, 0); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), storage.ErrFailed.Error()) {
 		t.Errorf("a write after the failure, the disk working again: %v; want ErrUnavailable (storage failed)", err)
 	}
 	e.Close()
@@ -749,7 +787,7 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 			}
 			present := map[scriptItem]bool{}
 			failedThere := 0
-			for i := range items {
+			for i := range items + bulk {
 				it := name(i)
 				d, ok, err := readCrashItem(c, it.pk, it.id)
 				if err != nil {
