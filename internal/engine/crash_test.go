@@ -452,8 +452,11 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 	for range 2 {
 		events = append(events, event{target/10 + rng.IntN(target*8/10), "split4"})
 	}
-	for i := range crashPolicies {
-		events = append(events, event{target * (i + 1) / (len(crashPolicies) + 1), "policy"})
+	// The policies each change sets in turn: the second change sets two at
+	// once, so that the second build supersedes the first.
+	changes := [][]int{{0}, {1, 2}, {0}}
+	for i := range changes {
+		events = append(events, event{target * (i + 1) / (len(changes) + 1), "policy"})
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return a.at - b.at })
 	policy := 0
@@ -487,11 +490,13 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 				t.Errorf("split of range %s: %v", p.ID(), err)
 			}
 		case "policy":
-			if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashPolicies[policy]}, ""); err != nil {
-				t.Fatal(err)
+			for _, pol := range changes[policy] {
+				if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashPolicies[pol]}, ""); err != nil {
+					t.Fatal(err)
+				}
+				snap(true)
 			}
 			policy++
-			snap(true)
 		}
 	}
 	for m.acknowledged() < target && failure.Load() == nil {
