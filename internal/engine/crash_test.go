@@ -128,11 +128,9 @@ type crashModel struct {
 	mu      sync.Mutex
 	items   []scriptItem
 	history [][]crashState
-	acked   []int // position in history of the last acknowledged version
-	nAcked  int   // commands acknowledged
-	// batchOf names the atomic batch that wrote a version (item, position).
-	batchOf map[[2]int]int
-	batches [][][2]int // the (item, position) pairs each batch wrote
+	acked   []int      // position in history of the last acknowledged version
+	nAcked  int        // commands acknowledged
+	batches [][][2]int // the (item, position) pairs each atomic batch wrote
 }
 
 // issue records the next version of each item before its command is sent.
@@ -146,9 +144,6 @@ func (m *crashModel) issue(items []int, next []crashState, batch bool) {
 		members = append(members, [2]int{i, next[k].v})
 	}
 	if batch {
-		for _, p := range members {
-			m.batchOf[p] = len(m.batches)
-		}
 		m.batches = append(m.batches, members)
 	}
 }
@@ -382,7 +377,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 	}
 	c := mustContainer(t, e, 2000) // two partitions to start with
 
-	m := &crashModel{batchOf: map[[2]int]int{}}
+	m := &crashModel{}
 	owned := make([][][]int, workers)
 	for k := range keys {
 		var its []int
@@ -418,19 +413,18 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 	type image struct {
 		fs             *vfs.MemFS
 		acked, issued  []int
-		afterPolicy    bool
 		unsyncedShare  int
 		acknowledgedAt int
 	}
 	var images []image
 	rng := rand.New(rand.NewPCG(11, 12))
-	snap := func(afterPolicy bool) {
+	snap := func() {
 		acked := m.positions(false)
 		cfg := vfs.CrashCloneCfg{}
 		if len(images)%2 == 1 {
 			cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 10 + rng.IntN(91), RNG: rng}
 		}
-		im := image{fs: fs.CrashClone(cfg), acked: acked, afterPolicy: afterPolicy,
+		im := image{fs: fs.CrashClone(cfg), acked: acked,
 			unsyncedShare: cfg.UnsyncedDataPercent, acknowledgedAt: m.acknowledged()}
 		im.issued = m.positions(true)
 		images = append(images, im)
@@ -469,7 +463,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 		}
 		switch ev.kind {
 		case "image":
-			snap(false)
+			snap()
 		case "split", "split4":
 			// At the median, as a storage split does, or in four equal
 			// parts, as a throughput raise does. The range may have split
@@ -494,7 +488,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 				if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashPolicies[pol]}, ""); err != nil {
 					t.Fatal(err)
 				}
-				snap(true)
+				snap()
 			}
 			policy++
 		}
@@ -511,7 +505,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 		t.Errorf("the container has %d partitions at the end: too few splits to exercise them", splits)
 	}
 
-	interrupted := 0
+	interrupted, batchesInFlight := 0, 0
 	for n, im := range images {
 		t.Run(fmt.Sprint("image", n), func(t *testing.T) {
 			st, err := storage.Open(storage.Options{Dir: "/d", FS: im.fs, Reserve: -1})
@@ -553,7 +547,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 			wrong := 0
 			for i, it := range m.items {
 				if wrong > 20 {
-					t.Fatalf("and more")
+					t.Fatalf("more than 20 items are wrong; the rest were not checked")
 				}
 				d, ok, err := readCrashItem(c, it.pk, it.id)
 				if err != nil {
@@ -586,6 +580,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 				if !inFlight {
 					continue
 				}
+				batchesInFlight++
 				first := members[0]
 				for _, p := range members[1:] {
 					if (at[first[0]] == first[1]) != (at[p[0]] == p[1]) {
@@ -597,6 +592,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 			checkReopened(t, e, c, present)
 		})
 	}
+	t.Logf("%d images, %d of them with an index build unfinished; %d atomic batches were in flight in one", len(images), interrupted, batchesInFlight)
 	if interrupted == 0 {
 		t.Errorf("no image caught an index build unfinished: the restart of a build was not exercised")
 	}
