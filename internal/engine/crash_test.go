@@ -599,14 +599,16 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 }
 
 // TestFailedSyncIsNeverAcknowledged makes one write-ahead log operation
-// fail (a sync, or a plain write) while writers run on two partitions. No
-// write that met the failure, nor any later one, may be acknowledged: the
-// store stops (storage.Options.OnFatal) and every write fails with
-// ErrUnavailable. Crash images of the disk taken afterwards (only what was
-// synced, part or all of what was not) must open and hold every write
-// acknowledged before the failure; a failed write may be there (its batch
-// may have reached the disk) but then whole, and the partitions' counts,
-// feeds and index must agree with the items.
+// fail (a sync, or a plain write) while writers run on two partitions, one
+// of them splits and an index build runs; the operations after it succeed
+// again. No write that met the failure, nor any later one, may be
+// acknowledged, nor may the split: the store stops (storage.Options.OnFatal)
+// and every write fails with ErrUnavailable. Crash images of the disk taken
+// afterwards (only what was synced, part or all of what was not) must open
+// and hold every write acknowledged before the failure; a failed write may
+// be there (its batch may have reached the disk), but a failed atomic batch
+// only whole, and the partitions' counts, feeds and index must agree with
+// the items once the build has restarted and completed.
 func TestFailedSyncIsNeverAcknowledged(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -720,6 +722,7 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var succeeded []string
+	var pairs [][3]int // the items and version of each failed atomic batch
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -734,16 +737,32 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Item i is written by writer i%writers only, at version
+			// 2+round, alone or in a batch with i+16.
 			for round := 0; round < 4; round++ {
+				v := 2 + round
 				for i := w; i < items; i += writers {
-					err := write(2+round, i)
+					is := []int{i}
+					if round%2 == 0 {
+						// An atomic batch of i and i+16 (the same key).
+						if (i/16)%2 == 1 {
+							continue
+						}
+						is = append(is, i+16)
+					}
+					err := write(v, is...)
 					mu.Lock()
 					if err == nil {
-						succeeded = append(succeeded, fmt.Sprintf("%v version %d", name(i), 2+round))
+						succeeded = append(succeeded, fmt.Sprintf("%v version %d", is, v))
 					} else if !errors.Is(err, ErrUnavailable) {
-						succeeded = append(succeeded, fmt.Sprintf("%v version %d failed with %v, want ErrUnavailable", name(i), 2+round, err))
+						succeeded = append(succeeded, fmt.Sprintf("%v version %d failed with %v, want ErrUnavailable", is, v, err))
 					}
-					tried[i] = append(tried[i], version(2+round))
+					for _, j := range is {
+						tried[j] = append(tried[j], version(v))
+					}
+					if len(is) > 1 {
+						pairs = append(pairs, [3]int{is[0], is[1], v})
+					}
 					mu.Unlock()
 				}
 			}
@@ -788,6 +807,7 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 			}
 			present := map[scriptItem]bool{}
 			failedThere := 0
+			found := make([]int, items+bulk) // the version found, -1 when absent
 			for i := range items + bulk {
 				it := name(i)
 				d, ok, err := readCrashItem(c, it.pk, it.id)
@@ -795,7 +815,9 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 					t.Fatalf("%v: %v", it, err)
 				}
 				allowed := append([]crashState{acked[i]}, tried[i]...)
+				found[i] = -1
 				if ok {
+					found[i] = d.V
 					present[it] = true
 					if !acked[i].matches(d) {
 						failedThere++
@@ -803,6 +825,12 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 				}
 				if !slices.ContainsFunc(allowed, func(s crashState) bool { return s.present == ok && (!ok || s.matches(d)) }) {
 					t.Errorf("%v: found %v (v=%d); acknowledged %v, failed writes %v", it, ok, d.V, acked[i], tried[i])
+				}
+			}
+			for _, p := range pairs {
+				if (found[p[0]] == p[2]) != (found[p[1]] == p[2]) {
+					t.Errorf("a failed atomic batch is there in part: version %d of %v is there: %v, of %v: %v",
+						p[2], name(p[0]), found[p[0]] == p[2], name(p[1]), found[p[1]] == p[2])
 				}
 			}
 			t.Logf("%d items present, %d of them with a failed write", len(present), failedThere)
