@@ -846,3 +846,104 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 		})
 	}
 }
+
+// TestIndexBuildFailsAtEachSync makes the n-th write-ahead log sync after
+// an indexing policy change fail, for n = 1, 2, … until the build
+// completes without meeting it: the change itself, each chunk of the
+// build, and the writes that finish it each meet the failure once. The
+// store stops there; crash images of the disk (only what was synced, and
+// everything) must reopen with every item, and, once the build has
+// restarted and completed, an index equal to the items' terms, with no
+// entry of an older generation left behind.
+func TestIndexBuildFailsAtEachSync(t *testing.T) {
+	for n := 1; ; n++ {
+		if n > 20 {
+			t.Fatal("the build still met the failure at the 20th sync")
+		}
+		injected := false
+		t.Run(fmt.Sprint("sync", n), func(t *testing.T) { indexBuildFailsAt(t, n, &injected) })
+		if !injected {
+			return
+		}
+	}
+}
+
+// indexBuildFailsAt runs one case of TestIndexBuildFailsAtEachSync, and
+// sets injected if the n-th sync came (and failed). The items are few, so
+// that no write-ahead log is rotated: a sync that fails there makes Pebble
+// panic in a way the store cannot stop cleanly from.
+func indexBuildFailsAt(t *testing.T, n int, injected *bool) {
+	const items = 30
+	mem := vfs.NewCrashableMem()
+	if err := mem.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	var left atomic.Int32
+	left.Store(int32(n))
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		switch op.Kind {
+		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+			if strings.HasSuffix(op.Path, ".log") && armed.Load() && left.Add(-1) == 0 {
+				return fmt.Errorf("injected: %w", syscall.EIO)
+			}
+		}
+		return nil
+	}))
+	st, err := storage.Open(storage.Options{Dir: "/d", FS: fs, Reserve: -1, OnFatal: func(error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The failed store is not closed: what Pebble holds is unknown.
+	opts := Options{PartitionMaxRUs: 1000, NoThrottle: true, AckedInterval: time.Hour, Logf: t.Logf,
+		Now: func() time.Time { return time.Unix(1_800_000_000, 0) }}
+	e, err := Open(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustContainer(t, e, 1000)
+	present := map[scriptItem]bool{}
+	for i := range items {
+		it := scriptItem{pk: "k", id: fmt.Sprint(i)}
+		body := crashBody(it.pk, it.id, crashState{present: true, v: i, s: fmt.Sprint("s", i%7), pad: "p"})
+		mustWrite(t, c, string(body))
+		present[it] = true
+	}
+	armed.Store(true)
+	if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashPolicies[0]}, ""); err != nil && (n != 1 || !errors.Is(err, ErrUnavailable)) {
+		t.Fatalf("the policy change: %v", err)
+	}
+	e.builders.Wait()
+	e.Close()
+	*injected = left.Load() <= 0
+	if !*injected {
+		st.Close()
+	}
+
+	rng := rand.New(rand.NewPCG(5, uint64(n)))
+	for _, share := range []int{0, 100} {
+		img := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: share, RNG: rng})
+		t.Run(fmt.Sprintf("unsynced%d", share), func(t *testing.T) {
+			st, err := storage.Open(storage.Options{Dir: "/d", FS: img, Reserve: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			e, err := Open(st, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			c, err := e.Container("db", "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for it := range present {
+				if _, ok, err := readCrashItem(c, it.pk, it.id); err != nil || !ok {
+					t.Errorf("%v is missing (%v)", it, err)
+				}
+			}
+			checkReopened(t, e, c, present)
+		})
+	}
+}
