@@ -177,19 +177,27 @@ func (e *Engine) finishIndexBuild(c *Container, ix *indexState) error {
 	}
 	info = c.Info()
 	info.IndexBuilding = false
-	if err := e.storeContainer(info); err != nil {
+	v, err := encodeContainer(info)
+	if err != nil {
 		return err
 	}
-	c.setInfo(info)
+	// The record and the deletion of the older generations commit in one
+	// batch: once the record says the build is done, nothing else deletes
+	// them.
 	b := e.store.NewBatch()
 	lo, hi := storage.IndexGenerationsSpan(c.rid, 0, ix.gen)
 	if err := b.DeleteRange(lo, hi); err != nil {
 		b.Discard()
 		return err
 	}
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("cannot delete the old index: %v", err)
+	if err := b.Set(storage.ContainerKey(info.DB, info.ID), v); err != nil {
+		b.Discard()
+		return err
 	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("%w: cannot record the finished index and delete the old one: %v", ErrUnavailable, err)
+	}
+	c.setInfo(info)
 	c.index.Store(&indexState{gen: ix.gen, policy: ix.policy, ready: !ix.policy.None})
 	return nil
 }
