@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -946,4 +948,107 @@ func indexBuildFailsAt(t *testing.T, n int, injected *bool) {
 			checkReopened(t, e, c, present)
 		})
 	}
+}
+
+// walChildEnv names the case a child process of
+// TestWALFailureStopsTheProcessCleanly runs.
+const walChildEnv = "PARSEC_ENGINE_TEST_WAL_CHILD"
+
+// TestWALFailureStopsTheProcessCleanly runs writes in a child process, with
+// the store's default reaction to a failed write-ahead log sync, and makes
+// one sync fail: that of an ordinary commit, or the one that closes a log
+// when Pebble moves to a new log file. Either way the process must stop
+// through the store's fail-stop (exit status 1, saying why), not die of a
+// runtime error.
+func TestWALFailureStopsTheProcessCleanly(t *testing.T) {
+	if c := os.Getenv(walChildEnv); c != "" {
+		walFailureChild(t, c == "rotation")
+		return
+	}
+	for _, c := range []string{"commit", "rotation"} {
+		t.Run(c, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestWALFailureStopsTheProcessCleanly$", "-test.count=1")
+			cmd.Env = append(os.Environ(), walChildEnv+"="+c)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "the store cannot continue safely") {
+				lines := strings.SplitN(string(out), "\n", 25)
+				t.Fatalf("the child process ended with %v, not the store's fail-stop; its output begins:\n%s", err, strings.Join(lines[:len(lines)-1], "\n"))
+			}
+		})
+	}
+}
+
+// walFailureChild writes items one at a time twice over identical stores:
+// the first time it records the write-ahead log operations, the second it
+// fails one sync (the first after the writes start, or the first that is
+// followed by the creation of a new log), and then must not return.
+func walFailureChild(t *testing.T, rotation bool) {
+	run := func(fail int) (syncs []bool) {
+		mem := vfs.NewMem()
+		if err := mem.MkdirAll("/d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var armed bool
+		fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+			if !strings.HasSuffix(op.Path, ".log") {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !armed {
+				return nil
+			}
+			switch op.Kind {
+			case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+				syncs = append(syncs, false)
+				if len(syncs) == fail {
+					return fmt.Errorf("injected: %w", syscall.EIO)
+				}
+			case errorfs.OpCreate, errorfs.OpReuseForWrite:
+				if n := len(syncs); n > 0 {
+					syncs[n-1] = true // the sync that closed the previous log
+				}
+			}
+			return nil
+		}))
+		st, err := storage.Open(storage.Options{Dir: "/d", FS: fs, Reserve: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Open(st, Options{PartitionMaxRUs: 1000, NoThrottle: true, AckedInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mustContainer(t, e, 1000)
+		mu.Lock()
+		armed = true
+		mu.Unlock()
+		pad := strings.Repeat("x", 2000)
+		for i := range 1000 {
+			body := fmt.Appendf(nil, `{"id":"%d","pk":"k","pad":%q}`, i, pad)
+			op, err := c.PrepareWrite(OpUpsert, body, key("k"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+		}
+		e.Close()
+		st.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		return syncs
+	}
+	fail := 1
+	if rotation {
+		fail = slices.Index(run(0), true) + 1
+		if fail == 0 {
+			t.Fatal("no log was closed for a new one")
+		}
+	}
+	run(fail)
+	t.Fatal("the writes went on after a failed sync")
 }
