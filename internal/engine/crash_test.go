@@ -1052,3 +1052,80 @@ func walFailureChild(t *testing.T, rotation bool) {
 	run(fail)
 	t.Fatal("the writes went on after a failed sync")
 }
+
+// TestIndexBuildsResumeWhenOpened opens a store whose container records
+// say that an index build was under way (as a crash in the middle of one
+// leaves them): each build must restart, complete, and be recorded, for
+// every container, however soon it completes.
+func TestIndexBuildsResumeWhenOpened(t *testing.T) {
+	const containers = 64
+	st, err := storage.Open(storage.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	opts := Options{PartitionMaxRUs: 1000, NoThrottle: true, Logf: t.Logf,
+		Now: func() time.Time { return time.Unix(1_800_000_000, 0) }}
+	e, err := Open(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range containers {
+		id := fmt.Sprint("c", i)
+		if _, err := e.CreateContainer("db", ContainerSpec{ID: id, PartitionKey: hashDef("/pk")}, Throughput{RUs: 400}); err != nil {
+			t.Fatal(err)
+		}
+		c, _ := e.Container("db", id)
+		for j := range i % 3 {
+			pk := fmt.Sprint("k", j)
+			op, err := c.PrepareWrite(OpCreate, fmt.Appendf(nil, `{"id":"%d","pk":%q,"s":"x"}`, j, pk), key(pk), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil || res[0].Err != nil {
+				t.Fatalf("write: %v %v", err, res)
+			}
+		}
+	}
+	e.Close()
+	// The records now say a new generation is being built.
+	for i := range containers {
+		k := storage.ContainerKey("db", fmt.Sprint("c", i))
+		v, err := st.Get(nil, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info ContainerInfo
+		if err := json.Unmarshal(v, &info); err != nil {
+			t.Fatal(err)
+		}
+		info.IndexGen++
+		info.IndexBuilding = true
+		if v, err = encodeContainer(info); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err = Open(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.builders.Wait()
+	for i := range containers {
+		c, err := e.Container("db", fmt.Sprint("c", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Info().IndexBuilding || !c.index.Load().ready {
+			t.Errorf("container %s: the build ended but the record says it is building, or the index is not ready", c.Info().ID)
+			continue
+		}
+		checkIndex(t, c)
+	}
+}
