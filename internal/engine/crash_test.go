@@ -81,8 +81,9 @@ func (s crashState) String() string {
 
 // checkReopened runs the checks every reopened store must pass, beyond
 // the items' contents: the partition map covers the EPK space, each
-// partition's item count equals its read feed and the feeds hold exactly
-// the items found by key (present), and, once the index build the record
+// partition's item count equals the length of its read feed, the feeds
+// together hold as many items as were found by key (present), and, once
+// the index build the record
 // may have left unfinished has completed, the index holds exactly the
 // items' terms.
 func checkReopened(t *testing.T, e *Engine, c *Container, present map[scriptItem]bool) {
