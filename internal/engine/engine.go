@@ -158,6 +158,10 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if err := rewriteKeys(store, rekey); err != nil {
 		return nil, err
 	}
+	// Opening a container may start an index build, which reads the
+	// catalog when it completes: the catalog is filled under the lock, as
+	// CreateContainer does.
+	e.mu.Lock()
 	for _, info := range colls {
 		db, ok := e.dbs[info.DB]
 		if !ok {
@@ -165,11 +169,13 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		}
 		c, err := e.openContainer(info)
 		if err != nil {
+			e.mu.Unlock()
 			e.Close()
 			return nil, err
 		}
 		db.colls[info.ID] = c
 	}
+	e.mu.Unlock()
 	if err := e.verifyAcked(); err != nil {
 		e.Close()
 		return nil, err

@@ -197,6 +197,9 @@ func (e *Engine) finishIndexBuild(c *Container, ix *indexState) error {
 	}
 	info = c.Info()
 	info.IndexBuilding = false
+	// The record and the deletion of the older generations commit in one
+	// batch: once the record says the build is done, nothing else deletes
+	// them.
 	m := &catalogBatch{}
 	if err := setContainer(m, info); err != nil {
 		return err

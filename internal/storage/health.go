@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -151,3 +152,61 @@ func exitOnFatal(err error) {
 	fmt.Fprintf(os.Stderr, "parsec: stopping: the store cannot continue safely: %v\n", err)
 	os.Exit(1)
 }
+
+// walGuardFS wraps the store's filesystem so that a failed write, sync or
+// close of a write-ahead log file fails the store (OnFatal) before Pebble
+// sees the error. Pebble meets some of these where it cannot unwind: when
+// it moves to a new log, it closes (and so syncs) the old one with its
+// lock released and panics if that fails, which then ends the process
+// with a runtime error about the lock instead of the clean fail-stop.
+type walGuardFS struct {
+	vfs.FS
+	db *DB
+}
+
+func (fs walGuardFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return fs.wrap(name, f, err)
+}
+
+func (fs walGuardFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, c)
+	return fs.wrap(newname, f, err)
+}
+
+func (fs walGuardFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return &walFile{File: f, name: name, db: fs.db}, nil
+}
+
+// walFile is a write-ahead log file whose write errors fail the store.
+type walFile struct {
+	vfs.File
+	name string
+	db   *DB
+}
+
+func (f *walFile) check(err error) error {
+	if err != nil {
+		f.db.fail(fmt.Errorf("storage: write-ahead log %s: %w", f.name, err))
+	}
+	return err
+}
+
+func (f *walFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	return n, f.check(err)
+}
+
+func (f *walFile) Sync() error { return f.check(f.File.Sync()) }
+
+func (f *walFile) SyncData() error { return f.check(f.File.SyncData()) }
+
+func (f *walFile) SyncTo(length int64) (bool, error) {
+	full, err := f.File.SyncTo(length)
+	return full, f.check(err)
+}
+
+func (f *walFile) Close() error { return f.check(f.File.Close()) }

@@ -118,6 +118,7 @@ func Open(o Options) (*DB, error) {
 		popts.FS = vfs.Default
 	}
 	db.fs, db.dir = popts.FS, dir
+	popts.FS = walGuardFS{FS: popts.FS, db: db}
 	if !o.InMemory {
 		db.space = newSpaceMonitor(o.Reserve, o.FreeSpace, popts.FS, dir)
 	}
