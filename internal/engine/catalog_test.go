@@ -138,3 +138,22 @@ func mustRead(t *testing.T, c *Container, id string) {
 		t.Fatalf("read %s: %v %v", id, err, r.Err)
 	}
 }
+
+// TestThroughputChangeAfterDeleteIsRefused: a throughput change that found
+// its container before a deletion committed, and stores after it, must not
+// write the deleted container's record back.
+func TestThroughputChangeAfterDeleteIsRefused(t *testing.T) {
+	e, st := testEngine(t, "")
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 400) // found before the deletion
+	if err := e.DeleteContainer("db", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.storeThroughput(c, Throughput{RUs: 800}, 800, 1<<40); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("storing the throughput of a deleted container: %v, want ErrNotFound", err)
+	}
+	if _, err := st.Get(nil, storage.ContainerKey("db", "c")); err != storage.ErrNotFound {
+		t.Fatalf("the deleted container's record: %v, want it absent", err)
+	}
+}

@@ -137,17 +137,7 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (Offer, error) {
 	if err != nil {
 		return Offer{}, err
 	}
-	c.mu.Lock()
-	info := c.Info()
-	info.Throughput, info.AutoscaleMax = t.RUs, t.AutoscaleMax
-	info.MaxThroughputEver = max(info.MaxThroughputEver, rus)
-	info.Seq, info.Ts = seq, e.now()
-	err = e.storeContainer(info)
-	if err == nil {
-		c.setInfo(info)
-	}
-	c.mu.Unlock()
-	if err != nil {
+	if err := e.storeThroughput(c, t, rus, seq); err != nil {
 		return Offer{}, err
 	}
 	if err := e.splitForThroughput(c, rus); err != nil {
@@ -155,6 +145,29 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (Offer, error) {
 	}
 	e.refreshRates()
 	return e.Offer(id)
+}
+
+// storeThroughput writes c's new throughput into its record. It holds e.mu
+// to check that c is still the container of its name: a deletion that
+// committed meanwhile must not see its record written back.
+func (e *Engine) storeThroughput(c *Container, t Throughput, rus int, seq uint64) error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	info := c.Info()
+	if _, cur, err := e.containerLocked(info.DB, info.ID); err != nil || cur != c {
+		return notFound("container %q does not exist in database %q", info.ID, info.DB)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info = c.Info()
+	info.Throughput, info.AutoscaleMax = t.RUs, t.AutoscaleMax
+	info.MaxThroughputEver = max(info.MaxThroughputEver, rus)
+	info.Seq, info.Ts = seq, e.now()
+	if err := e.storeContainer(info); err != nil {
+		return err
+	}
+	c.setInfo(info)
+	return nil
 }
 
 // splitForThroughput splits every partition of c into 2^k equal children,
