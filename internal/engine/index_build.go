@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/index"
@@ -69,6 +70,7 @@ func (c *Container) startIndexBuild(info ContainerInfo) {
 func (c *Container) buildIndex(ix *indexState, policy []byte) error {
 	at := ""          // the EPK the walk has reached
 	var cursor []byte // the next item key, within the partition that holds at
+	var retry time.Duration
 	for {
 		if c.index.Load() != ix {
 			return errIndexSuperseded
@@ -87,9 +89,22 @@ func (c *Container) buildIndex(ix *indexState, policy []byte) error {
 				at = string(e)
 			}
 			continue
+		case errors.Is(err, ErrUnavailable) && !errors.Is(c.e.store.Ready(), storage.ErrFailed):
+			// The store refused the chunk for now (the disk is nearly
+			// full), not for good: try it again later, until the
+			// container closes.
+			retry = min(max(2*retry, 10*time.Millisecond), 5*time.Second)
+			select {
+			case <-time.After(retry):
+				continue
+			case <-p.quit:
+				return errDeleted
+			}
 		case err != nil:
 			return err
-		case req.next != nil:
+		}
+		retry = 0
+		if req.next != nil {
 			cursor = req.next
 			if e, _, ok := storage.SplitItemKey(cursor); ok {
 				at = max(string(e), r.Min)

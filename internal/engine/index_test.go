@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/exec"
@@ -505,4 +508,83 @@ func TestIndexOfLongNamesIsBounded(t *testing.T) {
 	if !slices.Equal(entries, expectedEntries(t, c)) {
 		t.Errorf("index entries differ from the items' terms")
 	}
+}
+
+// TestIndexBuildWaitsOutAFullDisk: a build whose chunks the store refuses
+// for lack of space goes on once space returns, instead of stopping until
+// the next restart.
+func TestIndexBuildWaitsOutAFullDisk(t *testing.T) {
+	var low atomic.Bool
+	var refused atomic.Int64
+	free := func() (uint64, error) {
+		if low.Load() {
+			refused.Add(1)
+			return 1 << 20, nil
+		}
+		return 1 << 40, nil
+	}
+	st, err := storage.Open(storage.Options{Dir: "/d", FS: vfs.NewMem(), Reserve: 64 << 20, FreeSpace: free})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	opts := Options{PartitionMaxRUs: 1000, NoThrottle: true, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }}
+	e, err := Open(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustContainer(t, e, 400)
+	for i := range 50 {
+		pk := fmt.Sprint("k", i%7)
+		put(t, c, pk, fmt.Sprintf(`{"id":"%d","pk":%q,"s":"x%d"}`, i, pk, i))
+	}
+	policy := json.RawMessage(`{"indexingMode":"consistent","includedPaths":[{"path":"/s/?"}],"excludedPaths":[{"path":"/*"}]}`)
+	if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: policy}, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.builders.Wait()
+	e.Close()
+
+	// Reopened with the record saying a new generation is building, on a
+	// disk that is full until the build has been refused a few times.
+	k := storage.ContainerKey("db", "c")
+	v, err := st.Get(nil, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info ContainerInfo
+	if err := json.Unmarshal(v, &info); err != nil {
+		t.Fatal(err)
+	}
+	info.IndexGen++
+	info.IndexBuilding = true
+	if v, err = encodeContainer(info); err == nil {
+		err = st.Set(k, v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	low.Store(true)
+	if e, err = Open(st, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	built := make(chan struct{})
+	go func() { e.builders.Wait(); close(built) }()
+	for refused.Load() < 3 {
+		select {
+		case <-built:
+			t.Fatalf("the build ended after %d refusals, while the disk was full", refused.Load())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	low.Store(false)
+	<-built
+	if c, err = e.Container("db", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if c.Info().IndexBuilding || !c.index.Load().ready {
+		t.Fatal("the build did not finish once space returned")
+	}
+	checkIndex(t, c)
 }
