@@ -46,6 +46,9 @@ type Op struct {
 	// Condition, when set, is a patch's condition ("FROM c WHERE ..."): the
 	// current version must satisfy it.
 	Condition *exec.Plan
+	// terms, when set, are the index terms of Body, computed before the
+	// operation is queued (see txn.index).
+	terms *docTerms
 }
 
 // Command is the unit the apply loop executes: one operation, or a batch.
@@ -88,6 +91,10 @@ type OpResult struct {
 	Etag string
 	// Charge is the operation's request charge in RU.
 	Charge float64
+	// idx is what the charge needs of the operation's index work.
+	idx termCounts
+	// oldSize is the size of the version a replace or patch replaced.
+	oldSize int
 }
 
 // partState is a physical partition's durable state, written atomically with
@@ -355,13 +362,14 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		if _, err := t.logical(ac, op, -1, delta); err != nil {
 			return OpResult{}, err
 		}
-		if err := t.index(ac, op.EPK, op.ID, curDoc, nil); err != nil {
+		tc, err := t.index(ac, op, curDoc, nil, jsondoc.System{})
+		if err != nil {
 			return OpResult{}, err
 		}
 		t.put(key, nil)
 		t.items--
 		t.bytes += delta
-		return OpResult{Doc: curDoc, Etag: string(curEtag)}, nil
+		return OpResult{Doc: curDoc, Etag: string(curEtag), idx: tc}, nil
 	}
 
 	body := op.Body
@@ -398,7 +406,8 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		rid = encodeRid(binary.BigEndian.AppendUint64(append([]byte(nil), ac.rid[:]...), seq))
 	}
 	etag := etagOf(seq)
-	doc := jsondoc.WithSystem(nil, body, jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: ts})
+	sys := jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: ts}
+	doc := jsondoc.WithSystem(nil, body, sys)
 	val := encodeItem(nil, lsn, etag, doc)
 	delta := int64(len(key) + len(val))
 	if exists {
@@ -417,7 +426,8 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 		}
 		return OpResult{}, err
 	}
-	if err := t.index(ac, op.EPK, op.ID, curDoc, doc); err != nil {
+	tc, err := t.index(ac, op, curDoc, doc, sys)
+	if err != nil {
 		if errors.Is(err, ErrBadRequest) {
 			return fail(err)
 		}
@@ -426,7 +436,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, ts int64, seq, lsn uin
 	t.put(key, val)
 	t.bytes += delta
 	t.items += newItems
-	return OpResult{Created: !exists, Doc: doc, Etag: etag}, nil
+	return OpResult{Created: !exists, Doc: doc, Etag: etag, idx: tc, oldSize: len(curDoc)}, nil
 }
 
 // logical updates the size record of op's logical partition by the deltas,
