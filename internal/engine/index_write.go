@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/jsondoc"
@@ -22,6 +23,9 @@ type docTerms struct {
 	policy *index.Policy
 	buf    []byte
 	refs   []termRef
+	// of is the document they are the terms of (bodyTerms): apply uses them
+	// only for that same body.
+	of []byte
 }
 
 type termRef struct {
@@ -119,7 +123,13 @@ func (c *Container) bodyTerms(body []byte) *docTerms {
 	if d.collect(ix.policy, body, &scratch) != nil {
 		return nil
 	}
+	d.of = body
 	return d
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // termScratch is the working space of txn.index, reused between calls.
@@ -162,7 +172,7 @@ func (t *txn) index(ac *applyCtx, op *Op, old, doc []byte, sys jsondoc.System) (
 		}
 	}
 	if doc != nil {
-		if pre := op.terms; pre != nil && pre.policy == ix.policy && op.Kind != OpPatch {
+		if pre := op.terms; pre != nil && pre.policy == ix.policy && op.Kind != OpPatch && sameBytes(pre.of, op.Body) {
 			s.new.reset(ix.policy)
 			s.new.buf = append(s.new.buf, pre.buf...)
 			s.new.refs = append(s.new.refs, pre.refs...)
