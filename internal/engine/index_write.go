@@ -118,9 +118,10 @@ func (c *Container) bodyTerms(body []byte) *docTerms {
 	if ix == nil || ix.policy == nil || ix.policy.None {
 		return nil
 	}
-	d := &docTerms{}
-	var scratch []byte
-	if d.collect(ix.policy, body, &scratch) != nil {
+	d := &docTerms{buf: make([]byte, 0, min(len(body), 1024)), refs: make([]termRef, 0, 16)}
+	s := termScratchPool.Get().(*termScratch)
+	defer termScratchPool.Put(s)
+	if d.collect(ix.policy, body, &s.buf) != nil {
 		return nil
 	}
 	d.of = body
