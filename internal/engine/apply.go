@@ -49,6 +49,11 @@ type Op struct {
 	// current version must satisfy it. It travels as text and is compiled
 	// when applied (CompilePatchCondition checks it before).
 	Condition string
+	// terms, when set, are the index terms of Body, computed before the
+	// operation is queued: a cache beside the command, not part of it (its
+	// encoding leaves it out), which txn.index uses only when they were
+	// computed under the index the partition applies the operation with.
+	terms *docTerms
 }
 
 // Command is the unit the apply loop executes: item operations (one, or a
@@ -95,6 +100,10 @@ type OpResult struct {
 	Etag string
 	// Charge is the operation's request charge in RU.
 	Charge float64
+	// idx is what the charge needs of the operation's index work.
+	idx termCounts
+	// oldSize is the size of the version a replace or patch replaced.
+	oldSize int
 }
 
 // partSM is what a partition's commands read and advance besides the store:
@@ -427,13 +436,14 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		if _, err := t.logical(ac, op, 0, -1, delta); err != nil {
 			return OpResult{}, err
 		}
-		if err := t.index(ac, op.EPK, op.ID, curDoc, nil); err != nil {
+		tc, err := t.index(ac, op, curDoc, nil, jsondoc.System{})
+		if err != nil {
 			return OpResult{}, err
 		}
 		t.put(key, nil)
 		t.items--
 		t.bytes += delta
-		return OpResult{Doc: curDoc, Etag: string(curEtag)}, nil
+		return OpResult{Doc: curDoc, Etag: string(curEtag), idx: tc}, nil
 	}
 
 	body := op.Body
@@ -474,7 +484,8 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		rid = encodeRid(binary.BigEndian.AppendUint64(append([]byte(nil), ac.rid[:]...), seq))
 	}
 	etag := etagOf(seq)
-	doc := jsondoc.WithSystem(nil, body, jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: cmd.Ts})
+	sys := jsondoc.System{Rid: rid, Self: ac.self + rid + "/", Etag: etag, Ts: cmd.Ts}
+	doc := jsondoc.WithSystem(nil, body, sys)
 	val := encodeItem(nil, lsn, etag, doc)
 	delta := int64(len(key) + len(val))
 	if exists {
@@ -493,7 +504,8 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		}
 		return OpResult{}, err
 	}
-	if err := t.index(ac, op.EPK, op.ID, curDoc, doc); err != nil {
+	tc, err := t.index(ac, op, curDoc, doc, sys)
+	if err != nil {
 		if errors.Is(err, ErrBadRequest) {
 			return fail(err)
 		}
@@ -502,7 +514,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 	t.put(key, val)
 	t.bytes += delta
 	t.items += newItems
-	return OpResult{Created: !exists, Doc: doc, Etag: etag}, nil
+	return OpResult{Created: !exists, Doc: doc, Etag: etag, idx: tc, oldSize: len(curDoc)}, nil
 }
 
 // logical updates the size record of op's logical partition by the deltas,

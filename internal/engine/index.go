@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/parsecdb/parsec/internal/index"
-	"github.com/parsecdb/parsec/internal/query/eval"
 )
 
 // Automatic indexing.
@@ -32,28 +28,4 @@ type indexState struct {
 	policy *index.Policy
 	// ready: every item has its entries in gen, so queries may use it.
 	ready bool
-}
-
-// errNotJSON is eachTerm's error for a document the evaluator cannot read.
-var errNotJSON = errors.New("the document is not valid JSON")
-
-// eachTerm calls fn with the encoded terms of a stored document under ix.
-// buf is reused between calls.
-func eachTerm(ix *indexState, doc []byte, buf *[]byte, fn func(term []byte) error) error {
-	if ix == nil || ix.policy == nil || ix.policy.None || doc == nil {
-		return nil
-	}
-	v, err := eval.FromJSON(doc)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errNotJSON, err)
-	}
-	var ferr error
-	ix.policy.Terms(v, func(path []string, val eval.Value) {
-		if ferr != nil {
-			return
-		}
-		*buf = index.AppendValue(index.AppendPath((*buf)[:0], path), val)
-		ferr = fn(*buf)
-	})
-	return ferr
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/exec"
@@ -47,7 +48,7 @@ func expectedEntries(t testing.TB, c *Container) []string {
 		if err != nil {
 			return false, err
 		}
-		return true, eachTerm(ix, doc, &buf, func(term []byte) error {
+		return true, eachTermModel(ix, doc, &buf, func(term []byte) error {
 			out = append(out, string(storage.IndexEntry(nil, c.rid, ix.gen, term, string(e), string(id))))
 			return nil
 		})
@@ -56,6 +57,28 @@ func expectedEntries(t testing.TB, c *Container) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// eachTermModel is the reference for the terms apply writes: the stored
+// document decoded into values and walked by index.Policy.Terms (what
+// eachTerm did before it read the bytes directly).
+func eachTermModel(ix *indexState, doc []byte, buf *[]byte, fn func(term []byte) error) error {
+	if ix == nil || ix.policy == nil || ix.policy.None || doc == nil {
+		return nil
+	}
+	v, err := eval.FromJSON(doc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotJSON, err)
+	}
+	var ferr error
+	ix.policy.Terms(v, func(path []string, val eval.Value) {
+		if ferr != nil {
+			return
+		}
+		*buf = index.AppendValue(index.AppendPath((*buf)[:0], path), val)
+		ferr = fn(*buf)
+	})
+	return ferr
 }
 
 // checkIndex requires the index to hold exactly the terms of the items.

@@ -147,7 +147,8 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if err != nil {
 		return Op{}, err
 	}
-	return Op{Kind: kind, ID: id, Key: key, EPK: e, Body: jsondoc.StripSystem(nil, body)}, nil
+	body = jsondoc.StripSystem(nil, body)
+	return Op{Kind: kind, ID: id, Key: key, EPK: e, Body: body, terms: c.bodyTerms(body)}, nil
 }
 
 // PrepareKeyed returns an operation on an existing item addressed by partition
@@ -263,7 +264,7 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	// The partition that applied it may be a child of p, after a split.
 	applied := c.PartitionFor(cmd.Ops[0].EPK)
 	for i := range res {
-		res[i].Charge = chargeOf(cmd.Ops[i].Kind, &res[i])
+		res[i].Charge = chargeOf(&cmd.Ops[i], &res[i])
 		applied.record(now, cmd.Ops[i].Key, res[i].Charge)
 	}
 	return res, applied.Session(), nil
@@ -302,7 +303,8 @@ func (c *Container) readItem(op Op) (OpResult, error) {
 		}
 		r = OpResult{Doc: d, Etag: string(et)}
 	}
-	r.Charge = chargeOf(OpRead, &r)
+	read := Op{Kind: OpRead}
+	r.Charge = chargeOf(&read, &r)
 	return r, nil
 }
 

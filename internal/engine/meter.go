@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
-	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/storage"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
@@ -186,16 +185,24 @@ func (c *Container) topByStorage(p *Partition, n int) ([]KeyWeight, error) {
 	return top, err
 }
 
-// chargeOf is the request charge of one executed operation.
-func chargeOf(kind OpKind, r *OpResult) float64 {
+// chargeOf is the request charge of one executed operation op, priced by
+// the index terms apply wrote under the container's policy (none when its
+// indexing mode is none): a create or upsert by the new version's size and
+// terms, a delete by the old one's, a replace and a patch by both sizes and
+// the terms that changed.
+func chargeOf(op *Op, r *OpResult) float64 {
 	if r.Err != nil {
 		return throughput.FailedCharge
 	}
-	switch kind {
+	switch op.Kind {
 	case OpRead:
 		return throughput.ReadCharge(len(r.Doc))
 	case OpDelete:
-		return throughput.DeleteCharge(len(r.Doc), jsondoc.Terms(r.Doc))
+		return throughput.DeleteCharge(len(r.Doc), r.idx.terms)
+	case OpReplace:
+		return throughput.ReplaceCharge(r.oldSize, len(r.Doc), r.idx.changed)
+	case OpPatch:
+		return throughput.PatchCharge(r.oldSize, len(r.Doc), r.idx.changed, len(op.Patch))
 	}
-	return throughput.WriteCharge(len(r.Doc), jsondoc.Terms(r.Doc))
+	return throughput.WriteCharge(len(r.Doc), r.idx.terms)
 }

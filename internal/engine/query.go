@@ -229,9 +229,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		}
 		return page, fmt.Errorf("%w: query failed: %v", ErrUnavailable, err)
 	}
-	for _, r := range rows {
-		page.Rows = append(page.Rows, r.AppendJSON(nil))
-	}
+	page.Rows = rows
 	if !next.Done() {
 		page.Next = next
 	}
@@ -250,9 +248,10 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 // partitions in parallel, at most maxParallel at a time, and merge; a
 // streaming page reads its partitions lazily in key order, stopping when
 // the page is full.
-func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSize int, lim *exec.Limits) ([]eval.Value, *exec.State, error) {
+func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSize int, lim *exec.Limits) ([][]byte, *exec.State, error) {
 	if plan.Shape() == exec.Streaming || len(sources) < 2 {
-		return exec.ExecLimits(plan, sources, state, pageSize, lim)
+		// Rows that are whole stored documents are copied, not re-encoded.
+		return exec.ExecJSON(plan, sources, state, pageSize, lim)
 	}
 	if state == nil {
 		state = plan.Start()
@@ -294,7 +293,15 @@ func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSiz
 	if err != nil {
 		return nil, nil, err
 	}
-	return plan.MergeLimits(state, partials, pageSize, lim)
+	rows, next, err := plan.MergeLimits(state, partials, pageSize, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([][]byte, len(rows))
+	for i, r := range rows {
+		out[i] = r.AppendJSON(nil)
+	}
+	return out, next, nil
 }
 
 // errSiblingFailed stops the partitions of a page when one has failed.

@@ -41,33 +41,64 @@ func (s *itemSource) Seek(key []byte) error {
 }
 
 func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
+	key, v, ok, err := s.next()
+	if err != nil || !ok {
+		return nil, eval.Value{}, false, err
+	}
+	val, n, err := storedValue(key, v)
+	if err != nil {
+		return nil, eval.Value{}, false, err
+	}
+	s.docs++
+	s.bytes += n
+	return append([]byte(nil), key...), val, true, nil
+}
+
+// NextRaw is Next for a query whose rows are whole documents: a document
+// stored in canonical form is returned as a copy of its text, undecoded.
+func (s *itemSource) NextRaw() (key, raw []byte, size int, doc eval.Value, ok bool, err error) {
+	k, v, ok, err := s.next()
+	if err != nil || !ok {
+		return nil, nil, 0, eval.Value{}, false, err
+	}
+	key = append([]byte(nil), k...)
+	_, _, d, err := decodeItem(k, v)
+	if err != nil {
+		return nil, nil, 0, eval.Value{}, false, err
+	}
+	s.docs++
+	s.bytes += len(d)
+	if size, ok := eval.CanonicalJSON(d); ok {
+		return key, append([]byte(nil), d...), size, eval.Value{}, true, nil
+	}
+	if doc, err = eval.FromJSON(d); err != nil {
+		return nil, nil, 0, eval.Value{}, false, corrupt("%s holds a document that is not valid JSON: %v", itemName(k), err)
+	}
+	return key, nil, 0, doc, true, nil
+}
+
+// next moves to the next item and returns its key and stored value, valid
+// until the following call.
+func (s *itemSource) next() (key, v []byte, ok bool, err error) {
 	if s.it == nil {
 		it, err := s.db.NewIter(s.lo, s.hi)
 		if err != nil {
-			return nil, eval.Value{}, false, err
+			return nil, nil, false, err
 		}
 		s.it, s.positioned = it, false
 	}
-	var ok bool
 	if !s.positioned {
 		ok, s.positioned = s.it.First(), true
 	} else {
 		ok = s.it.Next()
 	}
 	if !ok {
-		return nil, eval.Value{}, false, nil
+		return nil, nil, false, nil
 	}
-	v, err := s.it.Value()
-	if err != nil {
-		return nil, eval.Value{}, false, err
+	if v, err = s.it.Value(); err != nil {
+		return nil, nil, false, err
 	}
-	val, n, err := storedValue(s.it.Key(), v)
-	if err != nil {
-		return nil, eval.Value{}, false, err
-	}
-	s.docs++
-	s.bytes += n
-	return append([]byte(nil), s.it.Key()...), val, true, nil
+	return s.it.Key(), v, true, nil
 }
 
 // storedValue decodes the stored value v of the item at storage key key

@@ -59,29 +59,46 @@ func AppendValue(dst []byte, v eval.Value) []byte {
 		}
 		return append(dst, tagBool, 0)
 	case eval.Number:
-		f := v.AsFloat()
-		if f == 0 {
-			f = 0 // -0 → 0
-		}
-		b := math.Float64bits(f)
-		if b>>63 == 1 {
-			b = ^b
-		} else {
-			b |= 1 << 63
-		}
-		return append(dst, tagNumber, byte(b>>56), byte(b>>48), byte(b>>40), byte(b>>32), byte(b>>24), byte(b>>16), byte(b>>8), byte(b))
+		return appendNumber(dst, v.AsFloat())
 	case eval.String:
-		s := v.AsString()
-		if len(s) > MaxStringBytes {
-			s = s[:MaxStringBytes]
-		}
-		return appendEscaped(append(dst, tagString), s)
+		return appendString(dst, v.AsString())
 	case eval.Array:
 		return append(dst, tagArray)
 	case eval.Object:
 		return append(dst, tagObject)
 	}
 	panic("BUG: index: AppendValue of undefined")
+}
+
+// appendNumber appends the encoding of the number f.
+func appendNumber(dst []byte, f float64) []byte {
+	if f == 0 {
+		f = 0 // -0 → 0
+	}
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		b = ^b
+	} else {
+		b |= 1 << 63
+	}
+	return append(dst, tagNumber, byte(b>>56), byte(b>>48), byte(b>>40), byte(b>>32), byte(b>>24), byte(b>>16), byte(b>>8), byte(b))
+}
+
+// appendString appends the encoding of the string s (its first
+// MaxStringBytes bytes).
+func appendString[T ~string | ~[]byte](dst []byte, s T) []byte {
+	if len(s) > MaxStringBytes {
+		s = s[:MaxStringBytes]
+	}
+	dst = append(dst, tagString)
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			dst = append(dst, 0x00, 0xFF)
+			continue
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, 0x00, 0x01)
 }
 
 // AppendBucket appends the sort bucket of any value, undefined included:

@@ -180,3 +180,8 @@ func AppendQuote(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// AppendUnescaped appends the decoded form of body, the inside of a string
+// token (without its quotes) of a document accepted by Scan: escapes decoded,
+// invalid UTF-8 as U+FFFD, as UnquoteString decodes it.
+func AppendUnescaped(dst, body []byte) []byte { return appendUnescape(dst, body) }

@@ -42,9 +42,9 @@ func interpolate(curve []sizePoint, size int) float64 {
 
 // IndexTermCharge is the charge of adding or removing one index term: Cosmos
 // DB's published figure ("0.2 × 10 (indexing)" for a 1 KB item with 10
-// indexed terms). Count terms with jsondoc.Terms; a container whose indexing
-// mode is none has 0 (the engine does not yet make that distinction: it
-// charges jsondoc.Terms of every item).
+// indexed terms). A container whose indexing mode is none has 0 terms; the
+// engine counts the terms it writes under the container's policy
+// (jsondoc.Terms estimates them for the default policy).
 const IndexTermCharge = 0.2
 
 // PatchOpCharge is the extra charge of a partial update per patched
@@ -68,9 +68,8 @@ func writeSizeCharge(size int) float64 { return interpolate(writeCurve, size) }
 // the charge rises with both size and terms. A write is never cheaper than
 // twice a read of the same size (indexing mode none, terms = 0, comes close).
 //
-// It is also the charge of an upsert, a replace and a patch of the new
-// version; ReplaceCharge and PatchCharge price those more finely once the
-// engine can count changed terms.
+// It is also the charge of an upsert; ReplaceCharge and PatchCharge price
+// replaces and patches.
 func WriteCharge(size, terms int) float64 {
 	c := writeSizeCharge(size) + IndexTermCharge*float64(max(terms, 0)-ReferenceTerms)
 	return max(c, 2*ReadCharge(size))

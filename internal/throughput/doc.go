@@ -24,19 +24,21 @@
 //	metadata        MetadataCharge                      1 RU
 //
 // Sizes are interpolated linearly between the published points (1 KB to
-// 2 MB); below 1 KB an item costs as 1 KB. Index terms are what jsondoc.Terms
-// counts: one per scalar leaf, as under the default indexing policy. The
+// 2 MB); below 1 KB an item costs as 1 KB. Index terms are the entries the
+// engine writes under the container's indexing policy: one per indexed
+// property path (an object or array counts once, its elements and members
+// under their own paths), none in indexing mode none. The
 // published write charges (1 KB ≈ 5 RU for an indexed item) are taken to hold
 // at 10 terms, the item of Microsoft's worked example, and every published
 // point is reproduced within 2% there; the page's per-term (0.2) and
 // replace/patch figures shape the rest.
 //
-// What the engine charges today (engine.chargeOf) is coarser: a create,
-// upsert, replace or patch costs WriteCharge and a delete DeleteCharge, both
-// of the item's size and jsondoc.Terms of it, whatever the container's
-// indexing policy (indexing mode none included). ReplaceCharge and
-// PatchCharge need the number of changed terms, which the engine does not
-// count, and are not called yet. A failed operation costs FailedCharge.
+// The engine (engine.chargeOf) prices each write from the index terms it
+// wrote for it, the system properties left out: a create or upsert costs
+// WriteCharge of the new version, a delete DeleteCharge of the old one, a
+// replace ReplaceCharge and a patch PatchCharge with the number of property
+// paths whose term was added, removed or changed. A failed operation costs
+// FailedCharge.
 //
 // testdata/charges.txt holds the published figures and many other cases in
 // the datadriven format, one command per charge function, each published

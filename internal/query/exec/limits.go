@@ -39,6 +39,9 @@ type Limits struct {
 	// What names the query in budget errors ("the query", "the patch
 	// condition").
 	What string
+
+	// raw lets a streaming run copy documents from a RawSource (ExecJSON).
+	raw bool
 }
 
 // ErrPageTime is returned by Limits.Check when a page's time is spent. A

@@ -30,6 +30,36 @@ func Exec(p *Plan, sources []Source, s *State, pageSize int) ([]eval.Value, *Sta
 // with a continuation; it fails with ErrPageTime only if it evaluated no
 // row in full.
 func ExecLimits(p *Plan, sources []Source, s *State, pageSize int, lim *Limits) ([]eval.Value, *State, error) {
+	if lim != nil && lim.raw {
+		l := *lim
+		l.raw = false
+		lim = &l
+	}
+	pg, next, err := execPage(p, sources, s, pageSize, lim)
+	if pg == nil {
+		return nil, next, err
+	}
+	return pg.rows, next, err
+}
+
+// ExecJSON is ExecLimits with the page's rows as JSON text (AppendJSON).
+// A streaming SELECT * or SELECT VALUE of its one FROM alias, without
+// WHERE, copies the text of the documents a RawSource gives without
+// decoding them; the rows are the same bytes either way.
+func ExecJSON(p *Plan, sources []Source, s *State, pageSize int, lim *Limits) ([][]byte, *State, error) {
+	l := Limits{}
+	if lim != nil {
+		l = *lim
+	}
+	l.raw = true
+	pg, next, err := execPage(p, sources, s, pageSize, &l)
+	if pg == nil {
+		return nil, next, err
+	}
+	return pg.json(), next, err
+}
+
+func execPage(p *Plan, sources []Source, s *State, pageSize int, lim *Limits) (*pager, *State, error) {
 	if s == nil {
 		s = p.Start()
 	}
@@ -73,7 +103,7 @@ func ExecLimits(p *Plan, sources []Source, s *State, pageSize int, lim *Limits) 
 	if timedOut && !progress {
 		return nil, nil, fmt.Errorf("%w before one row was evaluated in full", ErrPageTime)
 	}
-	return p.MergeLimits(s, partials, pageSize, lim)
+	return p.merge(s, partials, pageSize, lim)
 }
 
 // Merge combines the partitions' Partials for one page, run from state s
@@ -90,6 +120,14 @@ func (p *Plan) Merge(s *State, partials []*Partial, pageSize int) ([]eval.Value,
 // MergeLimits is Merge within the limits lim (nil: none): a page ends
 // before the row that would pass MaxPageBytes, with at least one row.
 func (p *Plan) MergeLimits(s *State, partials []*Partial, pageSize int, lim *Limits) ([]eval.Value, *State, error) {
+	pg, next, err := p.merge(s, partials, pageSize, lim)
+	if pg == nil {
+		return nil, next, err
+	}
+	return pg.rows, next, err
+}
+
+func (p *Plan) merge(s *State, partials []*Partial, pageSize int, lim *Limits) (*pager, *State, error) {
 	if s == nil {
 		s = p.Start()
 	}
@@ -99,7 +137,7 @@ func (p *Plan) MergeLimits(s *State, partials []*Partial, pageSize int, lim *Lim
 	next := *s
 	pg := &pager{st: &next, size: pageSize, maxBytes: lim.MaxPageBytes}
 	if s.done {
-		return nil, &next, nil
+		return pg, &next, nil
 	}
 	if p.top.noFrom {
 		pt, err := p.run(&oneDoc{}, s, p.Want(s, pageSize), lim)
@@ -127,7 +165,7 @@ func (p *Plan) MergeLimits(s *State, partials []*Partial, pageSize int, lim *Lim
 	if err != nil {
 		return nil, nil, err
 	}
-	return pg.rows, &next, nil
+	return pg, &next, nil
 }
 
 // pager collects a page: it applies the remaining OFFSET and LIMIT of its
@@ -136,7 +174,8 @@ type pager struct {
 	st       *State
 	size     int
 	rows     []eval.Value
-	maxBytes int // 0: no bound
+	raws     [][]byte // beside rows: the text of a row copied from a RawSource, else nil
+	maxBytes int      // 0: no bound
 	bytes    int
 }
 
@@ -158,11 +197,33 @@ func (pg *pager) sizeOf(v eval.Value) int {
 	return eval.JSONSize(v)
 }
 
+// json returns the page's rows as JSON text.
+func (pg *pager) json() [][]byte {
+	out := make([][]byte, len(pg.rows))
+	for i, v := range pg.rows {
+		if i < len(pg.raws) && pg.raws[i] != nil {
+			out[i] = pg.raws[i]
+		} else {
+			out[i] = v.AppendJSON(nil)
+		}
+	}
+	return out
+}
+
 // take consumes one row: OFFSET skips it, or the page gets it.
-func (pg *pager) take(v eval.Value, size int) {
+func (pg *pager) take(v eval.Value, size int) { pg.takeRaw(v, nil, size) }
+
+// takeRaw is take for a row that may be JSON text (raw) instead of a value.
+func (pg *pager) takeRaw(v eval.Value, raw []byte, size int) {
 	if pg.st.offset > 0 {
 		pg.st.offset--
 		return
+	}
+	if raw != nil || pg.raws != nil {
+		for len(pg.raws) < len(pg.rows) {
+			pg.raws = append(pg.raws, nil)
+		}
+		pg.raws = append(pg.raws, raw)
 	}
 	pg.rows = append(pg.rows, v)
 	pg.bytes += size
@@ -183,7 +244,7 @@ func (p *Plan) mergeStream(pg *pager, partials []*Partial) {
 		}
 		i := 0
 		for ; i < len(pt.rows) && !pg.full() && pg.fits(pt.rows[i].size); i++ {
-			pg.take(pt.rows[i].val, pt.rows[i].size)
+			pg.takeRaw(pt.rows[i].val, pt.rows[i].raw, pt.rows[i].size)
 			p.setSortKey(st, pt.rows[i])
 		}
 		if i < len(pt.rows) || st.done {

@@ -78,6 +78,7 @@ type row struct {
 	ord []eval.Value // ORDER BY values (Ordered, OrderedDistinct)
 	pos pos          // where it came from (Streaming, Ordered)
 	val eval.Value   // the projected row (undefined until projected)
+	raw []byte       // the row's JSON text, when copied from a RawSource (val is then undefined)
 	env *eval.Env    // Ordered, SELECT list or *: the tuple, projected late
 	// size is the estimated JSON size of val (or, before a late
 	// projection, of the document), when the page's size is bounded.

@@ -164,6 +164,9 @@ func docs(src Source, f func(key []byte, doc eval.Value) error) error {
 // runStream produces rows in position order after the state's position,
 // stopping after want rows.
 func (p *Plan) runStream(src Source, s *State, want int, lim *Limits, env *eval.Env) (*Partial, error) {
+	if rs, ok := src.(RawSource); ok && lim.raw && p.identity() {
+		return p.runRaw(rs, s, want, lim, env)
+	}
 	q, pt := p.top, &Partial{}
 	if sk, ok := src.(Seeker); ok && s.started {
 		if err := sk.Seek(s.pos.key); err != nil {
@@ -222,6 +225,117 @@ func (p *Plan) runStream(src Source, s *State, want int, lim *Limits, env *eval.
 		pt.end, pt.hasEnd = pos{key: key, fan: wholeDoc}, true
 		return nil
 	})
+	switch {
+	case err == errStop:
+		return pt, nil
+	case errors.Is(err, ErrPageTime):
+		pt.timedOut = true
+		return pt, nil
+	case err != nil:
+		return nil, err
+	}
+	pt.done = true
+	return pt, nil
+}
+
+// RawSource is a Source that can also give a document's stored JSON text
+// in place of its value.
+type RawSource interface {
+	Source
+	// NextRaw is Next, but for a document whose text is what its value
+	// encodes to (eval.CanonicalJSON) it returns the text raw and its
+	// JSONSize, and no value. raw stays valid and unchanged.
+	NextRaw() (key, raw []byte, size int, doc eval.Value, ok bool, err error)
+}
+
+// identity reports whether every row of the plan is a whole document:
+// a streaming SELECT * or SELECT VALUE of the one FROM alias over the
+// container, without WHERE.
+func (p *Plan) identity() bool {
+	q := p.top
+	if p.shape != Streaming || q.noFrom || len(q.sources) != 1 || q.where != nil || q.distinct || len(q.orderBy) > 0 || q.grouped {
+		return false
+	}
+	src := q.sources[0]
+	if src.iter || src.sub != nil || !src.container || len(src.path) > 0 {
+		return false
+	}
+	switch q.kind {
+	case ast.SelectStar:
+		return q.star == src.alias
+	case ast.SelectValue:
+		id, ok := q.value.(*ast.Ident)
+		return ok && id.Name == src.alias
+	}
+	return false
+}
+
+// runRaw is runStream for an identity plan over a RawSource: the same rows,
+// positions, steps and sizes, with the documents' text copied instead of
+// decoded where it is canonical.
+func (p *Plan) runRaw(src RawSource, s *State, want int, lim *Limits, env *eval.Env) (*Partial, error) {
+	q, pt := p.top, &Partial{}
+	if sk, ok := src.(Seeker); ok && s.started {
+		if err := sk.Seek(s.pos.key); err != nil {
+			return nil, err
+		}
+	}
+	var prev []byte
+	err := func() error {
+		for {
+			key, raw, size, doc, ok, err := src.NextRaw()
+			if err != nil || !ok {
+				return err
+			}
+			if prev != nil && bytes.Compare(key, prev) <= 0 {
+				return fmt.Errorf("exec: source keys out of order: %q after %q", key, prev)
+			}
+			prev = bytes.Clone(key)
+			key = prev
+			if s.started {
+				if c := bytes.Compare(key, s.pos.key); c < 0 || c == 0 && s.pos.fan == wholeDoc {
+					continue
+				}
+			}
+			if env.Budget != nil {
+				env.Budget.ResetBytes()
+			}
+			if err := step(env, q.sources[0].at); err != nil {
+				return err
+			}
+			at := pos{key: key, fan: 0}
+			if !s.started || cmpPos(at, s.pos) > 0 {
+				if q.kind == ast.SelectValue {
+					if err := step(env, q.value.Pos()); err != nil {
+						return err
+					}
+				}
+				if lim.MaxPageBytes > 0 {
+					if raw == nil {
+						size = eval.JSONSize(doc)
+					}
+					if len(pt.rows) > 0 && pt.bytes+size > lim.MaxPageBytes {
+						return errStop
+					}
+				} else {
+					size = 0
+				}
+				r := &row{pos: at, size: size}
+				if raw != nil {
+					r.raw = raw
+				} else {
+					r.val = doc
+				}
+				pt.rows = append(pt.rows, r)
+				pt.bytes += size
+				pt.end, pt.hasEnd = at, true
+				if want > 0 && len(pt.rows) >= want || lim.MaxPageBytes > 0 && pt.bytes >= lim.MaxPageBytes {
+					return errStop
+				}
+			}
+			pt.end, pt.hasEnd = pos{key: key, fan: wholeDoc}, true
+		}
+	}()
 	switch {
 	case err == errStop:
 		return pt, nil
