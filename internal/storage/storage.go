@@ -21,7 +21,8 @@ var ErrNotFound = errors.New("storage: not found")
 type Options struct {
 	// Dir is the data directory. Ignored when InMemory is set.
 	Dir string
-	// InMemory keeps everything in memory (vfs.NewMem): nothing survives Close.
+	// InMemory keeps everything in memory (vfs.NewMem), with no write-ahead
+	// log: nothing survives Close.
 	InMemory bool
 	// CacheBytes is the block cache size; 0 picks a default.
 	CacheBytes int64
@@ -76,11 +77,14 @@ type DB struct {
 	fatalOnce sync.Once
 	// wals describes the write-ahead log files found at open, for messages.
 	wals string
+	// sync is how writes commit: synced to the log, or, in memory, where
+	// there is no log, applied only.
+	sync *pebble.WriteOptions
 }
 
 // Open opens (creating if needed) the store described by o.
 func Open(o Options) (*DB, error) {
-	db := &DB{logf: o.Logf, onFatal: o.OnFatal}
+	db := &DB{logf: o.Logf, onFatal: o.OnFatal, sync: pebble.Sync}
 	if db.logf == nil {
 		db.logf = log.Printf
 	}
@@ -116,6 +120,10 @@ func Open(o Options) (*DB, error) {
 	case o.InMemory:
 		popts.FS = vfs.NewMem()
 		dir = ""
+		// Nothing survives Close, so a log to recover from after a crash
+		// has no use: without it, a write is one copy into the memtable.
+		popts.DisableWAL = true
+		db.sync = pebble.NoSync
 	case dir == "":
 		return nil, errors.New("storage: a data directory is required unless in memory")
 	case o.FS != nil:
@@ -192,7 +200,7 @@ func (db *DB) Set(key, value []byte) error {
 	if err := db.writable(); err != nil {
 		return err
 	}
-	return db.guard(func() error { return db.pdb.Set(key, value, pebble.Sync) })
+	return db.guard(func() error { return db.pdb.Set(key, value, db.sync) })
 }
 
 // NewBatch returns an empty batch whose Get sees its own writes over the
@@ -289,7 +297,7 @@ func (b *Batch) DeleteRange(lo, hi []byte) error { return b.b.DeleteRange(lo, hi
 func (b *Batch) Commit() error {
 	err := b.db.writable()
 	if err == nil {
-		err = b.db.guard(func() error { return b.b.Commit(pebble.Sync) })
+		err = b.db.guard(func() error { return b.b.Commit(b.db.sync) })
 	}
 	if cerr := b.b.Close(); err == nil {
 		err = cerr
