@@ -794,20 +794,7 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 	for _, share := range []int{0, 50, 100} {
 		t.Run(fmt.Sprintf("unsynced%d", share), func(t *testing.T) {
 			img := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: share, RNG: rng})
-			st, err := storage.Open(storage.Options{Dir: "/d", FS: img, Reserve: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			e, err := Open(st, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			c, err := e.Container("db", "c")
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := openImage(t, img, opts)
 			present := map[scriptItem]bool{}
 			failedThere := 0
 			found := make([]int, items+bulk) // the version found, -1 when absent
@@ -927,20 +914,7 @@ func indexBuildFailsAt(t *testing.T, n int, injected *bool) {
 	for _, share := range []int{0, 100} {
 		img := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: share, RNG: rng})
 		t.Run(fmt.Sprintf("unsynced%d", share), func(t *testing.T) {
-			st, err := storage.Open(storage.Options{Dir: "/d", FS: img, Reserve: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			e, err := Open(st, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			c, err := e.Container("db", "c")
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := openImage(t, img, opts)
 			for it := range present {
 				if _, ok, err := readCrashItem(c, it.pk, it.id); err != nil || !ok {
 					t.Errorf("%v is missing (%v)", it, err)
@@ -1129,4 +1103,25 @@ func TestIndexBuildsResumeWhenOpened(t *testing.T) {
 		}
 		checkIndex(t, c)
 	}
+}
+
+// openImage opens an engine on a crash image of a store in /d, closed
+// when the test ends, and returns its container db/c.
+func openImage(t *testing.T, img vfs.FS, opts Options) *Container {
+	t.Helper()
+	st, err := storage.Open(storage.Options{Dir: "/d", FS: img, Reserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(st, opts)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(); st.Close() })
+	c, err := e.Container("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
