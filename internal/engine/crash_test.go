@@ -592,7 +592,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 					}
 				}
 			}
-			checkReopened(t, e, c, present)
+			checkReopened(t, c.e, c, present)
 		})
 	}
 	t.Logf("%d images, %d of them with an index build unfinished; %d atomic batches were in flight in one", len(images), interrupted, batchesInFlight)
@@ -824,7 +824,7 @@ func testFailedWALOp(t *testing.T, kinds []errorfs.OpKind) {
 				}
 			}
 			t.Logf("%d items present, %d of them with a failed write", len(present), failedThere)
-			checkReopened(t, e, c, present)
+			checkReopened(t, c.e, c, present)
 			// The reopened store takes writes.
 			op, err := c.PrepareWrite(OpUpsert, []byte(`{"id":"after","pk":"k0"}`), key("k0"), true)
 			if err != nil {
@@ -920,7 +920,7 @@ func indexBuildFailsAt(t *testing.T, n int, injected *bool) {
 					t.Errorf("%v is missing (%v)", it, err)
 				}
 			}
-			checkReopened(t, e, c, present)
+			checkReopened(t, c.e, c, present)
 		})
 	}
 }
