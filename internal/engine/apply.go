@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
@@ -66,9 +67,6 @@ type Command struct {
 	Atomic bool
 	// Ts is the timestamp (epoch seconds) written into changed items.
 	Ts int64
-	// Seq is the first of len(Ops) fresh sequence numbers; operation i uses
-	// Seq+i for the resource id of an item it creates and for its new etag.
-	Seq uint64
 	// Limits are the storage limits the operations are applied under.
 	Limits Limits
 	// Split, when set, makes this command a split of the partition (and it
@@ -160,8 +158,11 @@ func applyEntry(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 		broken = err != nil && !errors.Is(err, errIndexSuperseded)
 	default:
 		ac.index = sm.ix
-		out.res, err = apply(ac, t, cmd, next.st.LSN, &next.st)
-		broken = err != nil && t.flushing
+		var seq uint64
+		if seq, err = next.st.takeSeqs(rangeID, len(cmd.Ops)); err == nil {
+			out.res, err = apply(ac, t, cmd, seq, next.st.LSN, &next.st)
+			broken = err != nil && t.flushing
+		}
 	}
 	if err != nil {
 		return applied{}, err, broken
@@ -176,12 +177,43 @@ type partState struct {
 	LSN   uint64
 	Items int64
 	Bytes int64
+	// Seqs is how many sequence numbers the partition has handed out.
+	Seqs uint64
+}
+
+// Sequence numbers name the versions the partition writes: an item it
+// creates gets its resource id from one, and every version its etag. Each
+// partition hands out its own, in apply, so that they follow from the
+// partition's log alone (a replica, or a new leader, hands out the same
+// ones): bit 63 set (numbers from the store-wide allocator of earlier
+// versions never have it), then the range id's number in 23 bits (range ids
+// are decimal and never reused in a container), then a 40-bit count.
+const (
+	seqPartitionBit = 1 << 63
+	seqCountBits    = 40
+	seqRangeLimit   = 1 << 23
+)
+
+// takeSeqs hands out n sequence numbers of partition rangeID and returns
+// the first.
+func (s *partState) takeSeqs(rangeID string, n int) (uint64, error) {
+	num, err := strconv.ParseUint(rangeID, 10, 64)
+	if err != nil || num >= seqRangeLimit {
+		return 0, internalError("partition key range id %q is not a number below %d", rangeID, seqRangeLimit)
+	}
+	if s.Seqs+uint64(n) > 1<<seqCountBits {
+		return 0, fmt.Errorf("%w: partition key range %s has written %d versions, all its sequence numbers", ErrUnavailable, rangeID, s.Seqs)
+	}
+	first := seqPartitionBit | num<<seqCountBits | s.Seqs
+	s.Seqs += uint64(n)
+	return first, nil
 }
 
 func (s partState) encode() []byte {
 	b := binary.AppendUvarint(nil, s.LSN)
 	b = binary.AppendVarint(b, s.Items)
-	return binary.AppendVarint(b, s.Bytes)
+	b = binary.AppendVarint(b, s.Bytes)
+	return binary.AppendUvarint(b, s.Seqs)
 }
 
 // decodePartState decodes the state record of partition key range rangeID;
@@ -199,6 +231,12 @@ func decodePartState(rangeID string, v []byte) (partState, error) {
 	rest = rest[n:]
 	if s.Bytes, n = binary.Varint(rest); n <= 0 {
 		return s, corrupt("the state record of partition key range %s (%x) has no valid byte count", rangeID, v)
+	}
+	// Records written before partitions numbered their versions end here.
+	if rest = rest[n:]; len(rest) > 0 {
+		if s.Seqs, n = binary.Uvarint(rest); n <= 0 {
+			return s, corrupt("the state record of partition key range %s (%x) has no valid sequence count", rangeID, v)
+		}
 	}
 	return s, nil
 }
@@ -349,16 +387,17 @@ func (t *txn) flush() error {
 }
 
 // apply executes cmd at lsn through the overlay t (over the group's batch)
-// and the partition state st. It is deterministic: its effects depend only
-// on cmd, lsn and what it reads. A command that fails (an atomic batch with
+// and the partition state st; operation i writes with sequence number
+// seq+i. It is deterministic: its effects depend only on cmd, seq, lsn and
+// what it reads. A command that fails (an atomic batch with
 // any failed operation, a single failed operation, or a returned error)
 // writes nothing, unless the error came while flushing t (t.flushing).
-func apply(ac *applyCtx, t *txn, cmd *Command, lsn uint64, st *partState) ([]OpResult, error) {
+func apply(ac *applyCtx, t *txn, cmd *Command, seq, lsn uint64, st *partState) ([]OpResult, error) {
 	res := make([]OpResult, len(cmd.Ops))
 	failed := -1
 	for i := range cmd.Ops {
 		sp := t.savepoint()
-		r, err := applyOp(ac, t, st, &cmd.Ops[i], cmd, cmd.Seq+uint64(i), lsn)
+		r, err := applyOp(ac, t, st, &cmd.Ops[i], cmd, seq+uint64(i), lsn)
 		if err != nil {
 			return nil, err
 		}

@@ -49,15 +49,13 @@ func TestPatchConditionBudget(t *testing.T) {
 		}
 		op.Patch = []jsondoc.PatchOp{{Op: "set", Path: "/p", Value: json.RawMessage(`1`)}}
 		op.Condition = cond
-		seq, _ := c.e.seq.take(1)
-		return &request{cmd: &Command{Ops: []Op{op}, Seq: seq, Ts: 1}, done: make(chan struct{})}
+		return &request{cmd: &Command{Ops: []Op{op}, Ts: 1}, done: make(chan struct{})}
 	}
 	other, err := c.PrepareWrite(OpCreate, []byte(`{"id":"other","pk":"a"}`), key("a"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, _ := c.e.seq.take(1)
-	unrelated := &request{cmd: &Command{Ops: []Op{other}, Seq: seq, Ts: 1}, done: make(chan struct{})}
+	unrelated := &request{cmd: &Command{Ops: []Op{other}, Ts: 1}, done: make(chan struct{})}
 	big, small := patch("big"), patch("small")
 	c.PartitionFor(other.EPK).commitGroup([]*request{big, unrelated, small})
 

@@ -18,7 +18,7 @@ import (
 //	command   = version:1 kind:1 body
 //	version   = 0x01
 //	kind      = 0x01 items | 0x02 split | 0x03 reindex
-//	items     = flags:1 (bit 0: atomic) ts:varint seq:uvarint
+//	items     = flags:1 (bit 0: atomic) ts:varint
 //	            logicalLimit:varint partitionLimit:varint
 //	            count:uvarint op*
 //	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
@@ -34,9 +34,10 @@ import (
 //	optbytes  = 0 for absent, else length+1:uvarint, then the bytes
 //
 // A command carries every input apply needs that is not in the state it
-// reads: the timestamp, the first sequence number of the ids and etags it
-// creates, the limits in force, a patch condition as its text (compiled
-// when applied), and for a split the boundaries and the child range ids.
+// reads: the timestamp, the limits in force, a patch condition as its text
+// (compiled when applied), and for a split the boundaries and the child
+// range ids. The sequence numbers of new resource ids and etags are the
+// partition's own (partState.takeSeqs).
 const commandVersion = 1
 
 const (
@@ -106,7 +107,6 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, c.Ts)
-	dst = binary.AppendUvarint(dst, c.Seq)
 	dst = binary.AppendVarint(dst, c.Limits.LogicalBytes)
 	dst = binary.AppendVarint(dst, c.Limits.PartitionBytes)
 	dst = binary.AppendUvarint(dst, uint64(len(c.Ops)))
@@ -186,7 +186,6 @@ func DecodeCommand(b []byte) (*Command, error) {
 		}
 		c.Atomic = flags&1 != 0
 		c.Ts = d.Varint()
-		c.Seq = d.Uvarint()
 		c.Limits.LogicalBytes = d.Varint()
 		c.Limits.PartitionBytes = d.Varint()
 		n := d.Count(2)

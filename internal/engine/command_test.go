@@ -14,8 +14,8 @@ import (
 func sampleCommands() []*Command {
 	return []*Command{
 		{Ops: []Op{{Kind: OpCreate, ID: "a", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"a","pk":"k"}`)}},
-			Ts: 1_800_000_000, Seq: 42, Limits: Limits{LogicalBytes: 20 << 30}},
-		{Atomic: true, Ts: -5, Seq: math.MaxUint64 - 3, Limits: Limits{LogicalBytes: 1, PartitionBytes: 10 << 30}, Ops: []Op{
+			Ts: 1_800_000_000, Limits: Limits{LogicalBytes: 20 << 30}},
+		{Atomic: true, Ts: -5, Limits: Limits{LogicalBytes: 1, PartitionBytes: 10 << 30}, Ops: []Op{
 			{Kind: OpPatch, ID: "p", Key: epk.Key{epk.Number(-0.5), epk.Bool(true), epk.Null(), epk.Undefined(), epk.Bool(false)}, EPK: "FF",
 				IfMatch: `"e"`, Condition: "FROM c WHERE c.n > 1", Patch: []jsondoc.PatchOp{
 					{Op: "set", Path: "/a", Value: json.RawMessage(`null`)},

@@ -9,8 +9,9 @@
 // # The write path
 //
 //  1. The caller prepares a Command outside any lock: it validates the body,
-//     computes the EPK, and fixes everything non-deterministic (the timestamp and
-//     a fresh sequence number from which new resource ids and etags derive).
+//     computes the EPK, and fixes everything non-deterministic (the
+//     timestamp). New resource ids and etags derive from the partition's own
+//     sequence numbers, which apply hands out (partState.takeSeqs).
 //  2. The command is routed to the Partition whose range holds its EPK and queued
 //     on that partition's apply loop.
 //  3. The loop drains every queued command, assigns each the next LSN, and runs

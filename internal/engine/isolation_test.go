@@ -38,11 +38,7 @@ func TestGroupCommitIsolatesFailedCommand(t *testing.T) {
 	p := c.PartitionFor(op.EPK)
 	lsn := p.LSN()
 	cmd := func(atomic bool, ops ...Op) *request {
-		seq, err := c.e.seq.take(uint64(len(ops)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &request{cmd: &Command{Ops: ops, Atomic: atomic, Seq: seq, Ts: 1}, done: make(chan struct{})}
+		return &request{cmd: &Command{Ops: ops, Atomic: atomic, Ts: 1}, done: make(chan struct{})}
 	}
 	write := func(kind OpKind, body string) Op {
 		t.Helper()

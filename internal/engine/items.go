@@ -250,11 +250,6 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	if err := p.admit(now); err != nil {
 		return nil, p.Session(), err
 	}
-	seq, err := c.e.seq.take(uint64(len(cmd.Ops)))
-	if err != nil {
-		return nil, Session{}, err
-	}
-	cmd.Seq = seq
 	cmd.Ts = now.Unix()
 	cmd.Limits = c.storeLimits
 	res, err := p.submit(&request{cmd: cmd, named: rangeID != ""})

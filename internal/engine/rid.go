@@ -63,8 +63,9 @@ func (a *allocator) take(n uint64) (uint64, error) {
 }
 
 // etagOf renders the etag of the resource version written with sequence
-// number seq, in Cosmos's quoted form. Sequence numbers come from one
-// allocator for the whole store, so etags never repeat.
+// number seq, in Cosmos's quoted form. Sequence numbers never repeat: those
+// of databases, containers and offers come from the store's allocator,
+// those of items from their partition (partState.takeSeqs), with bit 63 set.
 func etagOf(seq uint64) string {
 	return fmt.Sprintf("\"%08x-0000-0000-%04x-%012x\"", uint32(seq>>48), uint16(seq>>32), seq&0xffffffff)
 }

@@ -73,3 +73,69 @@ func TestPartitionSnapshot(t *testing.T) {
 		t.Fatalf("the children hold %d items, want 15", total)
 	}
 }
+
+// TestPartitionSequenceNumbers: every item version gets its resource id
+// and etag from its partition's own sequence, which survives restarts and
+// splits: no two items of a container share a resource id, and no two
+// versions an etag.
+func TestPartitionSequenceNumbers(t *testing.T) {
+	dir := t.TempDir()
+	e, st := testEngine(t, dir)
+	c := mustContainer(t, e, 400)
+	rids, etags := map[string]string{}, map[string]bool{}
+	write := func(round int) {
+		for i := range 60 {
+			pk, id := fmt.Sprint("k", i%9), fmt.Sprint(i)
+			op, err := c.PrepareWrite(OpUpsert, fmt.Appendf(nil, `{"id":%q,"pk":%q,"r":%d}`, id, pk, round), key(pk), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _, err := c.Execute(&Command{Ops: []Op{op}}, "")
+			if err != nil || res[0].Err != nil {
+				t.Fatalf("write: %v %v", err, res)
+			}
+			rid := ridOf(res[0].Doc)
+			if prev, ok := rids[rid]; ok && prev != pk+"/"+id {
+				t.Fatalf("items %s and %s/%s share the resource id %s", prev, pk, id, rid)
+			}
+			rids[rid] = pk + "/" + id
+			if etags[res[0].Etag] {
+				t.Fatalf("the etag %s was given twice", res[0].Etag)
+			}
+			etags[res[0].Etag] = true
+		}
+	}
+	write(0)
+	if _, err := c.splitForStorage(c.Partitions()[0]); err != nil {
+		t.Fatal(err)
+	}
+	write(1)
+	e.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, st = testEngine(t, dir)
+	defer func() { e.Close(); st.Close() }()
+	var err error
+	if c, err = e.Container("db", "c"); err != nil {
+		t.Fatal(err)
+	}
+	write(2)
+	if len(rids) != 60 || len(etags) != 180 {
+		t.Fatalf("%d resource ids for 60 items, %d etags for 180 versions", len(rids), len(etags))
+	}
+
+	// The limits of the numbering.
+	s := partState{Seqs: 1<<seqCountBits - 1}
+	if first, err := s.takeSeqs("3", 1); err != nil || first != 1<<63|3<<seqCountBits|(1<<seqCountBits-1) {
+		t.Fatalf("the last number of range 3: %x, %v", first, err)
+	}
+	if _, err := s.takeSeqs("3", 1); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("past the last number: %v, want ErrUnavailable", err)
+	}
+	for _, id := range []string{"x", "-1", fmt.Sprint(seqRangeLimit)} {
+		if _, err := (&partState{}).takeSeqs(id, 1); !errors.Is(err, ErrInternal) {
+			t.Fatalf("range id %q: %v, want ErrInternal", id, err)
+		}
+	}
+}
