@@ -144,7 +144,8 @@ func applyEntry(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 	defer func() {
 		if x := recover(); x != nil {
 			log.Printf("parsec: BUG: partition %s: a command panicked in apply: %v\n%s", rangeID, x, debug.Stack())
-			out, err, broken = applied{}, internalError("partition %s: a command panicked in apply: %v", rangeID, x), t.flushing
+			// A split or a chunk may have written into b before it panicked.
+			out, err, broken = applied{}, internalError("partition %s: a command panicked in apply: %v", rangeID, x), t.flushing || len(cmd.Ops) == 0
 		}
 	}()
 	switch {
