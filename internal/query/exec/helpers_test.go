@@ -228,32 +228,55 @@ func runPages(p *Plan, parts [][]doc, pageSize int, roundTrip, seek bool) ([]eva
 
 // runPagesFrom is runPages over the sources mk makes for each page.
 func runPagesFrom(p *Plan, mk func() []Source, pageSize int, roundTrip bool) ([]eval.Value, error) {
+	rows, _, err := runPagesWithin(p, mk, pageSize, roundTrip, nil)
+	return rows, err
+}
+
+// runPagesWithin is runPagesFrom within the limits lim makes afresh for
+// every page (nil: none). It returns the rows and the number of pages, and
+// checks that no page has more than pageSize rows, that every page of more
+// than one row fits MaxPageBytes, and, without limits (which may end a
+// page before its first row), that every page makes progress.
+func runPagesWithin(p *Plan, mk func() []Source, pageSize int, roundTrip bool, lim func() *Limits) ([]eval.Value, int, error) {
 	var st *State
 	var out []eval.Value
 	prev := ""
 	for page := 0; ; page++ {
-		rows, next, err := Exec(p, mk(), st, pageSize)
+		var l *Limits
+		if lim != nil {
+			l = lim()
+		}
+		rows, next, err := ExecLimits(p, mk(), st, pageSize, l)
 		if err != nil {
-			return nil, err
+			return nil, page, err
 		}
 		if pageSize > 0 && len(rows) > pageSize {
-			return nil, fmt.Errorf("page %d has %d rows, more than %d", page, len(rows), pageSize)
+			return nil, page, fmt.Errorf("page %d has %d rows, more than %d", page, len(rows), pageSize)
+		}
+		if l != nil && l.MaxPageBytes > 0 && len(rows) > 1 {
+			size := 0
+			for _, r := range rows {
+				size += len(r.AppendJSON(nil))
+			}
+			if size > l.MaxPageBytes {
+				return nil, page, fmt.Errorf("page %d: %d rows of %d bytes, over %d", page, len(rows), size, l.MaxPageBytes)
+			}
 		}
 		out = append(out, rows...)
 		if next.Done() {
-			return out, nil
+			return out, page + 1, nil
 		}
-		if s := next.String(); len(rows) == 0 && s == prev || page > 1000000 {
-			return nil, fmt.Errorf("no progress at page %d: %s", page, s)
+		if s := next.String(); lim == nil && len(rows) == 0 && s == prev || page > 1000000 {
+			return nil, page, fmt.Errorf("no progress at page %d: %s", page, s)
 		}
 		prev = next.String()
 		if roundTrip {
 			b, err := next.MarshalBinary()
 			if err != nil {
-				return nil, err
+				return nil, page, err
 			}
 			if next, err = p.UnmarshalState(b); err != nil {
-				return nil, err
+				return nil, page, err
 			}
 		}
 		st = next

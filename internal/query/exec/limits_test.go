@@ -2,7 +2,6 @@ package exec
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -10,39 +9,10 @@ import (
 	"github.com/parsecdb/parsec/internal/query/eval"
 )
 
-// runPagesLimits is runPages within limits; lim is made afresh for every
-// page. It checks that every page of more than one row fits MaxPageBytes.
+// runPagesLimits is runPages within limits, passing the state through its
+// binary form; lim is made afresh for every page.
 func runPagesLimits(p *Plan, parts [][]doc, pageSize int, lim func() *Limits) ([]eval.Value, int, error) {
-	var st *State
-	var out []eval.Value
-	for page := 0; ; page++ {
-		l := lim()
-		rows, next, err := ExecLimits(p, sources(parts, true), st, pageSize, l)
-		if err != nil {
-			return nil, page, err
-		}
-		size := 0
-		for _, r := range rows {
-			size += len(r.AppendJSON(nil))
-		}
-		if len(rows) > 1 && l.MaxPageBytes > 0 && size > l.MaxPageBytes {
-			return nil, page, fmt.Errorf("page %d: %d rows of %d bytes, over %d", page, len(rows), size, l.MaxPageBytes)
-		}
-		out = append(out, rows...)
-		if next.Done() {
-			return out, page + 1, nil
-		}
-		if page > 100000 {
-			return nil, page, fmt.Errorf("no end")
-		}
-		b, err := next.MarshalBinary()
-		if err != nil {
-			return nil, page, err
-		}
-		if st, err = p.UnmarshalState(b); err != nil {
-			return nil, page, err
-		}
-	}
+	return runPagesWithin(p, func() []Source { return sources(parts, true) }, pageSize, true, lim)
 }
 
 // TestSyntheticPagingPageBytes runs the synthetic queries with pages cut by
