@@ -1066,25 +1066,8 @@ func TestIndexBuildsResumeWhenOpened(t *testing.T) {
 		}
 	}
 	e.Close()
-	// The records now say a new generation is being built.
 	for i := range containers {
-		k := storage.ContainerKey("db", fmt.Sprint("c", i))
-		v, err := st.Get(nil, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var info ContainerInfo
-		if err := json.Unmarshal(v, &info); err != nil {
-			t.Fatal(err)
-		}
-		info.IndexGen++
-		info.IndexBuilding = true
-		if v, err = encodeContainer(info); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
+		markIndexBuilding(t, st, fmt.Sprint("c", i))
 	}
 	e, err = Open(st, opts)
 	if err != nil {
@@ -1124,4 +1107,28 @@ func openImage(t *testing.T, img vfs.FS, opts Options) *Container {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// markIndexBuilding rewrites the record of container db/id, in a store no
+// engine has open, to say that a new index generation is being built, as a
+// crash in the middle of a build leaves it.
+func markIndexBuilding(t *testing.T, st *storage.DB, id string) {
+	t.Helper()
+	k := storage.ContainerKey("db", id)
+	v, err := st.Get(nil, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info ContainerInfo
+	if err := json.Unmarshal(v, &info); err != nil {
+		t.Fatal(err)
+	}
+	info.IndexGen++
+	info.IndexBuilding = true
+	if v, err = encodeContainer(info); err == nil {
+		err = st.Set(k, v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -561,32 +561,11 @@ func TestIndexBuildWaitsOutAFullDisk(t *testing.T) {
 		pk := fmt.Sprint("k", i%7)
 		put(t, c, pk, fmt.Sprintf(`{"id":"%d","pk":%q,"s":"x%d"}`, i, pk, i))
 	}
-	policy := json.RawMessage(`{"indexingMode":"consistent","includedPaths":[{"path":"/s/?"}],"excludedPaths":[{"path":"/*"}]}`)
-	if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: policy}, ""); err != nil {
-		t.Fatal(err)
-	}
-	e.builders.Wait()
 	e.Close()
 
 	// Reopened with the record saying a new generation is building, on a
 	// disk that is full until the build has been refused a few times.
-	k := storage.ContainerKey("db", "c")
-	v, err := st.Get(nil, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info ContainerInfo
-	if err := json.Unmarshal(v, &info); err != nil {
-		t.Fatal(err)
-	}
-	info.IndexGen++
-	info.IndexBuilding = true
-	if v, err = encodeContainer(info); err == nil {
-		err = st.Set(k, v)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	markIndexBuilding(t, st, "c")
 	low.Store(true)
 	if e, err = Open(st, opts); err != nil {
 		t.Fatal(err)
