@@ -151,14 +151,39 @@ func docs(src Source, f func(key []byte, doc eval.Value) error) error {
 		if err != nil || !ok {
 			return err
 		}
-		if prev != nil && bytes.Compare(key, prev) <= 0 {
-			return fmt.Errorf("exec: source keys out of order: %q after %q", key, prev)
+		if prev, err = following(prev, key); err != nil {
+			return err
 		}
-		prev = bytes.Clone(key)
 		if err := f(prev, doc); err != nil {
 			return err
 		}
 	}
+}
+
+// following returns a copy of key, or an error if key does not come after
+// prev, the key before it (nil for the first).
+func following(prev, key []byte) ([]byte, error) {
+	if prev != nil && bytes.Compare(key, prev) <= 0 {
+		return nil, fmt.Errorf("exec: source keys out of order: %q after %q", key, prev)
+	}
+	return bytes.Clone(key), nil
+}
+
+// ended completes a streaming run that stopped with err: errStop (the page
+// is full) and ErrPageTime (its time is up) end the page early; nil means
+// the source is exhausted.
+func (pt *Partial) ended(err error) (*Partial, error) {
+	switch {
+	case err == errStop:
+		return pt, nil
+	case errors.Is(err, ErrPageTime):
+		pt.timedOut = true
+		return pt, nil
+	case err != nil:
+		return nil, err
+	}
+	pt.done = true
+	return pt, nil
 }
 
 // runStream produces rows in position order after the state's position,
@@ -225,17 +250,7 @@ func (p *Plan) runStream(src Source, s *State, want int, lim *Limits, env *eval.
 		pt.end, pt.hasEnd = pos{key: key, fan: wholeDoc}, true
 		return nil
 	})
-	switch {
-	case err == errStop:
-		return pt, nil
-	case errors.Is(err, ErrPageTime):
-		pt.timedOut = true
-		return pt, nil
-	case err != nil:
-		return nil, err
-	}
-	pt.done = true
-	return pt, nil
+	return pt.ended(err)
 }
 
 // RawSource is a Source that can also give a document's stored JSON text
@@ -287,10 +302,9 @@ func (p *Plan) runRaw(src RawSource, s *State, want int, lim *Limits, env *eval.
 			if err != nil || !ok {
 				return err
 			}
-			if prev != nil && bytes.Compare(key, prev) <= 0 {
-				return fmt.Errorf("exec: source keys out of order: %q after %q", key, prev)
+			if prev, err = following(prev, key); err != nil {
+				return err
 			}
-			prev = bytes.Clone(key)
 			key = prev
 			if s.started {
 				if c := bytes.Compare(key, s.pos.key); c < 0 || c == 0 && s.pos.fan == wholeDoc {
@@ -336,17 +350,7 @@ func (p *Plan) runRaw(src RawSource, s *State, want int, lim *Limits, env *eval.
 			pt.end, pt.hasEnd = pos{key: key, fan: wholeDoc}, true
 		}
 	}()
-	switch {
-	case err == errStop:
-		return pt, nil
-	case errors.Is(err, ErrPageTime):
-		pt.timedOut = true
-		return pt, nil
-	case err != nil:
-		return nil, err
-	}
-	pt.done = true
-	return pt, nil
+	return pt.ended(err)
 }
 
 // sortedDocs calls f for each document of src in sort order, from the
