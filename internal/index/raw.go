@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/query/eval"
 )
 
 // ErrMalformed is the error of RawTerms for bytes that are not a JSON
@@ -220,7 +221,7 @@ func parseNumber(text []byte) (float64, bool) {
 		}
 	}
 	if isInt {
-		if v, ok := parseInt64(text); ok {
+		if v, ok := eval.ParseInt64(text); ok {
 			return float64(v), true
 		}
 	}
@@ -229,39 +230,6 @@ func parseNumber(text []byte) (float64, bool) {
 		return 0, false
 	}
 	return f, true
-}
-
-// parseInt64 parses an optionally negative decimal integer; ok is false on
-// overflow or a byte that is not a digit.
-func parseInt64(b []byte) (int64, bool) {
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
-	if neg {
-		if u > 1<<63 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
 }
 
 // Flags of stringEnd.

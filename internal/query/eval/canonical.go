@@ -228,7 +228,7 @@ func (c *canonical) number(i int) (int, bool) {
 		return 0, false
 	}
 	if isInt && len(text) <= 20 {
-		if v, ok := parseInt64(text); ok {
+		if v, ok := ParseInt64(text); ok {
 			var buf [24]byte
 			if string(strconv.AppendInt(buf[:0], v, 10)) != string(text) {
 				return 0, false // leading zeros, "-0", a '+'

@@ -273,7 +273,7 @@ func (p *jsonParser) number() (Value, error) {
 	}
 	text := p.src[start:p.i]
 	if isInt && len(text) <= 20 {
-		if i, ok := parseInt64(text); ok {
+		if i, ok := ParseInt64(text); ok {
 			if i == 0 && text[0] == '-' {
 				return NumberValue(math.Copysign(0, -1)), nil
 			}
@@ -288,15 +288,21 @@ func (p *jsonParser) number() (Value, error) {
 	return NumberValue(f), nil
 }
 
-// parseInt64 parses an optionally negative decimal integer without
-// allocating; ok is false on overflow.
-func parseInt64(b []byte) (int64, bool) {
-	neg := b[0] == '-'
+// ParseInt64 parses an optionally negative decimal integer without
+// allocating; ok is false on overflow or a byte that is not a digit.
+func ParseInt64(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
 	}
+	if len(b) == 0 {
+		return 0, false
+	}
 	var u uint64
 	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
 		d := uint64(c - '0')
 		if u > (math.MaxUint64-d)/10 {
 			return 0, false
