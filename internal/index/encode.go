@@ -35,7 +35,9 @@ func AppendPath(dst []byte, path []string) []byte {
 	return append(dst, 0x00)
 }
 
-func appendEscaped(dst []byte, s string) []byte {
+// appendEscaped appends s with each 0x00 escaped as 0x00 0xFF, then the
+// terminator 0x00 0x01.
+func appendEscaped[T ~string | ~[]byte](dst []byte, s T) []byte {
 	for i := 0; i < len(s); i++ {
 		if s[i] == 0 {
 			dst = append(dst, 0x00, 0xFF)
@@ -90,15 +92,7 @@ func appendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	if len(s) > MaxStringBytes {
 		s = s[:MaxStringBytes]
 	}
-	dst = append(dst, tagString)
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			dst = append(dst, 0x00, 0xFF)
-			continue
-		}
-		dst = append(dst, s[i])
-	}
-	return append(dst, 0x00, 0x01)
+	return appendEscaped(append(dst, tagString), s)
 }
 
 // AppendBucket appends the sort bucket of any value, undefined included:
