@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -257,73 +256,18 @@ func loadLive(cf *clientFlags, db, coll string, pageSize int, opts *adv.Options,
 	if err := cf.get(base+"/pkranges", &pr); err != nil {
 		return nil, fmt.Errorf("reading the partition key ranges of %s/%s: %v", db, coll, err)
 	}
-	ranges := make([]adv.PartitionRange, 0, len(pr.Ranges))
+	live := adv.LiveContainer{Name: db + "/" + coll, Key: c.PartitionKey}
 	for _, r := range pr.Ranges {
-		ranges = append(ranges, adv.PartitionRange{ID: r.ID, Min: r.Min, Max: r.Max})
+		live.Ranges = append(live.Ranges, adv.PartitionRange{ID: r.ID, Min: r.Min, Max: r.Max})
 	}
-	slices.SortFunc(ranges, func(a, b adv.PartitionRange) int { return strings.Compare(a.Min, b.Min) })
-	if len(ranges) == 0 {
-		return nil, fmt.Errorf("container %s/%s reports no partition key ranges", db, coll)
-	}
-	opts.SourceName = db + "/" + coll
-	opts.Live = true
-
 	var t cosmos.ContainerTelemetry
 	if err := cf.get(base+"/partitions", &t); err != nil {
 		progress(fmt.Sprintf("no partition telemetry (%v); going on without recorded RU and hot keys", err))
 	} else {
-		budget := 0.0
-		for _, p := range t.Partitions {
-			o := adv.ObservedRange{ID: p.ID, Min: p.MinInclusive, Max: p.MaxExclusive, BudgetRU: p.BudgetRUs,
-				ConsumedRU: p.ConsumedRUs, Throttled: p.Throttled, Bytes: p.Bytes, Items: p.Items}
-			for _, k := range p.HotByRU {
-				o.TopKeysByRU = append(o.TopKeysByRU, adv.KeyWeight{Key: k.Key, Weight: k.Weight})
-			}
-			opts.Observed = append(opts.Observed, o)
-			budget = max(budget, p.BudgetRUs)
-		}
-		if !set["partitions"] && !set["throughput"] {
-			opts.Throughput = float64(max(t.Throughput, t.AutoscaleMax))
-			opts.PartitionBudgetRU = budget
-		}
+		live.Telemetry = cosmos.AdviseTelemetry(t)
 	}
-	if !set["partitions"] && !set["throughput"] {
-		opts.Partitions = len(ranges)
-		opts.PartitionsFrom = "the container's ranges"
-	}
-
-	// The current key is always a candidate, on the real ranges unless a
-	// different layout was asked for.
-	if c.PartitionKey != nil && len(c.PartitionKey.Paths) > 0 {
-		def := *c.PartitionKey
-		if def.Version == 0 {
-			def.Version = 1
-		}
-		if def.Kind == "" {
-			def.Kind = epk.Hash
-		}
-		expr := def.Paths[0]
-		if len(def.Paths) > 1 {
-			expr = "[" + strings.Join(def.Paths, ", ") + "]"
-		}
-		if e, err := synthkey.Parse(expr); err != nil {
-			progress(fmt.Sprintf("the container's key %s cannot be evaluated: %v", expr, err))
-		} else {
-			cur := adv.Candidate{Expr: expr, Definition: &def, Current: true}
-			if !set["partitions"] && !set["throughput"] {
-				cur.Ranges = ranges
-			}
-			dup := slices.IndexFunc(opts.Candidates, func(x adv.Candidate) bool {
-				o, err := synthkey.Parse(x.Expr)
-				return err == nil && o.String() == e.String()
-			})
-			if dup >= 0 {
-				cur.Expr = opts.Candidates[dup].Expr
-				opts.Candidates[dup] = cur
-			} else {
-				opts.Candidates = append([]adv.Candidate{cur}, opts.Candidates...)
-			}
-		}
+	if err := adv.PrepareLive(opts, live, set["partitions"] || set["throughput"], progress); err != nil {
+		return nil, err
 	}
 
 	docs, err := readFeed(cf, base, pageSize, progress)
@@ -337,21 +281,7 @@ func loadLive(cf *clientFlags, db, coll string, pageSize int, opts *adv.Options,
 	if !given {
 		// No candidates given: propose some from the data, beside the
 		// current key.
-		n := opts.Partitions
-		if n == 0 {
-			n = int(math.Ceil(opts.Throughput / adv.PartitionMaxRU))
-		}
-		var cur *synthkey.Expr
-		if len(opts.Candidates) > 0 {
-			cur, _ = synthkey.Parse(opts.Candidates[0].Expr)
-		}
-		for _, p := range adv.Propose(docs, max(n, 1)) {
-			if pe, err := synthkey.Parse(p.Expr); err == nil && cur != nil && pe.String() == cur.String() {
-				opts.Candidates[0].Proposed = p.Proposed
-				continue
-			}
-			opts.Candidates = append(opts.Candidates, p)
-		}
+		adv.ProposeLive(opts, docs)
 	}
 	return docs, nil
 }

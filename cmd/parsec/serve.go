@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/explorer"
 	"github.com/parsecdb/parsec/internal/server"
 )
 
@@ -69,6 +71,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	// that line must stop the server cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	fmt.Fprintf(stdout, "parsec %s: serving the Cosmos DB NoSQL API on %s (%s), ready in %v\n", version, s.URL(), where, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "parsec: Parsec Explorer at %s%s\n", strings.TrimSuffix(s.URL(), "/"), explorer.Path)
 	<-ctx.Done()
 	stop()
 	fmt.Fprintln(stdout, "parsec: shutting down")

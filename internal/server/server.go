@@ -13,6 +13,7 @@ import (
 	"github.com/parsecdb/parsec/internal/api/cosmos"
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/explorer"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -223,7 +224,7 @@ func Start(o Options) (*Server, error) {
 	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic,
 		Ready: store.Ready})
 	s := &Server{opts: o, store: store, engine: eng, done: make(chan error, 1)}
-	s.http = newHTTPServer(api, o)
+	s.http = newHTTPServer(explorer.Handler(api, explorer.Config{EmulatorKey: sameKey(key, auth.EmulatorKey)}), o)
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		s.closeStore()

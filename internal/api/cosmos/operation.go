@@ -35,6 +35,7 @@ const (
 	opDeleteItem
 	opReadPartitionKeyRanges
 	opReadPartitionStats
+	opAdvise
 	opListOffers
 	opQueryOffers
 	opReadOffer
@@ -52,7 +53,7 @@ var opNames = [...]string{
 	opQueryPlan: "query plan", opQuery: "query items", opBatch: "batch", opCreateItem: "create item",
 	opUpsertItem: "upsert item", opReadItem: "read item", opReplaceItem: "replace item", opPatchItem: "patch item",
 	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
-	opReadPartitionStats: "read partition statistics", opListOffers: "list offers", opQueryOffers: "query offers",
+	opReadPartitionStats: "read partition statistics", opAdvise: "advise on the partition key", opListOffers: "list offers", opQueryOffers: "query offers",
 	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
 }
 
@@ -191,6 +192,11 @@ func classify(method string, segs []string, h http.Header) operation {
 			return operation{kind: opReadPartitionStats, db: db, coll: coll}
 		}
 		return errOp(method, errMethod(method, "partition statistics"))
+	case n == 5 && segs[4] == "advise":
+		if method == http.MethodPost {
+			return operation{kind: opAdvise, db: db, coll: coll}
+		}
+		return errOp(method, errMethod(method, "the partition-key advisor"))
 	case isKnownUnsupported(segs[4]):
 		return errOp(method, errNotImplemented("%s are not supported by this server version", segs[4]))
 	}

@@ -46,6 +46,8 @@ type Server struct {
 	verifier *auth.Verifier
 	lastDate atomic.Pointer[parsedDate]
 	metrics  metricsCache
+	// advising is set while a partition-key analysis runs (advise.go).
+	advising atomic.Bool
 }
 
 // NewServer returns a Server for cfg.
@@ -176,6 +178,8 @@ func (s *Server) route(req *request, op operation) {
 		err = s.partitionKeyRanges(req, op.db, op.coll)
 	case opReadPartitionStats:
 		err = s.partitionStats(req, op.db, op.coll)
+	case opAdvise:
+		err = s.advise(req, op)
 	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
 		err = s.offers(req, op)
 	default:
