@@ -47,6 +47,12 @@ func (s *Server) advise(req *request, op operation) error {
 		if err := decodeStrict(body, &in); err != nil {
 			return err
 		}
+		// A misspelt option must not be ignored silently.
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&adviseRequest{}); err != nil {
+			return errBadRequest("the advise request body: %v (it takes \"candidates\" and \"maxDocuments\")", err)
+		}
 	}
 	switch {
 	case in.MaxDocuments == 0:
