@@ -478,6 +478,9 @@ function queryView(root, { db, coll }) {
       }
       spec = { body: { query: text.value, parameters }, pkHeader, page: 0, charge: 0 };
       continuation = "";
+      clear(summary);
+      clear(out);
+      next.hidden = true;
     }
     const headers = {
       "content-type": "application/query+json",

@@ -82,6 +82,13 @@ async function axe(view) {
   assert.deepEqual(bad, [], `${view}: accessibility violations`);
 }
 
+// act clears the status line, then clicks: a step that waits for a status
+// message then sees the one its own click caused.
+async function act(selector) {
+  await page.evaluate(() => (document.getElementById("status").textContent = ""));
+  await page.click(selector);
+}
+
 async function openTab(name) {
   await page.click(`.tabs button[data-tab="${name}"]`);
   await page.waitForSelector(`#view-${name}`);
@@ -153,7 +160,7 @@ test("browse items by partition key, edit one, and see the 412 when it changed u
   assert.equal(doc.id, "o15");
   assert.equal(doc._etag, undefined, "system properties are not in the editor");
   await page.fill("#item-editor", JSON.stringify({ ...doc, status: "shipped" }, null, 2));
-  await page.click("#save-item");
+  await act("#save-item");
   await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("saved o15"));
   const { resource: saved } = await orders.item("o15", "c3").read();
   assert.equal(saved.status, "shipped");
@@ -167,7 +174,7 @@ test("browse items by partition key, edit one, and see the 412 when it changed u
   await page.fill("#item-editor", JSON.stringify({ ...doc, status: "cancelled" }, null, 2));
   await orders.item("o15", "c3").replace({ ...saved, status: "returned" });
   expected.push(412);
-  await page.click("#save-item");
+  await act("#save-item");
   await page.waitForSelector("#take-newer");
   assert.match(await page.textContent("#error"), /^412 Precondition Failed: /);
   assert.match(await page.textContent("#item-newer"), /"returned"/);
@@ -179,7 +186,7 @@ test("browse items by partition key, edit one, and see the 412 when it changed u
   await page.click("#take-newer");
   const newer = JSON.parse(await page.inputValue("#item-editor"));
   await page.fill("#item-editor", JSON.stringify({ ...newer, status: "refunded" }, null, 2));
-  await page.click("#save-item");
+  await act("#save-item");
   await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("saved o15"));
   assert.equal((await orders.item("o15", "c3").read()).resource.status, "refunded");
   await shot("items");
@@ -188,14 +195,14 @@ test("browse items by partition key, edit one, and see the 412 when it changed u
   // Create an item and delete another from the page.
   await page.click("#new-item");
   await page.fill("#item-editor", JSON.stringify({ id: "made-in-page", customer: "c5", n: 999 }));
-  await page.click("#save-item");
+  await act("#save-item");
   await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("created made-in-page"));
   assert.equal((await orders.item("made-in-page", "c5").read()).resource.n, 999);
   await page.fill("#pk-filter", '"c3"');
   await page.click('form[aria-label="Filter items"] button[type=submit]');
   await page.click('#view-items tr[data-id="o27"]');
   await page.click("#item-editor ~ .row button.danger");
-  await page.click("#item-editor ~ .row button.danger");
+  await act("#item-editor ~ .row button.danger");
   await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("deleted o27"));
   assert.equal((await orders.item("o27", "c3").read()).statusCode, 404);
   noProblems();
@@ -317,10 +324,20 @@ test("raising throughput from the settings splits the container, and the strip s
   await openTab("settings");
   await page.waitForFunction(() => document.getElementById("throughput").value === "40000");
   await page.fill("#throughput", "80000");
-  await page.click("#save-throughput");
+  await act("#save-throughput");
   await page.waitForFunction(() => document.getElementById("status").textContent.includes("80,000 RU/s"));
   const orders = client.database("shop").container("orders");
   assert.equal((await orders.readOffer()).resource.content.offerThroughput, 80000);
+
+  // The indexing policy: invalid JSON cannot be saved; a valid one is.
+  await page.fill("#indexing-policy", "{ not json");
+  assert.equal(await page.isDisabled("#save-policy"), true);
+  const policy = { indexingMode: "consistent", includedPaths: [{ path: "/*" }], excludedPaths: [{ path: "/pad/?" }, { path: '/"_etag"/?' }] };
+  await page.fill("#indexing-policy", JSON.stringify(policy, null, 2));
+  await act("#save-policy");
+  await page.waitForFunction(() => document.getElementById("status").textContent.includes("indexing policy of shop/orders saved"));
+  const { resource: def } = await orders.read();
+  assert.ok(def.indexingPolicy.excludedPaths.some((p) => p.path === "/pad/?"), JSON.stringify(def.indexingPolicy));
   await axe("settings");
 
   await openTab("partitions");
@@ -372,5 +389,27 @@ test("dark theme, kept across reloads, and the session survives a reload", async
   await page.click("#signout");
   await page.waitForSelector("#signin-view:not([hidden])");
   assert.deepEqual(await page.evaluate(() => Object.keys(sessionStorage)), []);
+  noProblems();
+});
+
+test("delete a container and a database from the page", async () => {
+  await page.fill("#signin-key", emulatorKey);
+  await page.click("#signin-form button[type=submit]");
+  await page.waitForSelector("#main-view:not([hidden])");
+  await client.databases.create({ id: "scratch" });
+  await client.database("scratch").containers.create({ id: "tmp", partitionKey: { paths: ["/pk"] } });
+  await page.click("#refresh-tree");
+  await page.click('#tree li[data-db="scratch"] > .node button.name');
+  await page.click('#tree li[data-db="scratch"] li[data-coll="tmp"] button.name');
+  await openTab("settings");
+  await page.click("#view-settings button.danger");
+  await act("#view-settings button.danger");
+  await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("deleted container scratch/tmp"));
+  await assert.rejects(client.database("scratch").container("tmp").read(), (e) => e.code === 404);
+  await page.click('#tree li[data-db="scratch"] > .node button.danger');
+  await act('#tree li[data-db="scratch"] > .node button.danger');
+  await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("deleted database scratch"));
+  await assert.rejects(client.database("scratch").read(), (e) => e.code === 404);
+  assert.equal(await page.$('#tree li[data-db="scratch"]'), null);
   noProblems();
 });
