@@ -27,6 +27,13 @@ function widths(parts, def) {
   return parts.map(() => 1 / parts.length);
 }
 
+// shortEPK abbreviates a range bound for the table (the full one is in the
+// cell's title).
+function shortEPK(b) {
+  if (b === "") return '""';
+  return b.length > 10 ? b.slice(0, 8) + "…" : b;
+}
+
 // heat is the colour of a partition using share u of its budget: none for
 // an idle one, then from green (little) to red (all of it, or more).
 export function heat(u) {
@@ -128,7 +135,7 @@ export function renderPartitions(root, { db, coll, container, guard, status }) {
         "tr",
         { class: "pick", tabindex: "0", "data-id": p.id, "aria-selected": String(selected === p.id) },
         el("td", {}, p.id),
-        el("td", { class: "mono" }, `${p.minInclusive || '""'} – ${p.maxExclusive}`),
+        el("td", { class: "mono", title: `[${p.minInclusive || '""'}, ${p.maxExclusive})` }, `${shortEPK(p.minInclusive)} – ${shortEPK(p.maxExclusive)}`),
         el("td", { class: "num" }, fmt(p.rate)),
         el("td", { class: "num" }, fmt(p.budgetRUs)),
         el("td", { class: "num" }, fmt(p.throttled)),
