@@ -112,12 +112,30 @@ func TestQueriesAcrossPartitions(t *testing.T) {
 			t.Errorf("%s: %d %s (want 400 mentioning %q)", q, r.Status, r.Body, want)
 		}
 	}
-	r := raw.do(t, "POST", "/dbs/db/colls/q/docs", []byte(`{"query":"SELECT * FROM c"}`), map[string]string{"Content-Type": "application/query+json", "x-ms-continuation": "bogus"})
-	if r.Status != http.StatusBadRequest {
-		t.Errorf("bogus continuation: %d", r.Status)
+	r := raw.do(t, "POST", "/dbs/db/colls/q/docs", []byte(`{"query":"SELECT * FROM c"}`), map[string]string{"Content-Type": "application/query+json",
+		"x-ms-documentdb-query-enablecrosspartition": "true", "x-ms-continuation": "bogus"})
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "continuation") {
+		t.Errorf("bogus continuation: %d %s", r.Status, r.Body)
 	}
-	r = raw.do(t, "POST", "/dbs/db/colls/q/docs", []byte(`{"query":"SELECT * FROM c"}`), map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-query-enablecrosspartition": "false"})
-	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Cross partition query is required but disabled") {
-		t.Errorf("cross-partition disabled: %d %s", r.Status, r.Body)
+
+	// A query not scoped to one key needs the client's consent, on four
+	// partitions and on one alike; a filter that pins a key needs none.
+	setup(t, c, "db", "one", hashPK("/pk"), 400)
+	for _, coll := range []string{"q", "one"} {
+		path := "/dbs/db/colls/" + coll + "/docs"
+		for _, consent := range []string{"", "false"} {
+			hdr := map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true"}
+			if consent != "" {
+				hdr["x-ms-documentdb-query-enablecrosspartition"] = consent
+			}
+			r = raw.do(t, "POST", path, []byte(`{"query":"SELECT * FROM c WHERE c.n > 1"}`), hdr)
+			if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Cross partition query is required but disabled") {
+				t.Errorf("%s, consent %q: %d %s", coll, consent, r.Status, r.Body)
+			}
+			r = raw.do(t, "POST", path, []byte(`{"query":"SELECT * FROM c WHERE c.pk = 'k1' AND c.n > 1"}`), hdr)
+			if r.Status != http.StatusOK {
+				t.Errorf("%s, a filter on one key, consent %q: %d %s", coll, consent, r.Status, r.Body)
+			}
+		}
 	}
 }

@@ -87,8 +87,8 @@ func (s *Server) query(req *request, c *engine.Container) error {
 	if err != nil {
 		return err
 	}
-	if !scope.HasKey && scope.RangeID == "" && strings.EqualFold(r.Header.Get("x-ms-documentdb-query-enablecrosspartition"), "false") && len(c.Partitions()) > 1 {
-		return errBadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
+	if err := crossPartitionConsent(r, c, plan, scope); err != nil {
+		return err
 	}
 	pageSize, err := maxItemCount(r)
 	if err != nil {
@@ -130,6 +130,25 @@ func (s *Server) query(req *request, c *engine.Container) error {
 	}
 	s.writeDocuments(req, c, page.Rows, continuation, page.Sessions, page.Charge)
 	return nil
+}
+
+// crossPartitionConsent refuses, as the service does, a query that is not
+// scoped to one logical partition (by the partition key or range header,
+// or by a filter that pins one key) unless the client consented with
+// x-ms-documentdb-query-enablecrosspartition: true. The answer depends on
+// the query alone, never on how many physical partitions there are.
+func crossPartitionConsent(r *http.Request, c *engine.Container, plan *exec.Plan, scope engine.QueryScope) error {
+	if scope.HasKey || scope.RangeID != "" || headerBool(r, "x-ms-documentdb-query-enablecrosspartition") {
+		return nil
+	}
+	ranges, err := c.QueryRanges(plan, scope)
+	if err != nil {
+		return err
+	}
+	if len(ranges) == 1 && ranges[0].Min == ranges[0].Max {
+		return nil // the filter pins one key
+	}
+	return errBadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 }
 
 // utilizationRatio is output rows over retrieved documents (1 when nothing
