@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
@@ -198,9 +197,9 @@ const (
 // takeSeqs hands out n sequence numbers of partition rangeID and returns
 // the first.
 func (s *partState) takeSeqs(rangeID string, n int) (uint64, error) {
-	num, err := strconv.ParseUint(rangeID, 10, 64)
-	if err != nil || num >= seqRangeLimit {
-		return 0, internalError("partition key range id %q is not a number below %d", rangeID, seqRangeLimit)
+	num, err := rangeNumber(rangeID)
+	if err != nil {
+		return 0, err
 	}
 	if s.Seqs+uint64(n) > 1<<seqCountBits {
 		return 0, fmt.Errorf("%w: partition key range %s has written %d versions, all its sequence numbers", ErrUnavailable, rangeID, s.Seqs)
@@ -481,6 +480,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 			return OpResult{}, err
 		}
 		t.put(key, nil)
+		t.unchange(ac, curEtag)
 		t.items--
 		t.bytes += delta
 		return OpResult{Doc: curDoc, Etag: string(curEtag), idx: tc}, nil
@@ -552,9 +552,23 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		return OpResult{}, err
 	}
 	t.put(key, val)
+	if exists {
+		t.unchange(ac, curEtag)
+	}
+	t.put(storage.ChangeKey(nil, ac.rid, seq), key)
 	t.bytes += delta
 	t.items += newItems
 	return OpResult{Created: !exists, Doc: doc, Etag: etag, idx: tc, oldSize: len(curDoc)}, nil
+}
+
+// unchange removes the change-index entry of an item version that is being
+// replaced or deleted, so that the index holds each item once, under its
+// current version. Versions written before items had change entries have
+// none to remove; deleting a key that is not there is harmless.
+func (t *txn) unchange(ac *applyCtx, etag []byte) {
+	if seq, ok := seqOfEtag(etag); ok {
+		t.put(storage.ChangeKey(nil, ac.rid, seq), nil)
+	}
 }
 
 // logical updates the size record of op's logical partition by the deltas,

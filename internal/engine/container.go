@@ -197,6 +197,7 @@ func (c *Container) deleteInto(m *catalogBatch) {
 	m.deleteRange(storage.ContainerPartitionsSpan(c.rid))
 	m.deleteRange(storage.LogicalSpan(c.rid, "", ""))
 	m.deleteRange(storage.IndexGenerationsSpan(c.rid, 0, 0))
+	m.deleteRange(storage.ContainerChangesSpan(c.rid))
 }
 
 // epkOf hashes a resolved key. Every item of a fixed container has the empty

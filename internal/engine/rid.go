@@ -70,6 +70,39 @@ func etagOf(seq uint64) string {
 	return fmt.Sprintf("\"%08x-0000-0000-%04x-%012x\"", uint32(seq>>48), uint16(seq>>32), seq&0xffffffff)
 }
 
+// seqOfEtag is the sequence number an etag was rendered from (etagOf's
+// inverse); ok is false for anything etagOf does not produce.
+func seqOfEtag(etag []byte) (seq uint64, ok bool) {
+	// "hhhhhhhh-0000-0000-hhhh-hhhhhhhhhhhh": the top 16 bits printed in 8
+	// digits, the next 16 in 4, the low 32 in 12.
+	if len(etag) != 38 || etag[0] != '"' || etag[37] != '"' || string(etag[9:20]) != "-0000-0000-" || etag[24] != '-' {
+		return 0, false
+	}
+	top, ok1 := parseHex(etag[1:9])
+	mid, ok2 := parseHex(etag[20:24])
+	low, ok3 := parseHex(etag[25:37])
+	if !ok1 || !ok2 || !ok3 || top > 0xffff || low > 0xffffffff {
+		return 0, false
+	}
+	return top<<48 | mid<<32 | low, true
+}
+
+// parseHex parses lowercase hex digits (at most 16).
+func parseHex(b []byte) (uint64, bool) {
+	var v uint64
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
 // EncodeRid renders resource-id bytes in Cosmos's alphabet.
 func EncodeRid(b []byte) string { return encodeRid(b) }
 

@@ -1,5 +1,7 @@
 package storage
 
+import "encoding/binary"
+
 // Key prefixes. One byte each; see the package comment for the layout.
 const (
 	prefixMeta      = 'M'
@@ -10,7 +12,7 @@ const (
 // Why every key encoding is injective (no two different resources share a
 // key) and why every span holds only its own resource's keys:
 //
-//   - The first byte names the family (M, D, P, L, I), so families never mix.
+//   - The first byte names the family (M, D, P, L, I, C), so families never mix.
 //   - Catalog keys escape their names and end the database id with 0x00
 //     (see DatabaseKey).
 //   - Item keys are D <rid> <EPK> 0x00 <id>: the rid has a fixed length, the
@@ -236,4 +238,35 @@ func AppendItemKeyFromSuffix(dst []byte, rid [RidLen]byte, suffix []byte) []byte
 	dst = append(dst, prefixItem)
 	dst = append(dst, rid[:]...)
 	return append(dst, suffix...)
+}
+
+// prefixChange keys the change index: one entry per item, keyed by the
+// sequence number of the item's current version (see ChangeKey).
+const prefixChange = 'C'
+
+// ChangeKey appends the key of a change-index entry to dst: the container,
+// then the sequence number of an item version (8 bytes, big-endian). Its
+// value is the item's key. Sequence numbers are handed out by physical
+// partitions in commit order and carry the range's number in their high
+// bits, so one partition's entries are one contiguous span in commit
+// order, and a child's entries sort after its parent's.
+func ChangeKey(dst []byte, rid [RidLen]byte, seq uint64) []byte {
+	dst = append(dst, prefixChange)
+	dst = append(dst, rid[:]...)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// ChangeSeq returns the sequence number of a change-index key; ok is false
+// if key is not one.
+func ChangeSeq(key []byte) (seq uint64, ok bool) {
+	if len(key) != 1+RidLen+8 || key[0] != prefixChange {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(key[1+RidLen:]), true
+}
+
+// ContainerChangesSpan bounds every change-index entry of a container.
+func ContainerChangesSpan(rid [RidLen]byte) (lo, hi []byte) {
+	lo = append([]byte{prefixChange}, rid[:]...)
+	return lo, PrefixEnd(lo)
 }

@@ -53,6 +53,8 @@ func (s *Server) items(req *request, op operation) error {
 	switch op.kind {
 	case opReadFeed:
 		return s.readFeed(req, c)
+	case opChangeFeed:
+		return s.changeFeed(req, c)
 	case opQueryPlan:
 		return s.queryPlan(req, c)
 	case opBatch:

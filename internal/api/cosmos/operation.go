@@ -24,6 +24,7 @@ const (
 	opReplaceContainer
 	opDeleteContainer
 	opReadFeed
+	opChangeFeed
 	opQueryPlan
 	opQuery
 	opBatch
@@ -49,7 +50,7 @@ var opNames = [...]string{
 	opError: "error", opReadAccount: "read account", opListDatabases: "list databases",
 	opCreateDatabase: "create database", opReadDatabase: "read database", opDeleteDatabase: "delete database",
 	opListContainers: "list containers", opCreateContainer: "create container", opReadContainer: "read container",
-	opReplaceContainer: "replace container", opDeleteContainer: "delete container", opReadFeed: "read items feed",
+	opReplaceContainer: "replace container", opDeleteContainer: "delete container", opReadFeed: "read items feed", opChangeFeed: "read the change feed",
 	opQueryPlan: "query plan", opQuery: "query items", opBatch: "batch", opCreateItem: "create item",
 	opUpsertItem: "upsert item", opReadItem: "read item", opReplaceItem: "replace item", opPatchItem: "patch item",
 	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
@@ -209,7 +210,7 @@ func classifyItemsFeed(method, db, coll string, h http.Header) operation {
 	switch method {
 	case http.MethodGet:
 		if h.Get("A-IM") != "" {
-			op.err = errNotImplemented("the change feed is not supported by this server version")
+			op.kind = opChangeFeed
 			return op
 		}
 		op.kind = opReadFeed

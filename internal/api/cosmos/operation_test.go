@@ -38,7 +38,7 @@ func TestClassify(t *testing.T) {
 	f("POST", "/dbs/d/colls", "Content-Type=application/query+json", "error", false)
 	f("PUT", "/dbs/d/colls/c", "", "replace container", true)
 	f("GET", docs, "", "read items feed", false)
-	f("GET", docs, "A-IM=Incremental", "error", false)
+	f("GET", docs, "A-IM=Incremental feed", "read the change feed", false)
 	f("POST", docs, "", "create item", true)
 	f("POST", docs, "x-ms-documentdb-is-upsert=true", "upsert item", true)
 	f("POST", docs, "x-ms-documentdb-isquery=True", "query items", false)

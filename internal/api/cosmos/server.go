@@ -171,7 +171,7 @@ func (s *Server) route(req *request, op operation) {
 		err = s.databases(req, op)
 	case opListContainers, opCreateContainer, opReadContainer, opReplaceContainer, opDeleteContainer:
 		err = s.containers(req, op)
-	case opReadFeed, opQueryPlan, opQuery, opBatch, opCreateItem, opUpsertItem,
+	case opReadFeed, opChangeFeed, opQueryPlan, opQuery, opBatch, opCreateItem, opUpsertItem,
 		opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
 		err = s.items(req, op)
 	case opReadPartitionKeyRanges:

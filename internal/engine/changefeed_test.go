@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// cfModel is what the change feed must show: for every live item its
+// latest version and the order of the last writes.
+type cfModel struct {
+	clock int              // counts writes
+	items map[string]cfRec // live items by id
+}
+
+type cfRec struct {
+	epk       string
+	v         int // the version written last (the body's "v")
+	writtenAt int // cfModel.clock at that write
+}
+
+type cfDoc struct {
+	ID string `json:"id"`
+	V  int    `json:"v"`
+}
+
+// readFeed reads a scope's feed from after to its end, in pages of n.
+func readFeed(t *testing.T, c *Container, scope ChangeFeedScope, start ChangeFeedStart, n int) ([]cfDoc, uint64) {
+	t.Helper()
+	var out []cfDoc
+	for {
+		pg, err := c.ChangeFeed(scope, start, n)
+		if err != nil {
+			t.Fatalf("change feed of %+v from %+v: %v", scope, start, err)
+		}
+		for _, d := range pg.Docs {
+			var x cfDoc
+			if err := json.Unmarshal(d, &x); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, x)
+		}
+		if pg.Position < start.After {
+			t.Fatalf("the position went back from %d to %d", start.After, pg.Position)
+		}
+		if len(pg.Docs) == 0 && pg.Position == start.After && !start.FromNow {
+			return out, pg.Position
+		}
+		start = ChangeFeedStart{After: pg.Position}
+	}
+}
+
+// want is what a read of the EPK range [lo, hi) must return of the items
+// written after clock `after`: the live ones, each once, in the order of
+// their last write, in their latest version.
+func (m *cfModel) want(lo, hi string, after int) []cfDoc {
+	type w struct {
+		d  cfDoc
+		at int
+	}
+	var ws []w
+	for id, r := range m.items {
+		if r.writtenAt > after && r.epk >= lo && (hi == "" || r.epk < hi) {
+			ws = append(ws, w{cfDoc{id, r.v}, r.writtenAt})
+		}
+	}
+	slices.SortFunc(ws, func(a, b w) int { return a.at - b.at })
+	out := make([]cfDoc, len(ws))
+	for i, x := range ws {
+		out[i] = x.d
+	}
+	return out
+}
+
+// TestChangeFeedAgainstAModel drives random upserts and deletes with splits
+// in between, and checks every range's feed from the beginning, and feeds
+// continued across splits from positions taken before them, against a
+// model: each live item once, in the order of its last write, in its
+// latest version.
+func TestChangeFeedAgainstAModel(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			e, st := testEngine(t, "")
+			defer st.Close()
+			defer e.Close()
+			c := mustContainer(t, e, 400)
+			m := &cfModel{items: map[string]cfRec{}}
+			step := func() {
+				id := fmt.Sprint("i", rng.IntN(60))
+				pk := fmt.Sprint("k", rng.IntN(15))
+				if r, ok := m.items[id]; ok && rng.IntN(4) == 0 {
+					op, err := c.PrepareKeyed(OpDelete, id, key(pkOf(t, c, id, r)), true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil || res[0].Err != nil {
+						t.Fatalf("delete %s: %v %v", id, err, res[0].Err)
+					}
+					delete(m.items, id)
+					return
+				}
+				if r, ok := m.items[id]; ok {
+					pk = pkOf(t, c, id, r) // an id stays in its key
+				}
+				m.clock++
+				body := fmt.Sprintf(`{"id":%q,"pk":%q,"v":%d}`, id, pk, m.clock)
+				op, err := c.PrepareWrite(OpUpsert, []byte(body), key(pk), true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil || res[0].Err != nil {
+					t.Fatalf("upsert %s: %v %v", id, err, res)
+				}
+				m.items[id] = cfRec{epk: op.EPK, v: m.clock, writtenAt: m.clock}
+			}
+			for range 150 {
+				step()
+			}
+			// Positions at the end of every current range, taken now.
+			type mark struct {
+				lo, hi string
+				pos    uint64
+				clock  int
+			}
+			var marks []mark
+			for _, p := range c.Partitions() {
+				got, pos := readFeed(t, c, ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{}, 1+rng.IntN(9))
+				if want := m.want(p.info.Min, openMax(p.info.Max), 0); !slices.Equal(got, want) {
+					t.Fatalf("range %s from the beginning:\n got %v\nwant %v", p.ID(), got, want)
+				}
+				marks = append(marks, mark{p.info.Min, openMax(p.info.Max), pos, m.clock})
+			}
+			// More writes, with splits among them.
+			for round := range 3 {
+				for range 60 {
+					step()
+				}
+				parts := c.Partitions()
+				if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
+					t.Fatalf("split in round %d: %v", round, err)
+				}
+			}
+			for range 40 {
+				step()
+			}
+			// Every current range from the beginning.
+			for _, p := range c.Partitions() {
+				got, _ := readFeed(t, c, ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{}, 1+rng.IntN(9))
+				if want := m.want(p.info.Min, openMax(p.info.Max), 0); !slices.Equal(got, want) {
+					t.Fatalf("range %s (parents %v) from the beginning:\n got %v\nwant %v", p.ID(), p.info.Parents, got, want)
+				}
+			}
+			// Every old position, continued on the ranges that now cover its
+			// part of the hash space (as the SDKs do after a 410), clamped
+			// to that part with the EPK bounds of a feed range.
+			for _, mk := range marks {
+				for _, p := range c.Partitions() {
+					lo, hi := max(mk.lo, p.info.Min), openMax(p.info.Max)
+					if mk.hi != "" && (hi == "" || mk.hi < hi) {
+						hi = mk.hi
+					}
+					if hi != "" && lo >= hi {
+						continue
+					}
+					scope := ChangeFeedScope{RangeID: p.ID(), MinEPK: lo, MaxEPK: hi}
+					got, _ := readFeed(t, c, scope, ChangeFeedStart{After: mk.pos}, 1+rng.IntN(9))
+					if want := m.want(lo, hi, mk.clock); !slices.Equal(got, want) {
+						t.Fatalf("range %s [%s, %s) after %d:\n got %v\nwant %v", p.ID(), lo, hi, mk.pos, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// pkOf reads the partition key of a live item from its document.
+func pkOf(t *testing.T, c *Container, id string, r cfRec) string {
+	t.Helper()
+	lo, hi := r.epk, r.epk+"\x01"
+	for _, p := range c.Partitions() {
+		if p.info.Min <= lo && (p.info.Max == "FF" || lo < p.info.Max) {
+			pg, err := c.ChangeFeed(ChangeFeedScope{RangeID: p.ID(), MinEPK: lo, MaxEPK: hi}, ChangeFeedStart{}, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range pg.Docs {
+				var x struct {
+					ID string `json:"id"`
+					PK string `json:"pk"`
+				}
+				_ = json.Unmarshal(d, &x)
+				if x.ID == id {
+					return x.PK
+				}
+			}
+		}
+	}
+	t.Fatalf("item %s not found in the change feed at %s", id, r.epk)
+	return ""
+}
+
+// TestChangeFeedStarts: from now sees only later changes; from a time only
+// versions written at or after it; by partition key only that key; a range
+// that has split answers ErrPartitionGone; a container of several ranges
+// needs a range or a key.
+func TestChangeFeedStarts(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	e, st := testEngineOpts(t, "", Options{Now: clk.Now, NoThrottle: true})
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 400)
+	p := c.Partitions()[0]
+	for i := range 5 {
+		if _, err := write(t, c, fmt.Sprint("k", i%2), fmt.Sprint("a", i), 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now, err := c.ChangeFeed(ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{FromNow: true}, 10)
+	if err != nil || len(now.Docs) != 0 {
+		t.Fatalf("from now: %d docs, %v", len(now.Docs), err)
+	}
+	clk.t = clk.t.Add(10 * time.Second)
+	for i := range 3 {
+		if _, err := write(t, c, "k0", fmt.Sprint("b", i), 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(pg ChangeFeedPage) []string {
+		var out []string
+		for _, d := range pg.Docs {
+			var x cfDoc
+			_ = json.Unmarshal(d, &x)
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	later, err := c.ChangeFeed(ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{After: now.Position}, 10)
+	if err != nil || !slices.Equal(ids(later), []string{"b0", "b1", "b2"}) {
+		t.Fatalf("after the position taken from now: %v, %v", ids(later), err)
+	}
+	since, err := c.ChangeFeed(ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{Since: clk.t.Unix()}, 10)
+	if err != nil || !slices.Equal(ids(since), []string{"b0", "b1", "b2"}) {
+		t.Fatalf("since the second batch's time: %v, %v", ids(since), err)
+	}
+	byKey, err := c.ChangeFeed(ChangeFeedScope{Key: key("k1"), HasKey: true}, ChangeFeedStart{}, 10)
+	if err != nil || !slices.Equal(ids(byKey), []string{"a1", "a3"}) {
+		t.Fatalf("by key k1: %v, %v", ids(byKey), err)
+	}
+	if _, err := c.splitForStorage(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ChangeFeed(ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{}, 10); !errors.Is(err, ErrPartitionGone) {
+		t.Fatalf("the split range: %v, want ErrPartitionGone", err)
+	}
+	if _, err := c.ChangeFeed(ChangeFeedScope{}, ChangeFeedStart{}, 10); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("no range on two ranges: %v, want ErrBadRequest", err)
+	}
+	byKey2, err := c.ChangeFeed(ChangeFeedScope{Key: key("k1"), HasKey: true}, ChangeFeedStart{}, 10)
+	if err != nil || !slices.Equal(ids(byKey2), []string{"a1", "a3"}) {
+		t.Fatalf("by key k1 after the split: %v, %v", ids(byKey2), err)
+	}
+}

@@ -1,0 +1,97 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { ChangeFeedStartFrom, CosmosClient, StatusCodes } from "@azure/cosmos";
+import { startServer, emulatorKey } from "./server.js";
+
+// The latest-version change feed through the JavaScript SDK's
+// getChangeFeedIterator: every start mode, feed ranges, a partition key,
+// and a continuation token that outlives a split.
+let server;
+let client;
+let container;
+
+before(async () => {
+  server = await startServer(["--no-throttle"]);
+  client = new CosmosClient({ endpoint: server.endpoint, key: emulatorKey });
+  const { database } = await client.databases.createIfNotExists({ id: "feed" });
+  ({ container } = await database.containers.createIfNotExists({ id: "c", partitionKey: { paths: ["/pk"] } }, { offerThroughput: 20000 }));
+});
+
+after(async () => {
+  client?.dispose?.();
+  await server?.stop();
+});
+
+// drain reads an iterator until it reports nothing new (304) and returns
+// id → the versions seen, and the continuation to go on from.
+async function drain(iterator) {
+  const seen = new Map();
+  let continuation;
+  for (let i = 0; i < 500 && iterator.hasMoreResults; i++) {
+    const res = await iterator.readNext();
+    continuation = res.continuationToken;
+    for (const d of res.result) seen.set(d.id, [...(seen.get(d.id) || []), d.v]);
+    if (res.statusCode === StatusCodes.NotModified) return { seen, continuation };
+  }
+  throw new Error("the change feed never ran dry");
+}
+
+const put = (id, v, pk = `k${id.length % 5}${id.slice(-1)}`) => container.items.upsert({ id, pk, v });
+
+test("from the beginning, from now, from a time, by feed range and by partition key", async () => {
+  for (let i = 0; i < 60; i++) await put(`a${i}`, 1);
+  const all = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(), maxItemCount: 7 }));
+  assert.equal(all.seen.size, 60);
+  assert.ok([...all.seen.values()].every((vs) => vs.length === 1 && vs[0] === 1));
+
+  // Per feed range: the ranges together give every item once.
+  const ranges = await container.getFeedRanges();
+  assert.equal(ranges.length, 2, "20,000 RU/s is two partitions");
+  const union = new Map();
+  for (const r of ranges) {
+    const part = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(r) }));
+    for (const [id, vs] of part.seen) {
+      assert.ok(!union.has(id), `${id} in two feed ranges`);
+      union.set(id, vs);
+    }
+    assert.ok(part.seen.size > 0, "each range holds some items");
+  }
+  assert.equal(union.size, 60);
+
+  // One partition key.
+  const k = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning("k21") }));
+  const want = [...all.seen.keys()].filter((id) => `k${id.length % 5}${id.slice(-1)}` === "k21").sort();
+  assert.deepEqual([...k.seen.keys()].sort(), want);
+  assert.ok(want.length > 0);
+
+  // From now: only what is written later; from a time: what is written after it.
+  const now = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Now() }));
+  assert.equal(now.seen.size, 0);
+  await new Promise((r) => setTimeout(r, 1100));
+  const since = new Date();
+  await new Promise((r) => setTimeout(r, 1100));
+  await put("late1", 1);
+  await put("a3", 2);
+  const later = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(now.continuation) }));
+  assert.deepEqual([...later.seen.entries()].sort(), [["a3", [2]], ["late1", [1]]]);
+  const fromTime = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Time(since) }));
+  assert.deepEqual([...fromTime.seen.keys()].sort(), ["a3", "late1"]);
+});
+
+test("a continuation token outlives a split: each change once, in its latest version", async () => {
+  const start = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Now() }));
+  // Raise the throughput: two partitions become eight.
+  const { resource: offer } = await container.readOffer();
+  for (let i = 0; i < 40; i++) await put(`b${i}`, 1);
+  await client.offer(offer.id).replace({ ...offer, content: { ...offer.content, offerThroughput: 80000 } });
+  const ranges = await container.getFeedRanges();
+  assert.equal(ranges.length, 8);
+  for (let i = 0; i < 40; i++) await put(`b${i}`, 2);
+  for (let i = 0; i < 40; i++) await put(`c${i}`, 1);
+  const { seen } = await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(start.continuation), maxItemCount: 9 }));
+  assert.equal(seen.size, 80);
+  for (let i = 0; i < 40; i++) {
+    assert.deepEqual(seen.get(`b${i}`), [2], `b${i}`);
+    assert.deepEqual(seen.get(`c${i}`), [1], `c${i}`);
+  }
+});
