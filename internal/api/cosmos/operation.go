@@ -15,10 +15,12 @@ const (
 	opError opKind = iota
 	opReadAccount
 	opListDatabases
+	opQueryDatabases
 	opCreateDatabase
 	opReadDatabase
 	opDeleteDatabase
 	opListContainers
+	opQueryContainers
 	opCreateContainer
 	opReadContainer
 	opReplaceContainer
@@ -41,21 +43,24 @@ const (
 	opQueryOffers
 	opReadOffer
 	opReplaceOffer
+	opListConflicts
+	opReadConflict
 	// opReadMetrics is GET /metrics, which ServeHTTP serves before
 	// classify (see serveMetrics); it only reads.
 	opReadMetrics
 )
 
 var opNames = [...]string{
-	opError: "error", opReadAccount: "read account", opListDatabases: "list databases",
+	opError: "error", opReadAccount: "read account", opListDatabases: "list databases", opQueryDatabases: "query databases",
 	opCreateDatabase: "create database", opReadDatabase: "read database", opDeleteDatabase: "delete database",
-	opListContainers: "list containers", opCreateContainer: "create container", opReadContainer: "read container",
+	opListContainers: "list containers", opQueryContainers: "query containers", opCreateContainer: "create container", opReadContainer: "read container",
 	opReplaceContainer: "replace container", opDeleteContainer: "delete container", opReadFeed: "read items feed", opChangeFeed: "read the change feed",
 	opQueryPlan: "query plan", opQuery: "query items", opBatch: "batch", opCreateItem: "create item",
 	opUpsertItem: "upsert item", opReadItem: "read item", opReplaceItem: "replace item", opPatchItem: "patch item",
 	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
 	opReadPartitionStats: "read partition statistics", opAdvise: "advise on the partition key", opListOffers: "list offers", opQueryOffers: "query offers",
 	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
+	opListConflicts: "list conflicts", opReadConflict: "read conflict",
 }
 
 func (k opKind) String() string {
@@ -124,7 +129,7 @@ func classify(method string, segs []string, h http.Header) operation {
 		case method == http.MethodGet:
 			return operation{kind: opListDatabases}
 		case method == http.MethodPost && isQueryHeader(h):
-			return operation{err: errNotImplemented("queries over databases are not supported by this server version")}
+			return operation{kind: opQueryDatabases}
 		case method == http.MethodPost:
 			return operation{kind: opCreateDatabase, writes: true}
 		}
@@ -147,7 +152,7 @@ func classify(method string, segs []string, h http.Header) operation {
 		case method == http.MethodGet:
 			return operation{kind: opListContainers, db: db}
 		case method == http.MethodPost && isQueryHeader(h):
-			return operation{db: db, err: errNotImplemented("queries over containers are not supported by this server version")}
+			return operation{kind: opQueryContainers, db: db}
 		case method == http.MethodPost:
 			return operation{kind: opCreateContainer, db: db, writes: true}
 		}
@@ -198,6 +203,16 @@ func classify(method string, segs []string, h http.Header) operation {
 			return operation{kind: opAdvise, db: db, coll: coll}
 		}
 		return errOp(method, errMethod(method, "the partition-key advisor"))
+	case n == 5 && segs[4] == "conflicts":
+		if method == http.MethodGet || method == http.MethodPost && isQueryHeader(h) {
+			return operation{kind: opListConflicts, db: db, coll: coll}
+		}
+		return errOp(method, errMethod(method, "the conflicts feed"))
+	case n == 6 && segs[4] == "conflicts":
+		if method == http.MethodGet {
+			return operation{kind: opReadConflict, db: db, coll: coll, id: segs[5]}
+		}
+		return errOp(method, errMethod(method, "a conflict"))
 	case isKnownUnsupported(segs[4]):
 		return errOp(method, errNotImplemented("%s are not supported by this server version", segs[4]))
 	}

@@ -81,11 +81,14 @@ func renderDatabase(d engine.DatabaseInfo) map[string]any {
 func (s *Server) databases(req *request, op operation) error {
 	req.charge = throughput.MetadataCharge
 	switch op.kind {
-	case opListDatabases:
+	case opListDatabases, opQueryDatabases:
 		dbs := s.engine.Databases()
 		list := make([]any, len(dbs))
 		for i, d := range dbs {
 			list[i] = renderDatabase(d)
+		}
+		if op.kind == opQueryDatabases {
+			return s.queryFeed(req, "", "Databases", list)
 		}
 		s.writeFeed(req, "", "Databases", list)
 	case opCreateDatabase:
@@ -253,7 +256,7 @@ func (s *Server) containers(req *request, op operation) error {
 		return err
 	}
 	switch op.kind {
-	case opListContainers:
+	case opListContainers, opQueryContainers:
 		cs, err := s.engine.Containers(op.db)
 		if err != nil {
 			return err
@@ -261,6 +264,9 @@ func (s *Server) containers(req *request, op operation) error {
 		list := make([]any, len(cs))
 		for i, c := range cs {
 			list[i] = renderContainer(db, c)
+		}
+		if op.kind == opQueryContainers {
+			return s.queryFeed(req, db.Rid, "DocumentCollections", list)
 		}
 		s.writeFeed(req, db.Rid, "DocumentCollections", list)
 	case opCreateContainer:

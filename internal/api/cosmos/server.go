@@ -167,9 +167,9 @@ func (s *Server) route(req *request, op operation) {
 		err = op.err
 	case opReadAccount:
 		err = s.getAccount(req)
-	case opListDatabases, opCreateDatabase, opReadDatabase, opDeleteDatabase:
+	case opListDatabases, opQueryDatabases, opCreateDatabase, opReadDatabase, opDeleteDatabase:
 		err = s.databases(req, op)
-	case opListContainers, opCreateContainer, opReadContainer, opReplaceContainer, opDeleteContainer:
+	case opListContainers, opQueryContainers, opCreateContainer, opReadContainer, opReplaceContainer, opDeleteContainer:
 		err = s.containers(req, op)
 	case opReadFeed, opChangeFeed, opQueryPlan, opQuery, opBatch, opCreateItem, opUpsertItem,
 		opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
@@ -182,6 +182,8 @@ func (s *Server) route(req *request, op operation) {
 		err = s.advise(req, op)
 	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
 		err = s.offers(req, op)
+	case opListConflicts, opReadConflict:
+		err = s.conflicts(req, op)
 	default:
 		panic("BUG: no route for " + op.kind.String())
 	}
@@ -192,7 +194,7 @@ func (s *Server) route(req *request, op operation) {
 
 func isKnownUnsupported(seg string) bool {
 	switch seg {
-	case "sprocs", "triggers", "udfs", "conflicts", "clientencryptionkeys":
+	case "sprocs", "triggers", "udfs", "clientencryptionkeys":
 		return true
 	}
 	return false

@@ -1,0 +1,35 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { CosmosClient } from "@azure/cosmos";
+import { startServer, emulatorKey } from "./server.js";
+
+// Queries over databases and containers, and the conflicts feed, through
+// the JavaScript SDK.
+let server;
+let client;
+
+before(async () => {
+  server = await startServer(["--no-throttle"]);
+  client = new CosmosClient({ endpoint: server.endpoint, key: emulatorKey });
+});
+
+after(async () => {
+  client?.dispose?.();
+  await server?.stop();
+});
+
+test("databases, containers and conflicts as the SDK queries and reads them", async () => {
+  for (const id of ["one", "two"]) {
+    const { database } = await client.databases.createIfNotExists({ id });
+    await database.containers.createIfNotExists({ id: "a", partitionKey: { paths: ["/pk"] } });
+    await database.containers.createIfNotExists({ id: "b", partitionKey: { paths: ["/pk"] } });
+  }
+  const { resources: dbs } = await client.databases
+    .query({ query: "SELECT * FROM root r WHERE r.id = @id", parameters: [{ name: "@id", value: "two" }] })
+    .fetchAll();
+  assert.deepEqual(dbs.map((d) => d.id), ["two"]);
+  const { resources: colls } = await client.database("one").containers.query("SELECT c.id FROM c ORDER BY c.id DESC").fetchAll();
+  assert.deepEqual(colls, [{ id: "b" }, { id: "a" }]);
+  const { resources: conflicts } = await client.database("one").container("a").conflicts.readAll().fetchAll();
+  assert.deepEqual(conflicts, []);
+});
