@@ -70,4 +70,3 @@ func (s *Server) conflicts(req *request, op operation) error {
 	s.writeFeed(req, c.Info().Rid, "Conflicts", []any{})
 	return nil
 }
-
