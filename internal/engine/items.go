@@ -349,12 +349,44 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 			f.Sessions = append(f.Sessions, p.Session())
 		}
 	}
+	return c.readFeedPage(f, first, rd, lo, hi, after, maxItems, rangeID == "")
+}
+
+// ReadKeyFeed returns a page of the items of one logical partition (or of
+// the keys a prefix of a hierarchical key starts), in key order, read from
+// a snapshot of the partition that holds it. after and maxItems are as for
+// ReadFeed.
+func (c *Container) ReadKeyFeed(k epk.Key, after []byte, maxItems int) (Feed, error) {
+	var f Feed
+	k, err := c.ResolveKey(k)
+	if err != nil {
+		return f, err
+	}
+	e, err := c.epkOf(k)
+	if err != nil {
+		return f, err
+	}
+	p := c.PartitionFor(e)
+	snap, err := p.Snapshot()
+	if err != nil {
+		return f, err
+	}
+	defer snap.Close()
+	f.Sessions = []Session{snap.Session()}
+	lo, _ := storage.ItemSpan(c.rid, e, "")
+	return c.readFeedPage(f, p, snap, lo, storage.PrefixEnd(lo), after, maxItems, false)
+}
+
+// readFeedPage reads a page of the items in [lo, hi) from rd, starting
+// after the item key suffix after (nil: at lo), charged to the partition
+// first, or, when anyPartition, to the one where the page starts.
+func (c *Container) readFeedPage(f Feed, first *Partition, rd stateReader, lo, hi, after []byte, maxItems int, anyPartition bool) (Feed, error) {
 	if after != nil {
 		start := append(append([]byte{}, lo[:1+storage.RidLen]...), after...)
 		start = append(start, 0) // the first key after `after`
 		if bytes.Compare(start, lo) > 0 {
 			lo = start
-			if e, _, ok := storage.SplitItemKey(start); ok && rangeID == "" {
+			if e, _, ok := storage.SplitItemKey(start); ok && anyPartition {
 				first = c.PartitionFor(string(e))
 			}
 		}

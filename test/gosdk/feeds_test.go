@@ -1,6 +1,7 @@
 package gosdk
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -74,5 +75,44 @@ func TestQueriesOverDatabasesAndContainers(t *testing.T) {
 	r = raw.do(t, "GET", "/dbs/beta/colls/nope/conflicts", nil, nil)
 	if r.Status != 404 {
 		t.Fatalf("conflicts of a missing container: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestReadFeedByPartitionKey: a read feed that names a partition key returns
+// that logical partition only, paged.
+func TestReadFeedByPartitionKey(t *testing.T) {
+	s := startServer(t, server.Options{NoThrottle: true})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	cc := setup(t, c, "db", "c", hashPK("/pk"), 40000)
+	for i := range 60 {
+		pk := []string{"a", "b", "c"}[i%3]
+		_, err := cc.CreateItem(ctx(), azcosmos.NewPartitionKeyString(pk), []byte(fmt.Sprintf(`{"id":"i%03d","pk":%q}`, i, pk)), nil)
+		must(t, err, "create")
+	}
+	raw := newRaw(t, s, auth.EmulatorKey)
+	var ids []string
+	cont := ""
+	for range 10 {
+		hdr := map[string]string{"x-ms-documentdb-partitionkey": `["b"]`, "x-ms-max-item-count": "7"}
+		if cont != "" {
+			hdr["x-ms-continuation"] = cont
+		}
+		r := raw.do(t, "GET", "/dbs/db/colls/c/docs", nil, hdr)
+		if r.Status != 200 {
+			t.Fatalf("read feed by key: %d %s", r.Status, r.Body)
+		}
+		for _, d := range r.JSON(t)["Documents"].([]any) {
+			doc := d.(map[string]any)
+			if doc["pk"] != "b" {
+				t.Fatalf("the feed of key b returned %v", doc)
+			}
+			ids = append(ids, doc["id"].(string))
+		}
+		if cont = r.Header.Get("x-ms-continuation"); cont == "" {
+			break
+		}
+	}
+	if len(ids) != 20 || !slices.IsSorted(ids) {
+		t.Fatalf("key b: %d items %v, want its 20 in id order", len(ids), ids)
 	}
 }

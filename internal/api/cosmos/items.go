@@ -216,7 +216,18 @@ func (s *Server) readFeed(req *request, c *engine.Container) error {
 			return err
 		}
 	}
-	f, err := c.ReadFeed(rangeID, after, max)
+	k, hasKey, err := partitionKeyHeader(req.r)
+	if err != nil {
+		return err
+	}
+	var f engine.Feed
+	if hasKey {
+		// One logical partition, as the service scopes a read feed that
+		// names a partition key.
+		f, err = c.ReadKeyFeed(k, after, max)
+	} else {
+		f, err = c.ReadFeed(rangeID, after, max)
+	}
 	if err != nil {
 		return err
 	}
