@@ -513,6 +513,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		if err := checkPatchedIdentity(ac, patched, op); err != nil {
 			return fail(err)
 		}
+		if err := checkDocTTL(patched); err != nil {
+			return fail(err)
+		}
 		if len(patched) > MaxItemBytes {
 			return fail(fmt.Errorf("%w: the patched item would be %d bytes; the limit is %d bytes", ErrTooLarge, len(patched), MaxItemBytes))
 		}

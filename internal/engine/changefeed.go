@@ -134,6 +134,7 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 	if maxItems <= 0 {
 		maxItems = DefaultPageSize
 	}
+	x := c.expiry()
 	lineage := append(append([]string(nil), p.info.Parents...), p.info.ID)
 	size, scanned := 0, 0
 	done := false
@@ -186,7 +187,7 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 			if s, ok := seqOfEtag(etag); !ok || s != seq {
 				return false, corrupt("change index entry %d names an item whose version is %s", seq, etag)
 			}
-			if start.Since != 0 && docTs(doc) < start.Since {
+			if start.Since != 0 && docTs(doc) < start.Since || x.expired(doc) {
 				return true, nil
 			}
 			pg.Docs = append(pg.Docs, append([]byte(nil), doc...))

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -39,6 +40,10 @@ type Options struct {
 	// AckedInterval is how often the acknowledged LSNs are recorded.
 	// Default DefaultAckedInterval.
 	AckedInterval time.Duration
+	// TTLSweepInterval is how often expired items are deleted in the
+	// background (see ttl.go); negative: never. Default
+	// DefaultTTLSweepInterval.
+	TTLSweepInterval time.Duration
 	// Logf logs what the engine does on its own (data loss accepted, a
 	// record that could not be written). Default log.Printf.
 	Logf func(format string, args ...any)
@@ -85,6 +90,8 @@ type Engine struct {
 	ackedLast []byte
 	ackedStop chan struct{}
 	ackedDone chan struct{}
+	sweepStop chan struct{}
+	sweepDone chan struct{}
 	closeOnce sync.Once
 }
 
@@ -182,6 +189,10 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	}
 	e.ackedStop, e.ackedDone = make(chan struct{}), make(chan struct{})
 	go e.recordAcked(opts.AckedInterval, e.ackedStop, e.ackedDone)
+	if opts.TTLSweepInterval >= 0 {
+		e.sweepStop, e.sweepDone = make(chan struct{}), make(chan struct{})
+		go e.sweepLoop(cmp.Or(opts.TTLSweepInterval, DefaultTTLSweepInterval), e.sweepStop, e.sweepDone)
+	}
 	e.refreshRates()
 	return e, nil
 }
@@ -193,6 +204,10 @@ func (e *Engine) Close() {
 }
 
 func (e *Engine) close() {
+	if e.sweepStop != nil {
+		close(e.sweepStop)
+		<-e.sweepDone
+	}
 	if e.ackedStop != nil {
 		close(e.ackedStop)
 		<-e.ackedDone

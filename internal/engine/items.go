@@ -104,6 +104,9 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if sc.ID == nil {
 		return Op{}, badRequest("the item has no \"id\" property")
 	}
+	if err := checkDocTTL(body); err != nil {
+		return Op{}, err
+	}
 	id, ok := jsondoc.UnquoteString(sc.ID)
 	if !ok {
 		return Op{}, badRequest("the item's \"id\" must be a string, not %s", abbreviate(sc.ID))
@@ -250,6 +253,11 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	if err := p.admit(now); err != nil {
 		return nil, p.Session(), err
 	}
+	if x := c.expiry(); x != nil {
+		if err := c.clearExpired(p, x, cmd.Ops); err != nil {
+			return nil, p.Session(), err
+		}
+	}
 	cmd.Ts = now.Unix()
 	cmd.Limits = c.storeLimits
 	res, err := p.submit(&request{cmd: cmd, named: rangeID != ""})
@@ -295,6 +303,10 @@ func (c *Container) readItem(op Op) (OpResult, error) {
 		_, et, d, err := decodeItem(key, v)
 		if err != nil {
 			return r, err
+		}
+		if c.expiry().expired(d) {
+			r = OpResult{Err: notFound("no item with id %q in partition %s", op.ID, op.Key)}
+			break
 		}
 		r = OpResult{Doc: d, Etag: string(et)}
 	}
@@ -402,6 +414,7 @@ func (c *Container) readFeedPage(f Feed, first *Partition, rd stateReader, lo, h
 	size := 0
 	var last []byte
 	more := false
+	x := c.expiry()
 	err := rd.Iterate(lo, hi, func(k, v []byte) (bool, error) {
 		if len(f.Docs) >= maxItems || size >= maxPageBytes {
 			more = true
@@ -410,6 +423,10 @@ func (c *Container) readFeedPage(f Feed, first *Partition, rd stateReader, lo, h
 		_, _, doc, err := decodeItem(k, v)
 		if err != nil {
 			return false, err
+		}
+		if x.expired(doc) {
+			last = append(last[:0], k...)
+			return true, nil
 		}
 		f.Docs = append(f.Docs, append([]byte(nil), doc...))
 		size += len(doc)

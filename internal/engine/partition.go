@@ -32,6 +32,10 @@ type Partition struct {
 	splitting atomic.Bool
 
 	meter meter
+
+	// The expired-item sweep's position (ttl.go).
+	sweepMu   sync.Mutex
+	sweepFrom []byte
 }
 
 // meter is a partition's request-unit budget and telemetry.

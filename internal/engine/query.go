@@ -159,7 +159,10 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		return page, fmt.Errorf("%w: index lookup failed: %v", ErrUnavailable, err)
 	}
 	page.IndexEntries = entries
-	sorted := c.orderFromIndex(plan, ix, scope, lk, len(cands), plan.Want(state, pageSize), len(spans))
+	x := c.expiry()
+	// With a time to live, expired items are filtered out of every source
+	// (unexpiredSource), which reads in key order: no reading in index order.
+	sorted := x == nil && c.orderFromIndex(plan, ix, scope, lk, len(cands), plan.Want(state, pageSize), len(spans))
 	if sorted {
 		lk = nil
 	}
@@ -188,6 +191,11 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 			src := &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
 			scans = append(scans, src)
 			sources[i] = src
+		}
+	}
+	if x != nil {
+		for i := range sources {
+			sources[i] = &unexpiredSource{src: sources[i], x: x}
 		}
 	}
 	rows, next, err := execPage(plan, sources, state, pageSize, c.limits(ctx, plan, now))
