@@ -67,7 +67,7 @@ func TestResourceTokenVerify(t *testing.T) {
 		}
 	}
 	ok(tok, now)
-	ok(url.QueryEscape(tok), now)                      // as the JS SDK sends it (encodeURIComponent)
+	ok(url.QueryEscape(tok), now)                     // as the JS SDK sends it (encodeURIComponent)
 	ok(url.QueryEscape(tok), now.Add(59*time.Second)) // the last valid second
 
 	bad := func(header string, at time.Time, want error, wantSub string) {
