@@ -39,6 +39,20 @@ const (
 	opQueryOffers
 	opReadOffer
 	opReplaceOffer
+	opListUsers
+	opQueryUsers
+	opCreateUser
+	opUpsertUser
+	opReadUser
+	opReplaceUser
+	opDeleteUser
+	opListPermissions
+	opQueryPermissions
+	opCreatePermission
+	opUpsertPermission
+	opReadPermission
+	opReplacePermission
+	opDeletePermission
 	// opReadMetrics is GET /metrics, which ServeHTTP serves before
 	// classify (see serveMetrics); it only reads.
 	opReadMetrics
@@ -54,6 +68,12 @@ var opNames = [...]string{
 	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
 	opReadPartitionStats: "read partition statistics", opListOffers: "list offers", opQueryOffers: "query offers",
 	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
+	opListUsers: "list users", opQueryUsers: "query users", opCreateUser: "create user",
+	opUpsertUser: "upsert user", opReadUser: "read user", opReplaceUser: "replace user", opDeleteUser: "delete user",
+	opListPermissions: "list permissions", opQueryPermissions: "query permissions",
+	opCreatePermission: "create permission", opUpsertPermission: "upsert permission",
+	opReadPermission: "read permission", opReplacePermission: "replace permission",
+	opDeletePermission: "delete permission",
 }
 
 func (k opKind) String() string {
@@ -73,9 +93,10 @@ type operation struct {
 	// every opError reached with a method other than GET or HEAD (the
 	// read-only key is refused before it learns what exists).
 	writes bool
-	// db, coll and id are the addressed database, container and item or
-	// offer id (percent-decoded), as far as the path names them.
-	db, coll, id string
+	// db, coll and id are the addressed database, container and item,
+	// offer or permission id, and user the addressed user (all
+	// percent-decoded), as far as the path names them.
+	db, coll, id, user string
 	// err is the answer of an opError.
 	err error
 }
@@ -136,7 +157,7 @@ func classify(method string, segs []string, h http.Header) operation {
 		}
 		return errOp(method, errMethod(method, "a database"))
 	case segs[2] == "users":
-		return errOp(method, errNotImplemented("users and permissions are not supported by this server version"))
+		return classifyUsers(method, segs, h)
 	case segs[2] != "colls":
 		return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
 	case n == 3:

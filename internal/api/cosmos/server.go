@@ -13,6 +13,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/epk"
 )
 
 // Config configures a Server.
@@ -74,6 +75,9 @@ type request struct {
 	charge float64
 	// session is the session token to send; "" sends a neutral one.
 	session string
+	// scopeKey is the partition key a resource token limits the request
+	// to, or nil (see authorizeGrant).
+	scopeKey epk.Key
 }
 
 // Response headers set on every request, with their canonical keys and
@@ -178,6 +182,11 @@ func (s *Server) route(req *request, op operation) {
 		err = s.partitionStats(req, op.db, op.coll)
 	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
 		err = s.offers(req, op)
+	case opListUsers, opQueryUsers, opCreateUser, opUpsertUser, opReadUser, opReplaceUser, opDeleteUser:
+		err = s.users(req, op)
+	case opListPermissions, opQueryPermissions, opCreatePermission, opUpsertPermission,
+		opReadPermission, opReplacePermission, opDeletePermission:
+		err = s.permissions(req, op)
 	default:
 		panic("BUG: no route for " + op.kind.String())
 	}
