@@ -13,8 +13,13 @@ import (
 	"github.com/parsecdb/parsec/internal/binfmt"
 )
 
-// ErrExpired: a resource token whose expiry time has passed.
-var ErrExpired = errors.New("the resource token has expired")
+// Errors of resource tokens, besides ErrMalformed.
+var (
+	// ErrExpired: a resource token whose expiry time has passed.
+	ErrExpired = errors.New("the resource token has expired")
+	// ErrForged: a resource token whose MAC does not match its grant.
+	ErrForged = errors.New("the resource token was not issued by this server, or was altered")
+)
 
 // Grant is what a resource token allows: one permission's mode and
 // resource, until an expiry time. The server mints it from a stored
@@ -194,7 +199,7 @@ func (v *Verifier) verifyResource(sig []byte, now time.Time) (Grant, error) {
 	m := hmac.New(sha256.New, v.tokenKey)
 	m.Write(grant)
 	if !hmac.Equal(m.Sum(nil), mac[:n]) {
-		return Grant{}, fmt.Errorf("%w: the resource token was not issued by this server, or was altered", ErrBadSignature)
+		return Grant{}, ErrForged
 	}
 	g, err := DecodeGrant(grant)
 	if err != nil {

@@ -86,7 +86,7 @@ func TestResourceTokenVerify(t *testing.T) {
 	}
 	// Another server's token (another primary key) is refused.
 	other := NewVerifier([]byte("another primary key, 32 bytes long!!"), nil)
-	bad(other.MintResourceToken(g), now, ErrBadSignature, "not issued by this server")
+	bad(other.MintResourceToken(g), now, ErrForged, "not issued by this server")
 	// A master-key signature placed in a resource token is not a MAC of it.
 	bad("type=resource&ver=1.0&sig="+Sign(primary, "GET", "docs", "dbs/shop/colls/orders", refDate), now, ErrMalformed, "no signature part")
 	bad("type=resource&ver=2.0&sig=a.b", now, ErrMalformed, "version")
@@ -116,7 +116,7 @@ func TestResourceTokenVerify(t *testing.T) {
 	dot := strings.LastIndexByte(roTok, '.')
 	allGrant := v.MintResourceToken(g)
 	forged := roTok[:len("type=resource&ver=1.0&sig=")] + allGrant[len("type=resource&ver=1.0&sig="):strings.LastIndexByte(allGrant, '.')] + roTok[dot:]
-	bad(forged, now, ErrBadSignature, "altered")
+	bad(forged, now, ErrForged, "altered")
 }
 
 // FuzzResourceToken feeds arbitrary headers to Authenticate: it never

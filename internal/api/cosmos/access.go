@@ -56,7 +56,7 @@ func (s *Server) authorizeGrant(req *request, op operation, g auth.Grant) error 
 		return errForbidden("the resource token covers only %s; it cannot %s: that needs the primary key", covers, op.kind)
 	}
 	if op.writes && !g.All {
-		return errForbidden("the resource token is read-only (permission mode Read on %s); it cannot %s", covers, op.kind)
+		return errForbidden("the resource token is read-only: it covers %s; it cannot %s", covers, op.kind)
 	}
 	if g.Doc != "" {
 		switch op.kind {

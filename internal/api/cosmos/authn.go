@@ -29,7 +29,9 @@ func (s *Server) authenticate(req *request, op operation) error {
 	if access == auth.ResourceToken {
 		return s.authorizeGrant(req, op, grant)
 	}
-	if errors.Is(err, auth.ErrExpired) {
+	if err != nil && !errors.Is(err, auth.ErrBadSignature) {
+		// Not a signature that the date could explain: a malformed,
+		// expired, forged or unsupported token.
 		return errUnauthorized("%v", err)
 	}
 	if date == "" {
