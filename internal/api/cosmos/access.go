@@ -37,9 +37,6 @@ func (s *Server) authorizeGrant(req *request, op operation, g auth.Grant) error 
 	covers := grantText(g)
 	sameContainer := op.db == g.DB && op.coll == g.Coll && op.coll != ""
 	if !sameContainer {
-		if op.kind == opError && op.db == "" {
-			return op.err
-		}
 		return errForbidden("the resource token covers only %s; it does not cover %s /%s (%s): that needs the primary key",
 			covers, req.r.Method, strings.Join(req.segs, "/"), op.kind)
 	}
