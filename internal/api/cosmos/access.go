@@ -18,10 +18,9 @@ import (
 //   - the container's items, queries, query plans and batches, read-only
 //     under the mode Read; under an item grant only that item's point
 //     operations; under a partition-key grant only that key: a request
-//     naming another key is refused, and one naming none (a query, a
-//     create) is given the granted key, so the engine scopes it or rejects a
-//     document of another key. A read feed, which cannot be scoped to a key,
-//     is refused there;
+//     naming another key is refused, and one naming none (a query, a read
+//     feed, a create) is given the granted key, so the engine scopes it or
+//     rejects a document of another key;
 //
 // and nothing else: databases, other containers, offers, users and
 // permissions, partition statistics and metrics need the primary or
@@ -66,9 +65,6 @@ func (s *Server) authorizeGrant(req *request, op operation, g auth.Grant) error 
 	}
 	if g.PartitionKey == "" {
 		return nil
-	}
-	if op.kind == opReadFeed {
-		return errForbidden("the resource token covers only %s; a read feed reads every partition key. Query with the partition key instead", covers)
 	}
 	granted, err := epk.ParseHeader(g.PartitionKey)
 	if err != nil {

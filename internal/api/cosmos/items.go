@@ -203,6 +203,11 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 }
 
 func (s *Server) readFeed(req *request, c *engine.Container) error {
+	if _, has, err := partitionKeyHeader(req.r); err != nil {
+		return err
+	} else if has {
+		return s.readFeedByKey(req, c)
+	}
 	max, err := maxItemCount(req.r)
 	if err != nil {
 		return err

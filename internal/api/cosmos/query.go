@@ -68,6 +68,26 @@ func readQuery(req *request) (*exec.Plan, engine.QueryScope, error) {
 	return plan, scope, err
 }
 
+// readFeedByKey serves a read feed scoped by the partition key header: the
+// items of that logical partition, as the query SELECT * FROM c over it
+// (whose continuation tokens it then uses).
+func (s *Server) readFeedByKey(req *request, c *engine.Container) error {
+	start := time.Now()
+	q, err := parser.Parse("SELECT * FROM c")
+	if err != nil {
+		panic("BUG: cannot parse the read feed's query: " + err.Error())
+	}
+	plan, err := engine.CompileQuery(q, nil)
+	if err != nil {
+		panic("BUG: cannot compile the read feed's query: " + err.Error())
+	}
+	scope, err := queryScope(req.r)
+	if err != nil {
+		return err
+	}
+	return s.runQuery(req, c, plan, scope, start)
+}
+
 // queryScope reads the partition key and range headers of a query.
 func queryScope(r *http.Request) (engine.QueryScope, error) {
 	var s engine.QueryScope
@@ -81,12 +101,18 @@ func queryScope(r *http.Request) (engine.QueryScope, error) {
 }
 
 func (s *Server) query(req *request, c *engine.Container) error {
-	r := req.r
 	start := time.Now()
 	plan, scope, err := readQuery(req)
 	if err != nil {
 		return err
 	}
+	return s.runQuery(req, c, plan, scope, start)
+}
+
+// runQuery runs one page of a compiled query with its scope, started at
+// start (for the query metrics).
+func (s *Server) runQuery(req *request, c *engine.Container, plan *exec.Plan, scope engine.QueryScope, start time.Time) error {
+	r := req.r
 	if !scope.HasKey && scope.RangeID == "" && strings.EqualFold(r.Header.Get("x-ms-documentdb-query-enablecrosspartition"), "false") && len(c.Partitions()) > 1 {
 		return errBadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 	}

@@ -3,6 +3,7 @@ package cosmos
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -186,7 +187,9 @@ func TestResourceTokens(t *testing.T) {
 		// A bulk request names a key per operation.
 		{"POST", "/dbs/db/colls/c/docs", `[{"operationType":"Create","partitionKey":"[\"q\"]","resourceBody":{"id":"13","pk":"q"}}]`,
 			map[string]string{"x-ms-cosmos-is-batch-request": "True", "x-ms-cosmos-batch-atomic": "false"}, 403, `operation 0 of the batch is for partition key ["q"]`},
-		{"GET", "/dbs/db/colls/c/docs", "", nil, 403, "read feed"},
+		// A read feed too: the items of the granted key only.
+		{"GET", "/dbs/db/colls/c/docs", "", nil, 200, `"_count":4`},
+		{"GET", "/dbs/db/colls/c/docs", "", keyQ, 403, "does not cover partition key"},
 		{"GET", "/dbs/db/colls/other/docs/1", "", keyP, 403, "does not cover GET /dbs/db/colls/other/docs/1"},
 		{"GET", "/dbs/db", "", nil, 403, "does not cover GET /dbs/db"},
 		{"GET", "/dbs", "", nil, 403, "covers only"},
@@ -256,4 +259,47 @@ func TestResourceTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("deleted database", coll, []check{{"GET", "/", "", nil, 401, "no longer exists"}})
+}
+
+// TestReadFeedByPartitionKey: a read feed with a partition key header
+// returns that logical partition's items, page by page.
+func TestReadFeedByPartitionKey(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	ts.seed(t) // items 1 and 2 in key "p"
+	for _, id := range []string{"3", "4", "5"} {
+		if st, b := ts.do(ts.primary, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"`+id+`","pk":"q"}`), map[string]string{hdrPartitionKey: `["q"]`}); st != http.StatusCreated {
+			t.Fatalf("seed: %d %s", st, b)
+		}
+	}
+	var ids []string
+	hdr := map[string]string{hdrPartitionKey: `["q"]`, "x-ms-max-item-count": "2"}
+	for page := 0; ; page++ {
+		r, err := ts.request(ts.primary, "GET", "/dbs/db/colls/c/docs", nil, hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := httptest.NewRecorder()
+		ts.api.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Fatalf("page %d: %d %s", page, w.Code, w.Body)
+		}
+		var out struct{ Documents []struct{ ID string } }
+		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range out.Documents {
+			ids = append(ids, d.ID)
+		}
+		next := w.Header().Get("x-ms-continuation")
+		if next == "" {
+			break
+		}
+		hdr["x-ms-continuation"] = next
+	}
+	if strings.Join(ids, ",") != "3,4,5" {
+		t.Fatalf("read feed of key q: %v", ids)
+	}
+	if st, b := ts.do(ts.primary, "GET", "/dbs/db/colls/c/docs", nil, nil); st != http.StatusOK || !strings.Contains(string(b), `"_count":5`) {
+		t.Fatalf("read feed without a key: %d %s", st, b)
+	}
 }

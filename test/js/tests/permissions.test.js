@@ -105,6 +105,9 @@ test("a partition-key token reads and writes its key and nothing else", async ()
   assert.deepEqual(all.sort(), ["a1", "a2"]);
   const { resources: count } = await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll();
   assert.deepEqual(count, [2]);
+  // A read feed too: the SDK's readAll sees only the granted key.
+  const { resources: feed } = await c.items.readAll().fetchAll();
+  assert.deepEqual(feed.map((d) => d.id).sort(), ["a1", "a2"]);
   await c.item("a2", "alice").delete();
 
   // Another key: 403, naming what the token covers.
