@@ -252,8 +252,9 @@ func (e *Engine) DeleteUser(dbID, id string) error {
 }
 
 // CreatePermission creates a permission of a user. The resource must be a
-// container of the user's database, or an item of one; a partition key
-// narrows a container permission to one logical partition.
+// container of the user's database, or an item of one, by names or by rids
+// (a _self link; stored by names); a partition key narrows a container
+// permission to one logical partition.
 func (e *Engine) CreatePermission(dbID, userID string, spec PermissionSpec) (PermissionInfo, error) {
 	return e.putPermission(dbID, userID, spec, false, "")
 }
@@ -322,13 +323,25 @@ func resolvePermissionResource(db *database, info *PermissionInfo, spec Permissi
 	if link == "" || (len(segs) != 4 && len(segs) != 6) || segs[0] != "dbs" || segs[2] != "colls" || (len(segs) == 6 && segs[4] != "docs") {
 		return badRequest("the permission's resource %q is not a container link (dbs/{db}/colls/{container}) or an item link (dbs/{db}/colls/{container}/docs/{id})", spec.Resource)
 	}
-	if segs[1] != db.info.ID {
+	// A link by rids (a container's _self) is resolved to names.
+	byRid := segs[1] == db.info.Rid && segs[1] != db.info.ID
+	if segs[1] != db.info.ID && !byRid {
 		return badRequest("the permission's resource %q is not in database %q, the user's", spec.Resource, db.info.ID)
 	}
 	c, ok := db.colls[segs[3]]
+	if byRid {
+		c, ok = nil, false
+		for _, x := range db.colls {
+			if x.Info().Rid == segs[3] {
+				c, ok = x, true
+			}
+		}
+	}
 	if !ok {
 		return notFound("the permission's resource %q names container %q, which does not exist in database %q", spec.Resource, segs[3], db.info.ID)
 	}
+	segs[1], segs[3] = db.info.ID, c.Info().ID
+	link = strings.Join(segs, "/")
 	info.Resource, info.Coll, info.CollRid = link, segs[3], c.Info().Rid
 	if len(segs) == 6 {
 		if err := validateIDChars("item", segs[5]); err != nil {

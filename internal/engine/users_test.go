@@ -54,6 +54,17 @@ func TestUsersAndPermissions(t *testing.T) {
 		t.Fatalf("hierarchical permission %+v, %v", hier, err)
 	}
 
+	// A link by rids, as a container's _self gives it, is stored by names.
+	db, _ := e.Database("db")
+	cc, _ := e.Container("db", "c")
+	self, err := e.CreatePermission("db", "alice", PermissionSpec{ID: "self", Mode: PermissionRead, Resource: "dbs/" + db.Rid + "/colls/" + cc.Info().Rid + "/"})
+	if err != nil || self.Resource != "dbs/db/colls/c" || self.Coll != "c" {
+		t.Fatalf("permission by rids: %+v, %v", self, err)
+	}
+	if err := e.DeletePermission("db", "alice", "self"); err != nil {
+		t.Fatal(err)
+	}
+
 	bad := func(spec PermissionSpec, want error, sub string) {
 		t.Helper()
 		_, err := e.CreatePermission("db", "alice", spec)
