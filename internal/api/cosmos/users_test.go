@@ -60,7 +60,7 @@ func TestUsersAndPermissionsREST(t *testing.T) {
 	want(ts.do(ts.primary, "POST", "/dbs/nope/users", []byte(`{"id":"x"}`), nil))(http.StatusNotFound, `database \"nope\"`)
 	want(ts.do(ts.primary, "POST", "/dbs/db/users", []byte(`{"id":"bob"}`), map[string]string{"x-ms-documentdb-is-upsert": "True"}))(http.StatusCreated, `"id":"bob"`)
 	want(ts.do(ts.primary, "POST", "/dbs/db/users", []byte(`{"id":"bob"}`), map[string]string{"x-ms-documentdb-is-upsert": "True"}))(http.StatusOK, `"id":"bob"`)
-	want(ts.do(ts.primary, "GET", "/dbs/db/users", nil, nil))(http.StatusOK, `"_count":2`)
+	want(ts.do(ts.primary, "GET", "/dbs/db/users", nil, nil))(http.StatusOK, `"_count":3`) // and the seeded u
 	want(ts.do(ts.primary, "POST", "/dbs/db/users", []byte(`{"query":"SELECT * FROM root r WHERE r.id = @id","parameters":[{"name":"@id","value":"bob"}]}`),
 		map[string]string{"x-ms-documentdb-isquery": "True", "Content-Type": "application/query+json"}))(http.StatusOK, `"_count":1`)
 	want(ts.do(ts.primary, "PUT", "/dbs/db/users/bob", []byte(`{"id":"robert"}`), nil))(http.StatusOK, `"id":"robert"`)
