@@ -347,6 +347,9 @@ func resolvePermissionResource(db *database, info *PermissionInfo, spec Permissi
 		if err := validateIDChars("item", segs[5]); err != nil {
 			return err
 		}
+		if len(segs[5]) > MaxIDBytes {
+			return badRequest("the item id in the permission's resource is %d bytes long; the limit is %d", len(segs[5]), MaxIDBytes)
+		}
 		info.Doc = segs[5]
 	}
 	raw := strings.TrimSpace(string(spec.PartitionKey))
@@ -370,6 +373,9 @@ func resolvePermissionResource(db *database, info *PermissionInfo, spec Permissi
 		return badRequest("resourcePartitionKey %s has %d values; container %q has a partition key of %d paths %v", spec.PartitionKey, len(key), c.Info().ID, len(def.Paths), def.Paths)
 	}
 	info.PartitionKey = key.String()
+	if len(info.PartitionKey) > MaxPermissionKeyBytes {
+		return badRequest("resourcePartitionKey is %d bytes as canonical JSON; the limit is %d", len(info.PartitionKey), MaxPermissionKeyBytes)
+	}
 	return nil
 }
 

@@ -80,6 +80,8 @@ func TestUsersAndPermissions(t *testing.T) {
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`{"a":1}`)}, ErrBadRequest, "not a partition key value")
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c/docs/x", PartitionKey: json.RawMessage(`["a"]`)}, ErrBadRequest, "is an item")
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`["` + strings.Repeat("k", MaxPermissionKeyBytes) + `"]`)}, ErrBadRequest, "the limit is 4096")
+	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`["` + strings.Repeat(`\x01`, 1000) + `"]`)}, ErrBadRequest, "as canonical JSON; the limit is 4096")
+	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c/docs/" + strings.Repeat("i", MaxIDBytes+1)}, ErrBadRequest, "the limit is 1023")
 	_, err = e.CreatePermission("db", "nobody", PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c"})
 	fail(err, ErrNotFound, `user "nobody" does not exist`)
 
