@@ -88,6 +88,10 @@ func TestUsersAndPermissionsREST(t *testing.T) {
 	want(ts.do(ts.primary, "POST", "/dbs/db/users/alice/permissions", []byte(`{"id":"q","permissionMode":"Read","resource":"dbs/db/colls/zz"}`), nil))(http.StatusNotFound, `container \"zz\"`)
 	want(ts.do(ts.primary, "PUT", "/dbs/db/users/alice/permissions/p", []byte(`{"id":"other","permissionMode":"Read","resource":"dbs/db/colls/c"}`), nil))(http.StatusBadRequest, "does not match")
 	want(ts.do(ts.primary, "PUT", "/dbs/db/users/alice/permissions/p", []byte(`{"id":"p","permissionMode":"Read","resource":"dbs/db/colls/c"}`), nil))(http.StatusOK, `"permissionMode":"Read"`)
+	upsert := map[string]string{"x-ms-documentdb-is-upsert": "True"}
+	want(ts.do(ts.primary, "POST", "/dbs/db/users/alice/permissions", []byte(`{"id":"up","permissionMode":"Read","resource":"dbs/db/colls/c"}`), upsert))(http.StatusCreated, `"id":"up"`)
+	want(ts.do(ts.primary, "POST", "/dbs/db/users/alice/permissions", []byte(`{"id":"up","permissionMode":"All","resource":"dbs/db/colls/c"}`), upsert))(http.StatusOK, `"permissionMode":"All"`)
+	want(ts.do(ts.primary, "DELETE", "/dbs/db/users/alice/permissions/up", nil, nil))(http.StatusNoContent, "")
 	want(ts.do(ts.primary, "GET", "/dbs/db/users/alice/permissions", nil, nil))(http.StatusOK, `"_count":1`)
 	want(ts.do(ts.primary, "POST", "/dbs/db/users/alice/permissions", []byte(`{"query":"SELECT VALUE r.permissionMode FROM r"}`),
 		map[string]string{"Content-Type": "application/query+json"}))(http.StatusOK, `["Read"]`)
