@@ -170,7 +170,8 @@ func TestUsersAndPermissions(t *testing.T) {
 	}
 }
 
-// TestUserLimits checks the bound on a user's permissions.
+// TestUserLimits checks the bounds on a user's permissions and a
+// database's users.
 func TestUserLimits(t *testing.T) {
 	e, st := testEngine(t, "")
 	defer st.Close()
@@ -187,6 +188,15 @@ func TestUserLimits(t *testing.T) {
 	_, err := e.CreatePermission("db", "u", PermissionSpec{ID: "one-more", Mode: PermissionRead, Resource: "dbs/db/colls/c"})
 	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "1000 permissions, the limit") {
 		t.Fatalf("permission past the limit: %v", err)
+	}
+	for i := 1; i < MaxUsersPerDatabase; i++ {
+		if _, err := e.CreateUser("db", "u"+itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = e.CreateUser("db", "one-more")
+	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "10000 users, the limit") {
+		t.Fatalf("user past the limit: %v", err)
 	}
 }
 
