@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,13 +120,22 @@ func DecodeGrant(b []byte) (Grant, error) {
 	}
 	g.Expires = int64(binary.BigEndian.Uint64(fixed8(&r)))
 	g.Seq = r.Uvarint()
+	// The fields are substrings of one copy of the input: one allocation.
+	var all string
 	str := func(max int) string {
 		n := r.Uvarint()
 		if n > uint64(max) {
 			r.Fail("a field of %d bytes; the limit is %d", n, max)
 			return ""
 		}
-		return string(r.Take(n))
+		pos := len(b) - r.Len()
+		if len(r.Take(n)) == 0 || r.Err() != nil {
+			return ""
+		}
+		if all == "" {
+			all = string(b)
+		}
+		return all[pos : pos+int(n)]
 	}
 	g.Permission = str(maxGrantName)
 	g.DB = str(maxGrantName)
@@ -176,29 +186,27 @@ func (v *Verifier) MintResourceToken(g Grant) string {
 // verifyResource checks the sig field of a resource token and returns its
 // grant: the MAC is compared in constant time before the grant is decoded,
 // and a grant whose expiry is not after now is ErrExpired.
-func (v *Verifier) verifyResource(sig []byte, now time.Time) (Grant, error) {
+func (v *Verifier) verifyResource(st *verifyState, sig []byte, now time.Time) (Grant, error) {
 	dot := indexByte(sig, '.')
 	if dot < 0 {
 		return Grant{}, fmt.Errorf("%w: the resource token has no signature part", ErrMalformed)
 	}
 	enc, encMac := sig[:dot], sig[dot+1:]
-	grant := make([]byte, base64.RawURLEncoding.DecodedLen(len(enc)))
+	grant := slices.Grow(st.grant[:0], base64.RawURLEncoding.DecodedLen(len(enc)))[:base64.RawURLEncoding.DecodedLen(len(enc))]
+	st.grant = grant[:0]
 	n, err := tokenEncoding.Decode(grant, enc)
 	if err != nil {
 		return Grant{}, fmt.Errorf("%w: the resource token's grant is not base64url", ErrMalformed)
 	}
 	grant = grant[:n]
-	var mac [sha256.Size + 3]byte
-	if base64.RawURLEncoding.DecodedLen(len(encMac)) > len(mac) {
+	if base64.RawURLEncoding.DecodedLen(len(encMac)) > len(st.sig) {
 		return Grant{}, fmt.Errorf("%w: the resource token's signature is %d characters long; want 43", ErrMalformed, len(encMac))
 	}
-	n, err = tokenEncoding.Decode(mac[:], encMac)
+	n, err = tokenEncoding.Decode(st.sig[:], encMac)
 	if err != nil || n != sha256.Size {
 		return Grant{}, fmt.Errorf("%w: the resource token's signature is not a base64url SHA-256 HMAC", ErrMalformed)
 	}
-	m := hmac.New(sha256.New, v.tokenKey)
-	m.Write(grant)
-	if !hmac.Equal(m.Sum(nil), mac[:n]) {
+	if !hmac.Equal(sum(st.token, grant, &st.mac), st.sig[:n]) {
 		return Grant{}, ErrForged
 	}
 	g, err := DecodeGrant(grant)

@@ -75,6 +75,8 @@ type Verifier struct {
 // verifyState is the per-call scratch space, pooled.
 type verifyState struct {
 	primary, readOnly hash.Hash // keyed HMAC-SHA256; readOnly is nil without a read-only key
+	token             hash.Hash // keyed with the resource token key
+	grant             []byte    // a resource token's decoded grant
 	tok               []byte    // the decoded header
 	payload           []byte    // the string to sign
 	sig               [64]byte  // the decoded signature
@@ -95,6 +97,7 @@ func NewVerifier(primary, readOnly []byte) *Verifier {
 	v.pool.New = func() any {
 		st := &verifyState{
 			primary: hmac.New(sha256.New, v.primary),
+			token:   hmac.New(sha256.New, v.tokenKey),
 			tok:     make([]byte, 0, 128),
 			payload: make([]byte, 0, 256),
 		}
@@ -157,7 +160,7 @@ func (v *Verifier) verify(verb, resourceType, resourceLink, date, authHeader str
 		if string(ver) != "1.0" {
 			return NoAccess, Grant{}, fmt.Errorf("%w: version %q; want 1.0", ErrMalformed, ver)
 		}
-		g, err := v.verifyResource(sig, now)
+		g, err := v.verifyResource(st, sig, now)
 		if err != nil {
 			return NoAccess, Grant{}, err
 		}
