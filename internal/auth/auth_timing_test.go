@@ -1,6 +1,10 @@
 package auth
 
-import "testing"
+import (
+	"net/url"
+	"testing"
+	"time"
+)
 
 func BenchmarkVerify(b *testing.B) {
 	primary, _ := DecodeKey(EmulatorKey)
@@ -50,5 +54,18 @@ func BenchmarkResource(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Resource("/dbs/db1/colls/c1/docs/item 1")
+	}
+}
+
+func BenchmarkAuthenticateResourceToken(b *testing.B) {
+	primary, _ := DecodeKey(EmulatorKey)
+	v := NewVerifier(primary, nil)
+	now := time.Unix(1_800_000_000, 0)
+	tok := url.QueryEscape(v.MintResourceToken(sampleGrant(now.Unix() + 3600)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if a, _, err := v.Authenticate("GET", "docs", "dbs/shop/colls/orders/docs/1", "", tok, now); a != ResourceToken || err != nil {
+			b.Fatal(a, err)
+		}
 	}
 }

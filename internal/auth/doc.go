@@ -36,9 +36,21 @@
 // itself, compared in constant time, for clients such as a Prometheus
 // scraper that cannot sign each request.
 //
+// # Resource tokens
+//
+// A permission's token is minted by the server, not signed by the client:
+// MintResourceToken encodes a Grant (what the permission covers, its
+// version, the expiry) and appends an HMAC-SHA256 of it under a key derived
+// from the primary key. Authenticate accepts such a token in place of a
+// master-key signature: it checks the MAC in constant time and the expiry
+// against the clock it is given, and returns the Grant, which the caller
+// holds the request to (and checks the permission still exists). The date
+// is not part of a resource token.
+//
 // # Errors
 //
-// Every error maps to 401 Unauthorized (a date outside the skew window too:
+// Every error maps to 401 Unauthorized (an expired or forged resource
+// token, and a date outside the skew window too:
 // the server answers it like a bad signature); the message of an
 // ErrBadSignature error quotes the payload the server signed, as the service
 // does.

@@ -40,6 +40,9 @@ const (
 	NoAccess  Access = iota // verification failed
 	ReadOnly                // signed with the read-only key
 	ReadWrite               // signed with the primary key
+	// ResourceToken is a resource token: the request may do what its Grant
+	// allows, which the caller checks (see Authenticate).
+	ResourceToken
 )
 
 func (a Access) String() string {
@@ -50,6 +53,8 @@ func (a Access) String() string {
 		return "read-only"
 	case ReadWrite:
 		return "read-write"
+	case ResourceToken:
+		return "resource token"
 	}
 	return fmt.Sprintf("Access(%d)", uint8(a))
 }
@@ -63,12 +68,15 @@ func (a Access) CanWrite() bool { return a == ReadWrite }
 // on success.
 type Verifier struct {
 	primary, readOnly []byte
+	tokenKey          []byte    // signs resource tokens (see tokenKey)
 	pool              sync.Pool // *verifyState
 }
 
 // verifyState is the per-call scratch space, pooled.
 type verifyState struct {
 	primary, readOnly hash.Hash // keyed HMAC-SHA256; readOnly is nil without a read-only key
+	token             hash.Hash // keyed with the resource token key
+	grant             []byte    // a resource token's decoded grant
 	tok               []byte    // the decoded header
 	payload           []byte    // the string to sign
 	sig               [64]byte  // the decoded signature
@@ -82,13 +90,14 @@ func NewVerifier(primary, readOnly []byte) *Verifier {
 	if len(primary) == 0 {
 		panic("BUG: auth.NewVerifier called with an empty primary key")
 	}
-	v := &Verifier{primary: append([]byte(nil), primary...)}
+	v := &Verifier{primary: append([]byte(nil), primary...), tokenKey: tokenKey(primary)}
 	if len(readOnly) > 0 {
 		v.readOnly = append([]byte(nil), readOnly...)
 	}
 	v.pool.New = func() any {
 		st := &verifyState{
 			primary: hmac.New(sha256.New, v.primary),
+			token:   hmac.New(sha256.New, v.tokenKey),
 			tok:     make([]byte, 0, 128),
 			payload: make([]byte, 0, 256),
 		}
@@ -114,11 +123,26 @@ const maxTokenLen = 16 << 10
 // service does, so that clients can find their mistake. Verify does not
 // check the date against the clock; see CheckDate.
 func (v *Verifier) Verify(verb, resourceType, resourceLink, date, authHeader string) (Access, error) {
+	a, _, err := v.verify(verb, resourceType, resourceLink, date, authHeader, false, time.Time{})
+	return a, err
+}
+
+// Authenticate is Verify that also accepts resource tokens
+// (type=resource, minted by MintResourceToken): for one it returns
+// ResourceToken and the token's Grant, after checking its MAC in constant time
+// and its expiry against now (ErrExpired). A resource token is not a
+// signature of the request: the caller must check that the grant covers
+// what the request does, and that its permission still exists.
+func (v *Verifier) Authenticate(verb, resourceType, resourceLink, date, authHeader string, now time.Time) (Access, Grant, error) {
+	return v.verify(verb, resourceType, resourceLink, date, authHeader, true, now)
+}
+
+func (v *Verifier) verify(verb, resourceType, resourceLink, date, authHeader string, resource bool, now time.Time) (Access, Grant, error) {
 	if authHeader == "" {
-		return NoAccess, ErrMissing
+		return NoAccess, Grant{}, ErrMissing
 	}
 	if len(authHeader) > maxTokenLen {
-		return NoAccess, fmt.Errorf("%w: the header is %d bytes long", ErrMalformed, len(authHeader))
+		return NoAccess, Grant{}, fmt.Errorf("%w: the header is %d bytes long", ErrMalformed, len(authHeader))
 	}
 	st := v.pool.Get().(*verifyState)
 	defer v.pool.Put(st)
@@ -126,13 +150,32 @@ func (v *Verifier) Verify(verb, resourceType, resourceLink, date, authHeader str
 	tok, err := appendUnescaped(st.tok[:0], authHeader)
 	st.tok = tok[:0]
 	if err != nil {
-		return NoAccess, err
+		return NoAccess, Grant{}, err
 	}
 	typ, ver, sig, err := splitToken(tok)
 	if err != nil {
-		return NoAccess, err
+		return NoAccess, Grant{}, err
 	}
+	if resource && string(typ) == "resource" {
+		if string(ver) != "1.0" {
+			return NoAccess, Grant{}, fmt.Errorf("%w: version %q; want 1.0", ErrMalformed, ver)
+		}
+		g, err := v.verifyResource(st, sig, now)
+		if err != nil {
+			return NoAccess, Grant{}, err
+		}
+		return ResourceToken, g, nil
+	}
+	a, err := v.verifyMaster(st, typ, ver, sig, verb, resourceType, resourceLink, date, resource)
+	return a, Grant{}, err
+}
+
+// verifyMaster checks a master-key token's fields.
+func (v *Verifier) verifyMaster(st *verifyState, typ, ver, sig []byte, verb, resourceType, resourceLink, date string, resource bool) (Access, error) {
 	if string(typ) != "master" {
+		if resource {
+			return NoAccess, fmt.Errorf("%w: type %q; this server accepts master-key tokens (type=master) and its own resource tokens (type=resource)", ErrUnsupported, typ)
+		}
 		return NoAccess, fmt.Errorf("%w: type %q; this server accepts only master-key tokens (type=master)", ErrUnsupported, typ)
 	}
 	if string(ver) != "1.0" {

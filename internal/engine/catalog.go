@@ -17,6 +17,7 @@ import (
 type database struct {
 	info  DatabaseInfo
 	colls map[string]*Container
+	users map[string]*userEntry // nil until the first user
 }
 
 // Throughput is the provisioned throughput given at creation: a fixed RU/s,
@@ -98,6 +99,7 @@ func (e *Engine) DeleteDatabase(id string) error {
 		return notFound("database %q does not exist", id)
 	}
 	delete(e.dbs, id)
+	e.forgetUsersLocked(db)
 	e.mu.Unlock()
 	// The record of acknowledged LSNs forgets the containers before they
 	// are deleted, so that a crash right after never reads as data loss.
@@ -112,6 +114,7 @@ func (e *Engine) DeleteDatabase(id string) error {
 	m.delete(storage.DatabaseKey(id))
 	lo := storage.ContainerPrefix(id)
 	m.deleteRange(lo, storage.PrefixEnd(lo))
+	deleteUsersInto(m, id)
 	return e.commitCatalog(m, "delete database")
 }
 

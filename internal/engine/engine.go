@@ -80,6 +80,9 @@ type Engine struct {
 
 	mu  sync.RWMutex
 	dbs map[string]*database
+	// livePerms maps the rid of every permission to its version (see
+	// PermissionLive).
+	livePerms map[string]uint64
 
 	// builders counts the running index builds (see index_build.go).
 	builders sync.WaitGroup
@@ -126,7 +129,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}}
+	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}, livePerms: map[string]uint64{}}
 	// Catalog records are read by family rather than by database, and any
 	// record whose key is not the current encoding of its id (stores written
 	// before names were escaped in keys) is rewritten under its current key.
@@ -163,6 +166,9 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if err := rewriteKeys(store, rekey); err != nil {
+		return nil, err
+	}
+	if err := e.loadUsers(); err != nil {
 		return nil, err
 	}
 	// Opening a container may start an index build, which reads the

@@ -123,6 +123,7 @@ func testReplay(t *testing.T, seed uint64) {
 				t.Fatal(err)
 			}
 		}
+		userOps(t, e, round)
 		// Restart: the engine reopens the same store and logs on.
 		e.Close()
 		if e, err = Open(st, opts); err != nil {
@@ -193,6 +194,61 @@ func testReplay(t *testing.T, seed uint64) {
 		t.Fatalf("the replica's container has %d ranges; the workload split it", len(m))
 	} else if _, err := partition.New(m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// userOps changes users and permissions in round of the replay workload:
+// creates, a rename that moves permissions, replaces, deletes, and a
+// deleted database that held users.
+func userOps(t *testing.T, e *Engine, round int) {
+	t.Helper()
+	u := fmt.Sprint("u", round)
+	if _, err := e.CreateUser("db", u); err != nil {
+		t.Fatal(err)
+	}
+	for i, spec := range []PermissionSpec{
+		{ID: "read", Mode: PermissionRead, Resource: "dbs/db/colls/c"},
+		{ID: "key", Mode: PermissionAll, Resource: "/dbs/db/colls/h/", PartitionKey: json.RawMessage(`["t", 5]`)},
+		{ID: "item", Mode: PermissionAll, Resource: "dbs/db/colls/s/docs/x"},
+	} {
+		if _, err := e.CreatePermission("db", u, spec); err != nil {
+			t.Fatalf("permission %d: %v", i, err)
+		}
+	}
+	if _, err := e.ReplacePermission("db", u, PermissionSpec{ID: "read", Mode: PermissionAll, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`"k"`)}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeletePermission("db", u, "item"); err != nil {
+		t.Fatal(err)
+	}
+	if round > 0 {
+		prev := fmt.Sprint("u", round-1)
+		if round%2 == 1 {
+			if _, err := e.ReplaceUser("db", prev, prev+"-renamed", ""); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := e.DeleteUser("db", prev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if round == 1 {
+		if _, err := e.CreateDatabase("other", Throughput{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.CreateContainer("other", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.CreateUser("other", "x"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.CreatePermission("other", "x", PermissionSpec{ID: "p", Mode: PermissionRead, Resource: "dbs/other/colls/c"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if round == 2 {
+		if err := e.DeleteDatabase("other"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -73,6 +73,42 @@ func ContainerPrefix(db string) []byte {
 // ContainersPrefix bounds the container records of every database.
 func ContainersPrefix() []byte { return []byte{prefixMeta, 0, 'c', 'o', 'l', 'l', 0} }
 
+// Users and permissions (stable):
+//
+//	M 0x00 "user" 0x00 <esc(database id)> 0x00 <esc(user id)>
+//	M 0x00 "perm" 0x00 <esc(database id)> 0x00 <esc(user id)> 0x00 <esc(permission id)>
+//
+// escaped as container keys are, so the users of one database
+// (UserPrefix) and the permissions of one user (PermissionPrefix) or of one
+// database (DatabasePermissionsPrefix) are each one span holding no other's.
+
+// UserKey is the key of a user record.
+func UserKey(db, user string) []byte { return appendName(UserPrefix(db), user) }
+
+// UserPrefix bounds the user records of one database.
+func UserPrefix(db string) []byte { return append(appendName(UsersPrefix(), db), 0) }
+
+// UsersPrefix bounds the user records of every database.
+func UsersPrefix() []byte { return []byte{prefixMeta, 0, 'u', 's', 'e', 'r', 0} }
+
+// PermissionKey is the key of a permission record.
+func PermissionKey(db, user, perm string) []byte {
+	return appendName(PermissionPrefix(db, user), perm)
+}
+
+// PermissionPrefix bounds the permission records of one user.
+func PermissionPrefix(db, user string) []byte {
+	return append(appendName(DatabasePermissionsPrefix(db), user), 0)
+}
+
+// DatabasePermissionsPrefix bounds the permission records of one database.
+func DatabasePermissionsPrefix(db string) []byte {
+	return append(appendName(PermissionsPrefix(), db), 0)
+}
+
+// PermissionsPrefix bounds the permission records of every database.
+func PermissionsPrefix() []byte { return []byte{prefixMeta, 0, 'p', 'e', 'r', 'm', 0} }
+
 // appendName appends the escaped form of a name: 0x00 becomes 0x01 0x01
 // and 0x01 becomes 0x01 0x02, so the result never contains 0x00 and
 // decodes unambiguously.

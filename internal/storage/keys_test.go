@@ -127,3 +127,62 @@ func TestKeysInjective(t *testing.T) {
 		}
 	}
 }
+
+// TestUserPermissionKeysInjective checks the user and permission keys as
+// TestKeysInjective checks the others: distinct (database, user,
+// permission) tuples never share a key, and each span holds exactly the
+// records of its database or user.
+func TestUserPermissionKeysInjective(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	alphabet := []byte{0, 1, 2, 'a', 0xff}
+	name := func() string {
+		b := make([]byte, rng.Intn(4))
+		for i := range b {
+			b[i] = alphabet[rng.Intn(len(alphabet))]
+		}
+		return string(b)
+	}
+	type tuple struct{ db, user, perm string }
+	tuples := []tuple{{"a", "b\x00c", "d"}, {"a\x00b", "c", "d"}, {"a", "b", "c\x00d"}, {"a", "b\x00c", ""}}
+	for i := 0; i < 300; i++ {
+		tuples = append(tuples, tuple{name(), name(), name()})
+	}
+	within := func(k, lo []byte) bool {
+		return bytes.Compare(k, lo) >= 0 && bytes.Compare(k, PrefixEnd(lo)) < 0
+	}
+	users := map[string][2]string{}
+	perms := map[string]tuple{}
+	for _, x := range tuples {
+		uk, pk := UserKey(x.db, x.user), PermissionKey(x.db, x.user, x.perm)
+		if prev, ok := users[string(uk)]; ok && prev != [2]string{x.db, x.user} {
+			t.Fatalf("users %q and %q share a key", prev, x)
+		}
+		users[string(uk)] = [2]string{x.db, x.user}
+		if prev, ok := perms[string(pk)]; ok && prev != x {
+			t.Fatalf("permissions %q and %q share a key", prev, x)
+		}
+		perms[string(pk)] = x
+		if !within(uk, UsersPrefix()) || !within(pk, PermissionsPrefix()) {
+			t.Fatalf("keys of %q outside their family", x)
+		}
+		for _, other := range [][]byte{DatabasePrefix(), ContainersPrefix(), SeqKey()} {
+			if bytes.HasPrefix(uk, other) || bytes.HasPrefix(pk, other) || bytes.HasPrefix(other, UsersPrefix()) {
+				t.Fatalf("user or permission key of %q inside another family", x)
+			}
+		}
+	}
+	for _, x := range tuples {
+		for _, y := range tuples {
+			if in := within(UserKey(y.db, y.user), UserPrefix(x.db)); in != (x.db == y.db) {
+				t.Fatalf("user %q in the span of database %q: %v", y, x.db, in)
+			}
+			if in := within(PermissionKey(y.db, y.user, y.perm), DatabasePermissionsPrefix(x.db)); in != (x.db == y.db) {
+				t.Fatalf("permission %q in the span of database %q: %v", y, x.db, in)
+			}
+			same := x.db == y.db && x.user == y.user
+			if in := within(PermissionKey(y.db, y.user, y.perm), PermissionPrefix(x.db, x.user)); in != same {
+				t.Fatalf("permission %q in the span of user %q/%q: %v", y, x.db, x.user, in)
+			}
+		}
+	}
+}

@@ -17,5 +17,7 @@
 // classify, makes that decision for every request: the authorizer refuses
 // the read-only key for the operations it marks as writes, and the router
 // runs the very operation it returns, so no header can make a request
-// authorized as a read run as a write.
+// authorized as a read run as a write. A request that carries a resource
+// token instead of a signature is held to the token's grant from the same
+// operation (authorizeGrant, access.go).
 package cosmos

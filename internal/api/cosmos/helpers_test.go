@@ -59,7 +59,8 @@ func newTestServer(t testing.TB, cfg Config) *testServer {
 }
 
 // seed creates database db (with its own throughput, so that it has an
-// offer), container c partitioned on /pk, and items "1" and "2" in key "p".
+// offer), container c partitioned on /pk, items "1" and "2" in key "p",
+// and user "u" with permission "p" (Read on c).
 func (ts *testServer) seed(t testing.TB) {
 	t.Helper()
 	if _, err := ts.eng.CreateDatabase("db", engine.Throughput{RUs: 400}); err != nil {
@@ -67,6 +68,12 @@ func (ts *testServer) seed(t testing.TB) {
 	}
 	def := epk.Definition{Kind: "Hash", Version: 2, Paths: []string{"/pk"}}
 	if _, err := ts.eng.CreateContainer("db", engine.ContainerSpec{ID: "c", PartitionKey: def}, engine.Throughput{RUs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.eng.CreateUser("db", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.eng.CreatePermission("db", "u", engine.PermissionSpec{ID: "p", Mode: engine.PermissionRead, Resource: "dbs/db/colls/c"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"1", "2"} {

@@ -337,6 +337,9 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 		if err != nil {
 			return errBadRequest("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err))
 		}
+		if err := checkScopeKey(req, i, op.Key); err != nil {
+			return err
+		}
 		cmd.Ops[i] = op
 	}
 	res, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))

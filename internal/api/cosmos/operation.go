@@ -45,6 +45,20 @@ const (
 	opReplaceOffer
 	opListConflicts
 	opReadConflict
+	opListUsers
+	opQueryUsers
+	opCreateUser
+	opUpsertUser
+	opReadUser
+	opReplaceUser
+	opDeleteUser
+	opListPermissions
+	opQueryPermissions
+	opCreatePermission
+	opUpsertPermission
+	opReadPermission
+	opReplacePermission
+	opDeletePermission
 	// opReadMetrics is GET /metrics, which ServeHTTP serves before
 	// classify (see serveMetrics); it only reads.
 	opReadMetrics
@@ -61,6 +75,12 @@ var opNames = [...]string{
 	opReadPartitionStats: "read partition statistics", opAdvise: "advise on the partition key", opListOffers: "list offers", opQueryOffers: "query offers",
 	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
 	opListConflicts: "list conflicts", opReadConflict: "read conflict",
+	opListUsers: "list users", opQueryUsers: "query users", opCreateUser: "create user",
+	opUpsertUser: "upsert user", opReadUser: "read user", opReplaceUser: "replace user", opDeleteUser: "delete user",
+	opListPermissions: "list permissions", opQueryPermissions: "query permissions",
+	opCreatePermission: "create permission", opUpsertPermission: "upsert permission",
+	opReadPermission: "read permission", opReplacePermission: "replace permission",
+	opDeletePermission: "delete permission",
 }
 
 func (k opKind) String() string {
@@ -80,9 +100,10 @@ type operation struct {
 	// every opError reached with a method other than GET or HEAD (the
 	// read-only key is refused before it learns what exists).
 	writes bool
-	// db, coll and id are the addressed database, container and item or
-	// offer id (percent-decoded), as far as the path names them.
-	db, coll, id string
+	// db, coll and id are the addressed database, container and item,
+	// offer or permission id, and user the addressed user (all
+	// percent-decoded), as far as the path names them.
+	db, coll, id, user string
 	// err is the answer of an opError.
 	err error
 }
@@ -143,7 +164,7 @@ func classify(method string, segs []string, h http.Header) operation {
 		}
 		return errOp(method, errMethod(method, "a database"))
 	case segs[2] == "users":
-		return errOp(method, errNotImplemented("users and permissions are not supported by this server version"))
+		return classifyUsers(method, segs, h)
 	case segs[2] != "colls":
 		return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
 	case n == 3:

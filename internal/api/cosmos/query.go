@@ -81,12 +81,18 @@ func queryScope(r *http.Request) (engine.QueryScope, error) {
 }
 
 func (s *Server) query(req *request, c *engine.Container) error {
-	r := req.r
 	start := time.Now()
 	plan, scope, err := readQuery(req)
 	if err != nil {
 		return err
 	}
+	return s.runQuery(req, c, plan, scope, start)
+}
+
+// runQuery runs one page of a compiled query with its scope, started at
+// start (for the query metrics).
+func (s *Server) runQuery(req *request, c *engine.Container, plan *exec.Plan, scope engine.QueryScope, start time.Time) error {
+	r := req.r
 	if err := crossPartitionConsent(r, c, plan, scope); err != nil {
 		return err
 	}

@@ -38,6 +38,12 @@ func (ts *testServer) writeRequests(t testing.TB) []writeRequest {
 		{http.MethodPatch, "/dbs/db/colls/c/docs/1", `{"operations":[{"op":"set","path":"/v","value":3}]}`},
 		{http.MethodDelete, "/dbs/db/colls/c/docs/1", ""},
 		{http.MethodPut, "/offers/" + offers[0].ID, `{"content":{"offerThroughput":800}}`},
+		{http.MethodPost, "/dbs/db/users", `{"id":"new"}`},
+		{http.MethodPut, "/dbs/db/users/u", `{"id":"u2"}`},
+		{http.MethodDelete, "/dbs/db/users/u", ""},
+		{http.MethodPost, "/dbs/db/users/u/permissions", `{"id":"q","permissionMode":"All","resource":"dbs/db/colls/c"}`},
+		{http.MethodPut, "/dbs/db/users/u/permissions/p", `{"id":"p","permissionMode":"All","resource":"dbs/db/colls/c"}`},
+		{http.MethodDelete, "/dbs/db/users/u/permissions/p", ""},
 	}
 }
 
@@ -117,7 +123,8 @@ func FuzzReadOnlyNeverWrites(f *testing.F) {
 		http.MethodPatch, http.MethodDelete, http.MethodOptions}
 	paths := []string{"/", "/dbs", "/dbs/db", "/dbs/db/colls", "/dbs/db/colls/c", "/dbs/db/colls/c/docs",
 		"/dbs/db/colls/c/docs/1", "/dbs/db/colls/c/pkranges", "/dbs/db/colls/c/partitions", "/offers",
-		"/offers/" + offer, "/dbs/db/colls/c/sprocs", "/dbs/db/users/u", "/dbs/nope/colls/c/docs/1"}
+		"/offers/" + offer, "/dbs/db/colls/c/sprocs", "/dbs/db/users", "/dbs/db/users/u", "/dbs/db/users/u/permissions",
+		"/dbs/db/users/u/permissions/p", "/dbs/nope/colls/c/docs/1"}
 	// Headers by bit, from bit 8 of flags up.
 	headers := []struct{ name, value string }{
 		{"x-ms-documentdb-isquery", "True"},

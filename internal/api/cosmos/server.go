@@ -13,6 +13,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/epk"
 )
 
 // Config configures a Server.
@@ -76,6 +77,9 @@ type request struct {
 	charge float64
 	// session is the session token to send; "" sends a neutral one.
 	session string
+	// scopeKey is the partition key a resource token limits the request
+	// to, or nil (see authorizeGrant).
+	scopeKey epk.Key
 }
 
 // Response headers set on every request, with their canonical keys and
@@ -184,6 +188,11 @@ func (s *Server) route(req *request, op operation) {
 		err = s.offers(req, op)
 	case opListConflicts, opReadConflict:
 		err = s.conflicts(req, op)
+	case opListUsers, opQueryUsers, opCreateUser, opUpsertUser, opReadUser, opReplaceUser, opDeleteUser:
+		err = s.users(req, op)
+	case opListPermissions, opQueryPermissions, opCreatePermission, opUpsertPermission,
+		opReadPermission, opReplacePermission, opDeletePermission:
+		err = s.permissions(req, op)
 	default:
 		panic("BUG: no route for " + op.kind.String())
 	}
