@@ -47,7 +47,7 @@ func (s *Server) authorizeGrant(req *request, op operation, g auth.Grant) error 
 		return op.err
 	case opReadContainer, opReadPartitionKeyRanges, opQueryPlan:
 		return nil
-	case opReadFeed, opQuery, opBatch, opCreateItem, opUpsertItem, opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
+	case opReadFeed, opChangeFeed, opQuery, opBatch, opCreateItem, opUpsertItem, opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
 	default:
 		return errForbidden("the resource token covers only %s; it cannot %s: that needs the primary key", covers, op.kind)
 	}

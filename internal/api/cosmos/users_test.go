@@ -193,6 +193,8 @@ func TestResourceTokens(t *testing.T) {
 			map[string]string{"x-ms-cosmos-is-batch-request": "True", "x-ms-cosmos-batch-atomic": "false"}, 403, `operation 0 of the batch is for partition key ["q"]`},
 		// A read feed too: the items of the granted key only.
 		{"GET", "/dbs/db/colls/c/docs", "", nil, 200, `"_count":4`},
+		// And the change feed.
+		{"GET", "/dbs/db/colls/c/docs", "", map[string]string{"A-IM": "Incremental feed", hdrRangeID: "0"}, 200, `"_count":4`},
 		{"GET", "/dbs/db/colls/c/docs", "", keyQ, 403, "does not cover partition key"},
 		{"GET", "/dbs/db/colls/other/docs/1", "", keyP, 403, "does not cover GET /dbs/db/colls/other/docs/1"},
 		{"GET", "/dbs/db", "", nil, 403, "does not cover GET /dbs/db"},
