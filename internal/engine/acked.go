@@ -103,6 +103,15 @@ func (e *Engine) writeAcked() error {
 
 // recordAcked rewrites the record every interval until stop is closed.
 func (e *Engine) recordAcked(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	every(interval, stop, done, func() {
+		if err := e.writeAcked(); err != nil {
+			e.opts.Logf("parsec: %v", err)
+		}
+	})
+}
+
+// every calls fn each interval until stop is closed, then closes done.
+func every(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, fn func()) {
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -111,9 +120,7 @@ func (e *Engine) recordAcked(interval time.Duration, stop <-chan struct{}, done 
 		case <-stop:
 			return
 		case <-t.C:
-			if err := e.writeAcked(); err != nil {
-				e.opts.Logf("parsec: %v", err)
-			}
+			fn()
 		}
 	}
 }

@@ -150,22 +150,14 @@ const (
 )
 
 // sweepLoop sweeps every container with a time to live each interval.
-func (e *Engine) sweepLoop(interval time.Duration, stop, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+func (e *Engine) sweepLoop(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	every(interval, stop, done, func() {
 		for _, c := range e.allContainers() {
 			if _, err := c.SweepExpired(); err != nil {
 				e.opts.Logf("parsec: container %s/%s: sweeping expired items: %v", c.Info().DB, c.Info().ID, err)
 			}
 		}
-	}
+	})
 }
 
 // allContainers lists every open container.
