@@ -94,15 +94,6 @@ func (x *expiry) past(ttl int64, hasTTL bool, ts int64, hasTs bool) bool {
 	return hasTs && ttl >= 0 && ts+ttl <= x.now
 }
 
-// expiredValue reports whether the stored item value v (at key) has expired.
-func (x *expiry) expiredValue(key, v []byte) bool {
-	if x == nil {
-		return false
-	}
-	_, _, doc, err := decodeItem(key, v)
-	return err == nil && x.expired(doc)
-}
-
 // clearExpired deletes, before a write, the expired items the operations
 // would find, so that they find none: one conditional delete command per
 // item, applied like any other (a concurrent write that revived the item
