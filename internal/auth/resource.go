@@ -192,6 +192,11 @@ func (v *Verifier) verifyResource(st *verifyState, sig []byte, now time.Time) (G
 		return Grant{}, fmt.Errorf("%w: the resource token has no signature part", ErrMalformed)
 	}
 	enc, encMac := sig[:dot], sig[dot+1:]
+	// The decoder skips line breaks: a token is refused unless it is
+	// exactly the text that was minted.
+	if !isBase64URL(enc) || !isBase64URL(encMac) {
+		return Grant{}, fmt.Errorf("%w: the resource token is not base64url: it holds other characters", ErrMalformed)
+	}
 	grant := slices.Grow(st.grant[:0], base64.RawURLEncoding.DecodedLen(len(enc)))[:base64.RawURLEncoding.DecodedLen(len(enc))]
 	st.grant = grant[:0]
 	n, err := tokenEncoding.Decode(grant, enc)
@@ -218,4 +223,15 @@ func (v *Verifier) verifyResource(st *verifyState, sig []byte, now time.Time) (G
 			ErrExpired, time.Unix(g.Expires, 0).UTC().Format(time.RFC3339))
 	}
 	return g, nil
+}
+
+// isBase64URL reports whether b holds only characters of the base64url
+// alphabet (no padding, no line breaks).
+func isBase64URL(b []byte) bool {
+	for _, c := range b {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
