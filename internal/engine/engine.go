@@ -32,6 +32,9 @@ type Options struct {
 	// Query bounds every query page; zero fields take their defaults (see
 	// QueryLimits).
 	Query QueryLimits
+	// Scripts bound server-side scripts; zero fields take their defaults
+	// (see ScriptLimits).
+	Scripts ScriptLimits
 	// AcceptDataLoss opens a store that holds less than it acknowledged
 	// (see AckedFile), logging what was lost, instead of refusing with
 	// storage.ErrDataLoss.
@@ -109,6 +112,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		opts.FixedMaxBytes = DefaultFixedMaxBytes
 	}
 	opts.Query = opts.Query.withDefaults()
+	opts.Scripts = opts.Scripts.withDefaults()
 	if opts.AckedInterval <= 0 {
 		opts.AckedInterval = DefaultAckedInterval
 	}

@@ -23,6 +23,11 @@ var (
 	ErrFailedDependency     = errors.New("failed dependency")
 	ErrLogicalPartitionFull = errors.New("logical partition full")
 	ErrThrottled            = errors.New("request rate is large")
+	// ErrRetryWith is a script whose logical partition kept changing
+	// while it ran (Cosmos's 449): retrying it may succeed.
+	ErrRetryWith = errors.New("retry with")
+	// ErrTimeout is a script stopped at its time limit (408).
+	ErrTimeout = errors.New("request timeout")
 	// ErrCorrupt is stored data that cannot be decoded: an item value, a
 	// partition or logical partition state, an index entry, or a record that
 	// the engine wrote and reads back damaged (or an index that disagrees

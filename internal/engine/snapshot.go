@@ -14,7 +14,9 @@ import (
 type PartitionSnapshot struct {
 	Range RangeInfo
 	// LSN is the partition's last applied LSN in the snapshot.
-	LSN  uint64
+	LSN uint64
+	// seqs is the partition's count of sequence numbers handed out.
+	seqs uint64
 	rid  [storage.RidLen]byte
 	snap *storage.Snapshot
 }
@@ -37,7 +39,7 @@ func (p *Partition) Snapshot() (*PartitionSnapshot, error) {
 	default:
 		var st partState
 		if st, err = decodePartState(p.info.ID, v); err == nil {
-			s.LSN = st.LSN
+			s.LSN, s.seqs = st.LSN, st.Seqs
 		}
 	}
 	if err != nil {

@@ -178,6 +178,8 @@ func (s *Server) route(req *request, op operation) {
 		err = s.partitionStats(req, op.db, op.coll)
 	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
 		err = s.offers(req, op)
+	case opListScripts, opCreateScript, opQueryScripts, opReadScript, opReplaceScript, opDeleteScript, opExecuteProcedure:
+		err = s.scripts(req, op)
 	default:
 		panic("BUG: no route for " + op.kind.String())
 	}
@@ -186,9 +188,13 @@ func (s *Server) route(req *request, op operation) {
 	}
 }
 
+func isScriptFeed(seg string) bool {
+	return seg == "sprocs" || seg == "triggers" || seg == "udfs"
+}
+
 func isKnownUnsupported(seg string) bool {
 	switch seg {
-	case "sprocs", "triggers", "udfs", "conflicts", "clientencryptionkeys":
+	case "conflicts", "clientencryptionkeys":
 		return true
 	}
 	return false

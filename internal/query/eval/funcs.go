@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -208,7 +209,15 @@ func evalUDF(c *ast.Call, env *Env) (Value, error) {
 		}
 		args = append(args, v)
 	}
-	return env.UDF(c.Name, args)
+	v, err := env.UDF(c.Name, args)
+	if err != nil {
+		var qe *Error
+		if errors.As(err, &qe) {
+			return Value{}, err
+		}
+		return Value{}, errorf(c.At, ErrUDF, "udf.%s: %v", c.Name, err)
+	}
+	return v, nil
 }
 
 // Argument helpers. Each returns ok false when v has the wrong type, which
