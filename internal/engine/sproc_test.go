@@ -1,0 +1,353 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// logicalDocs returns the documents of logical partition pk by id, each
+// as its "n" property.
+func logicalDocs(t testing.TB, c *Container, pk string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	var after []byte
+	for {
+		f, err := c.ReadFeed("", after, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Docs {
+			var v struct {
+				ID string  `json:"id"`
+				PK string  `json:"pk"`
+				N  float64 `json:"n"`
+			}
+			if err := json.Unmarshal(d, &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.PK == pk {
+				out[v.ID] = v.N
+			}
+		}
+		if f.Next == nil {
+			return out
+		}
+		after = f.Next
+	}
+}
+
+const bulkProcedure = `function (pk, n, throwAt) {
+	var coll = getContext().getCollection();
+	for (var i = 0; i < n; i++) {
+		if (i === throwAt) throw new Error("stop at " + i);
+		if (!coll.createDocument(coll.getSelfLink(), {id: "d" + i, pk: pk, n: i})) {
+			getContext().getResponse().setBody(i);
+			return;
+		}
+	}
+	getContext().getResponse().setBody(n);
+}`
+
+// TestProcedureAllOrNothing: a procedure's writes commit together, and a
+// procedure that throws, runs out of time or writes outside its logical
+// partition leaves no trace.
+func TestProcedureAllOrNothing(t *testing.T) {
+	e, _ := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, Scripts: ScriptLimits{Timeout: 200 * time.Millisecond, MaxWrites: 150}})
+	defer e.Close()
+	c := mustContainer(t, e, 4000)
+	if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "bulk", Body: bulkProcedure}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(pk, args string) (ScriptResult, error) {
+		return c.ExecuteProcedure("bulk", key(pk), true, []byte(args), ScriptEnv{})
+	}
+	res, err := run("a", `["a", 100, -1]`)
+	if err != nil || string(res.Body) != "100" {
+		t.Fatalf("bulk create: %s, %v", res.Body, err)
+	}
+	if n := len(logicalDocs(t, c, "a")); n != 100 {
+		t.Fatalf("%d documents after a procedure created 100", n)
+	}
+	if res.Charge < 100*2 {
+		t.Fatalf("100 writes were charged %.1f RU", res.Charge)
+	}
+	if _, err := run("b", `["b", 100, 50]`); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "stop at 50") {
+		t.Fatalf("a throwing procedure: %v", err)
+	}
+	if n := len(logicalDocs(t, c, "b")); n != 0 {
+		t.Fatalf("%d documents after a procedure threw", n)
+	}
+	// Past its write budget, writes are not accepted: the procedure ends
+	// early with what it did.
+	if res, err = run("c", `["c", 200, -1]`); err != nil || string(res.Body) != "150" {
+		t.Fatalf("past the budget: %s, %v", res.Body, err)
+	}
+	if n := len(logicalDocs(t, c, "c")); n != 150 {
+		t.Fatalf("%d documents after a procedure accepted 150", n)
+	}
+	// A runaway procedure is stopped at its time limit.
+	if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "spin", Body: `function (pk) {
+		getContext().getCollection().createDocument(getContext().getCollection().getSelfLink(), {id: "x", pk: pk});
+		while (true) {}
+	}`}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = c.ExecuteProcedure("spin", key("d"), true, []byte(`["d"]`), ScriptEnv{})
+	if !errors.Is(err, ErrTimeout) || time.Since(start) > 2*time.Second {
+		t.Fatalf("a runaway procedure: %v after %v", err, time.Since(start))
+	}
+	if n := len(logicalDocs(t, c, "d")); n != 0 {
+		t.Fatalf("%d documents after a procedure was stopped", n)
+	}
+	// A write to another logical partition fails the procedure.
+	if _, err := run("e", `["other", 3, -1]`); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("a write outside the partition: %v", err)
+	}
+	if n := len(logicalDocs(t, c, "other")) + len(logicalDocs(t, c, "e")); n != 0 {
+		t.Fatalf("%d documents after a write outside the partition", n)
+	}
+}
+
+// TestProcedureConcurrentIncrements: procedures that read a counter and
+// write it back, run concurrently with plain writes to the same logical
+// partition, lose no increment: a procedure whose partition changed while
+// it ran is run again, never committed over a state it did not read.
+func TestProcedureConcurrentIncrements(t *testing.T) {
+	e, _ := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, Scripts: ScriptLimits{Retries: 1000}})
+	defer e.Close()
+	c := mustContainer(t, e, 1000)
+	if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "incr", Body: `function (pk) {
+		var coll = getContext().getCollection();
+		coll.readDocument(coll.getSelfLink() + "docs/ctr", function (err, doc) {
+			var n = err ? 0 : doc.n;
+			for (var i = 0; i < 50; i++) Math.sqrt(i); // widen the race
+			coll.upsertDocument(coll.getSelfLink(), {id: "ctr", pk: pk, n: n + 1});
+		});
+	}`}); err != nil {
+		t.Fatal(err)
+	}
+	const workers, runs = 6, 25
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < runs; i++ {
+				if _, err := c.ExecuteProcedure("incr", key("p"), true, []byte(`["p"]`), ScriptEnv{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; i < runs; i++ {
+				op, err := c.PrepareWrite(OpUpsert, fmt.Appendf(nil, `{"id":"w%d","pk":"p","n":%d}`, w, i), key("p"), true)
+				if err == nil {
+					_, _, err = c.Execute(&Command{Ops: []Op{op}}, "")
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := logicalDocs(t, c, "p")["ctr"]; got != workers*runs {
+		t.Fatalf("the counter is %v after %d increments", got, workers*runs)
+	}
+}
+
+// scriptStep is one statement of a random script and what it does to the
+// model when it runs.
+type scriptStep struct {
+	js string
+	// kind: "create", "upsert", "delete", "throw", "spin".
+	kind string
+	id   string
+	n    int
+	// lenient steps pass their error to a callback that ignores it;
+	// strict ones have no callback, so an error aborts the script.
+	lenient bool
+}
+
+// randomScript draws a script from a small grammar of document writes,
+// throws and endless loops.
+func randomScript(rng *rand.Rand) []scriptStep {
+	var steps []scriptStep
+	for range 1 + rng.IntN(8) {
+		s := scriptStep{id: fmt.Sprint("i", rng.IntN(6)), n: rng.IntN(1000), lenient: rng.IntN(2) == 0}
+		cb := ""
+		if s.lenient {
+			cb = ", function (err) {}"
+		}
+		switch r := rng.IntN(20); {
+		case r < 7:
+			s.kind = "create"
+			s.js = fmt.Sprintf(`c.createDocument(c.getSelfLink(), {id: %q, pk: pk, n: %d}%s);`, s.id, s.n, cb)
+		case r < 12:
+			s.kind = "upsert"
+			s.js = fmt.Sprintf(`c.upsertDocument(c.getSelfLink(), {id: %q, pk: pk, n: %d}%s);`, s.id, s.n, cb)
+		case r < 17:
+			s.kind = "delete"
+			s.js = fmt.Sprintf(`c.deleteDocument(c.getSelfLink() + "docs/" + %q%s);`, s.id, cb)
+		case r < 19:
+			s.kind = "throw"
+			s.js = `throw new Error("random throw");`
+		default:
+			s.kind = "spin"
+			s.js = `while (true) {}`
+		}
+		steps = append(steps, s)
+	}
+	return steps
+}
+
+// runModel applies steps to a copy of model, as the server-side API
+// defines them; ok is false when the script aborts.
+func runModel(model map[string]float64, steps []scriptStep) (map[string]float64, bool) {
+	m := map[string]float64{}
+	for k, v := range model {
+		m[k] = v
+	}
+	for _, s := range steps {
+		_, exists := m[s.id]
+		switch s.kind {
+		case "throw", "spin":
+			return model, false
+		case "create":
+			if exists {
+				if !s.lenient {
+					return model, false
+				}
+				continue
+			}
+			m[s.id] = float64(s.n)
+		case "upsert":
+			m[s.id] = float64(s.n)
+		case "delete":
+			if !exists {
+				if !s.lenient {
+					return model, false
+				}
+				continue
+			}
+			delete(m, s.id)
+		}
+	}
+	return m, true
+}
+
+// TestRandomScriptsAllOrNothing runs random scripts (writes, throws,
+// endless loops) against the invariant that a script's writes are all
+// there or none are, restarting the engine between batches of them.
+func TestRandomScriptsAllOrNothing(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	checkRandomScripts(t, 1, n)
+}
+
+// FuzzScriptsAllOrNothing is TestRandomScriptsAllOrNothing from a fuzzed
+// seed.
+func FuzzScriptsAllOrNothing(f *testing.F) {
+	f.Add(uint64(2))
+	f.Add(uint64(3))
+	f.Fuzz(func(t *testing.T, seed uint64) { checkRandomScripts(t, seed, 20) })
+}
+
+func checkRandomScripts(t *testing.T, seed uint64, n int) {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	fs := vfs.NewMem()
+	opts := Options{PartitionMaxRUs: 1000, NoThrottle: true, Scripts: ScriptLimits{Timeout: 30 * time.Millisecond}}
+	open := func() (*Engine, *storage.DB) {
+		st, err := storage.Open(storage.Options{Dir: "/d", FS: fs, Reserve: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Open(st, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, st
+	}
+	e, st := open()
+	c := mustContainer(t, e, 1000)
+	model := map[string]float64{}
+	committed, aborted := 0, 0
+	for i := 0; i < n; i++ {
+		steps := randomScript(rng)
+		var b strings.Builder
+		b.WriteString("function (pk) {\n var c = getContext().getCollection();\n")
+		for _, s := range steps {
+			b.WriteString(" " + s.js + "\n")
+		}
+		b.WriteString("}")
+		id := fmt.Sprint("s", i)
+		if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: id, Body: b.String()}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.ExecuteProcedure(id, key("p"), true, []byte(`["p"]`), ScriptEnv{})
+		want, ok := runModel(model, steps)
+		if ok != (err == nil) {
+			t.Fatalf("script %d:\n%s\nthe model says ok=%v, the run returned %v", i, b.String(), ok, err)
+		}
+		if err != nil && !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrTimeout) {
+			t.Fatalf("script %d failed with %v", i, err)
+		}
+		if ok {
+			committed++
+		} else {
+			aborted++
+		}
+		model = want
+		if got := logicalDocs(t, c, "p"); !sameDocs(got, model) {
+			t.Fatalf("script %d:\n%s\nstore %v, model %v", i, b.String(), got, model)
+		}
+		if i%25 == 24 {
+			e.Close()
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			e, st = open()
+			if c, err = e.Container("db", "c"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.Close()
+	_ = st.Close()
+	if committed == 0 || aborted == 0 {
+		t.Fatalf("%d scripts committed and %d aborted: the grammar should give both", committed, aborted)
+	}
+}
+
+func sameDocs(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ka := make([]string, 0, len(a))
+	for k := range a {
+		ka = append(ka, k)
+	}
+	sort.Strings(ka)
+	for _, k := range ka {
+		if v, ok := b[k]; !ok || v != a[k] {
+			return false
+		}
+	}
+	return true
+}
