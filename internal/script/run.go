@@ -113,10 +113,7 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 		r.body = r.j.fromJSON(call.Response)
 	}
 	r.install(call)
-	timer := time.AfterFunc(lim.Timeout, func() {
-		rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, p.name, lim.Timeout))
-	})
-	defer timer.Stop()
+	defer guard(rt, p.name, lim)()
 	var args []goja.Value
 	if call.Args != nil {
 		a := r.j.fromJSON(call.Args)
@@ -418,11 +415,16 @@ func (r *run) errorValue(err error) *goja.Object {
 // (".../docs/<id>" by name or rid, with or without a trailing slash).
 func docID(link string) (string, error) {
 	link = strings.TrimSuffix(link, "/")
-	i := strings.LastIndex(link, "/docs/")
-	if i < 0 || i+len("/docs/") >= len(link) {
+	start := -1
+	if i := strings.LastIndex(link, "/docs/"); i >= 0 {
+		start = i + len("/docs/")
+	} else if strings.HasPrefix(link, "docs/") {
+		start = len("docs/")
+	}
+	if start < 0 || start >= len(link) {
 		return "", fmt.Errorf("%q is not a document link (…/docs/<id>)", link)
 	}
-	return link[i+len("/docs/"):], nil
+	return link[start:], nil
 }
 
 func isMissing(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }

@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"runtime/metrics"
 	"strings"
 	"time"
 
@@ -39,6 +40,13 @@ type Limits struct {
 	MaxResponseBytes int
 	// MaxCallDepth caps the JavaScript call stack. Default 512.
 	MaxCallDepth int
+	// MaxHeapGrowth bounds memory: a script running while the process's
+	// heap grows by more than this is stopped (ErrTooLarge). goja has no
+	// allocation hook, so the heap is sampled (every 5 ms, from the
+	// script's 5th millisecond on) and the bound is the process's growth,
+	// not the script's own: a coarse guard against a runaway allocation,
+	// never a precise account. Default 512 MiB.
+	MaxHeapGrowth uint64
 }
 
 // Defaults of Limits.
@@ -46,6 +54,7 @@ const (
 	DefaultTimeout          = 5 * time.Second
 	DefaultMaxResponseBytes = 4 << 20
 	DefaultMaxCallDepth     = 512
+	DefaultMaxHeapGrowth    = 512 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -60,6 +69,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxCallDepth <= 0 {
 		l.MaxCallDepth = DefaultMaxCallDepth
+	}
+	if l.MaxHeapGrowth == 0 {
+		l.MaxHeapGrowth = DefaultMaxHeapGrowth
 	}
 	return l
 }
@@ -160,6 +172,55 @@ func (j jsonFuncs) toJSON(v goja.Value) ([]byte, error) {
 		return nil, nil
 	}
 	return []byte(s.String()), nil
+}
+
+// heapBytes is the process's heap in use by objects.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// guard interrupts rt when it runs past lim.Timeout or the heap grows by
+// more than lim.MaxHeapGrowth; the returned function stops it.
+func guard(rt *goja.Runtime, name string, lim Limits) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		timeout := time.NewTimer(lim.Timeout)
+		defer timeout.Stop()
+		// Most runs end within milliseconds: the heap is not sampled for them.
+		first := time.NewTimer(5 * time.Millisecond)
+		defer first.Stop()
+		select {
+		case <-done:
+			return
+		case <-timeout.C:
+			rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
+			return
+		case <-first.C:
+		}
+		base := heapBytes()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-timeout.C:
+				rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
+				return
+			case <-tick.C:
+				if h := heapBytes(); h > base+lim.MaxHeapGrowth {
+					rt.Interrupt(fmt.Errorf("%w: %s was stopped: memory grew by %d MiB while it ran; the limit is %d MiB", ErrTooLarge, name, (h-base)>>20, lim.MaxHeapGrowth>>20))
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // runError turns an error of goja into the run's error.
