@@ -735,7 +735,16 @@ func (u *udfs) take(name string) (*script.Func, error) {
 	return p.NewFunc(env)
 }
 
+// call calls udf.name; its errors are the query's (400).
 func (u *udfs) call(name string, args []eval.Value) (eval.Value, error) {
+	v, err := u.callFunc(name, args)
+	if err != nil {
+		return eval.Value{}, &eval.Error{Kind: eval.ErrUDF, Msg: fmt.Sprintf("udf.%s: %v", name, err)}
+	}
+	return v, nil
+}
+
+func (u *udfs) callFunc(name string, args []eval.Value) (eval.Value, error) {
 	f, err := u.take(name)
 	if err != nil {
 		return eval.Value{}, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/parsecdb/parsec/internal/script"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -94,6 +95,10 @@ func validateScript(kind ScriptKind, spec ScriptSpec) error {
 		}
 	} else if spec.TriggerType != "" || spec.TriggerOperation != "" {
 		return badRequest("a %s has no triggerType or triggerOperation", kind)
+	}
+	// A body that is not a function is refused now, not at its first run.
+	if _, err := script.Compile(spec.ID, spec.Body); err != nil {
+		return badRequest("%v", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -209,15 +208,7 @@ func evalUDF(c *ast.Call, env *Env) (Value, error) {
 		}
 		args = append(args, v)
 	}
-	v, err := env.UDF(c.Name, args)
-	if err != nil {
-		var qe *Error
-		if errors.As(err, &qe) {
-			return Value{}, err
-		}
-		return Value{}, errorf(c.At, ErrUDF, "udf.%s: %v", c.Name, err)
-	}
-	return v, nil
+	return env.UDF(c.Name, args)
 }
 
 // Argument helpers. Each returns ok false when v has the wrong type, which
