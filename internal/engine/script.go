@@ -56,6 +56,10 @@ type ScriptLimits struct {
 	// UDFTimeout bounds one call of a user-defined function. Default
 	// 100 ms.
 	UDFTimeout time.Duration
+	// MaxCharge is the request units one run may spend on reads and
+	// writes; past it operations return accepted = false. Default: one
+	// second of the partition's throughput, and at least 1,000 RU.
+	MaxCharge float64
 }
 
 // Defaults of ScriptLimits.
@@ -316,19 +320,23 @@ func (c *Container) transact(key epk.Key, e string, out *ScriptResult, fn func(s
 			return err
 		}
 		sc, err := c.newScriptColl(snap, key, e, start)
-		if err == nil {
-			err = fn(sc)
-		}
-		snap.Close()
-		out.Charge += sc.charge + float64(now().Sub(start).Microseconds())/1000*scriptCPUCharge
-		out.Session = p.Session()
 		if err != nil {
-			p.charge(now(), out.Charge)
+			snap.Close()
 			return err
 		}
-		if len(sc.ops) == 0 {
-			p.charge(now(), out.Charge)
-			return nil
+		sc.maxCharge = lim.MaxCharge
+		if sc.maxCharge <= 0 {
+			sc.maxCharge = max(p.rate(start), 1000)
+		}
+		err = fn(sc)
+		snap.Close()
+		// Reads and run time are charged here; the writes by Execute.
+		extra := sc.charge + float64(now().Sub(start).Microseconds())/1000*scriptCPUCharge
+		out.Charge += extra
+		out.Session = p.Session()
+		p.record(now(), key, extra)
+		if err != nil || len(sc.ops) == 0 {
+			return err
 		}
 		v := sc.version
 		res, session, err := c.Execute(&Command{Ops: sc.ops, Atomic: true, IfVersion: &v, Ts: sc.ts}, "")
@@ -371,8 +379,17 @@ type scriptColl struct {
 	over    map[string]*overDoc
 	ops     []Op
 	written int
-	charge  float64
-	lim     ScriptLimits
+	// charge is what the reads cost; writeCharge estimates the writes'
+	// (Execute charges them exactly); maxCharge bounds both.
+	charge      float64
+	writeCharge float64
+	maxCharge   float64
+	lim         ScriptLimits
+}
+
+// spent reports whether the run has spent its request units.
+func (sc *scriptColl) spent(more float64) bool {
+	return sc.charge+sc.writeCharge+more > sc.maxCharge
 }
 
 // overDoc is a document the script wrote; doc is nil when it deleted it.
@@ -468,6 +485,9 @@ func (sc *scriptColl) resolve(ref string) (string, error) {
 }
 
 func (sc *scriptColl) Read(ref string) ([]byte, error) {
+	if sc.spent(0) {
+		return nil, script.ErrNotAccepted
+	}
 	id, err := sc.resolve(ref)
 	if err != nil {
 		return nil, err
@@ -527,6 +547,9 @@ func (sc *scriptColl) all() ([]keyedDoc, error) {
 }
 
 func (sc *scriptColl) ReadAll() ([][]byte, error) {
+	if sc.spent(0) {
+		return nil, script.ErrNotAccepted
+	}
 	docs, err := sc.all()
 	if err != nil {
 		return nil, err
@@ -539,6 +562,9 @@ func (sc *scriptColl) ReadAll() ([][]byte, error) {
 }
 
 func (sc *scriptColl) Query(text string, params []byte) ([][]byte, error) {
+	if sc.spent(0) {
+		return nil, script.ErrNotAccepted
+	}
 	pm := map[string]eval.Value{}
 	if params != nil {
 		var ps []struct {
@@ -609,7 +635,8 @@ func (s *docsSource) Next() ([]byte, eval.Value, bool, error) {
 }
 
 func (sc *scriptColl) Write(w script.Write) ([]byte, error) {
-	if len(sc.ops) >= sc.lim.MaxWrites || sc.written+len(w.Body) > sc.lim.MaxWriteBytes {
+	est := throughput.WriteCharge(len(w.Body), 0)
+	if len(sc.ops) >= sc.lim.MaxWrites || sc.written+len(w.Body) > sc.lim.MaxWriteBytes || sc.spent(est) {
 		return nil, script.ErrNotAccepted
 	}
 	var op Op
@@ -641,7 +668,11 @@ func (sc *scriptColl) Write(w script.Write) ([]byte, error) {
 		panic(fmt.Sprintf("BUG: a script write of unknown kind %d", w.Kind))
 	}
 	op.IfMatch = w.IfMatch
-	return sc.apply(op)
+	doc, err := sc.apply(op)
+	if err == nil {
+		sc.writeCharge += est
+	}
+	return doc, err
 }
 
 // apply makes one prepared write in the overlay, with the checks apply

@@ -351,3 +351,28 @@ func sameDocs(a, b map[string]float64) bool {
 	}
 	return true
 }
+
+// TestProcedureRUBudget: past its request-unit budget a procedure's
+// writes are not accepted, so it ends early with what it did.
+func TestProcedureRUBudget(t *testing.T) {
+	e, _ := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, Scripts: ScriptLimits{MaxCharge: 50}})
+	defer e.Close()
+	c := mustContainer(t, e, 1000)
+	if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "bulk", Body: bulkProcedure}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.ExecuteProcedure("bulk", key("r"), true, []byte(`["r", 100, -1]`), ScriptEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := json.Unmarshal(res.Body, &n); err != nil || n == 0 || n >= 100 {
+		t.Fatalf("a procedure with a 50 RU budget created %s documents (%v)", res.Body, err)
+	}
+	if got := len(logicalDocs(t, c, "r")); got != n {
+		t.Fatalf("the procedure reported %d documents; %d are stored", n, got)
+	}
+	if res.Charge > 80 {
+		t.Fatalf("a procedure with a 50 RU budget was charged %.1f RU", res.Charge)
+	}
+}
