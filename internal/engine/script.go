@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/epk"
@@ -719,17 +720,30 @@ func (c *Container) CompileQuery(q *ast.Query, params map[string]eval.Value) (*e
 		return nil, badRequest("%v", err)
 	}
 	u := &udfs{c: c, progs: map[string]*script.Program{}, free: map[string][]*script.Func{}}
-	p, err := exec.CompileWith(q, params, exec.Options{UDF: u.call})
+	p, err := exec.CompileWith(q, params, exec.Options{UDF: u.call, Tag: u})
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}
 	return p, nil
 }
 
+// udfCharge is the request charge of the time plan's pages spent in
+// user-defined functions since the last call.
+func udfCharge(plan *exec.Plan) float64 {
+	u, ok := plan.Tag().(*udfs)
+	if !ok {
+		return 0
+	}
+	return float64(u.nanos.Swap(0)) / 1e6 * scriptCPUCharge
+}
+
 // udfs calls a query's user-defined functions. The partitions of a page
 // call them in parallel, each from a runtime of its own taken from a pool.
 type udfs struct {
-	c     *Container
+	c *Container
+	// nanos is the time spent in calls.
+	nanos atomic.Int64
+
 	mu    sync.Mutex
 	progs map[string]*script.Program
 	free  map[string][]*script.Func
@@ -784,7 +798,9 @@ func (u *udfs) callFunc(name string, args []eval.Value) (eval.Value, error) {
 	for i, a := range args {
 		jargs[i] = a.AppendJSON(nil)
 	}
+	start := time.Now()
 	out, err := f.Call(jargs)
+	u.nanos.Add(int64(time.Since(start)))
 	if err != nil {
 		return eval.Value{}, err // the runtime may be mid-call: not reused
 	}
