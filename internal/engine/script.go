@@ -98,6 +98,10 @@ func (l ScriptLimits) withDefaults() ScriptLimits {
 // millisecond, on top of what it reads and writes.
 const scriptCPUCharge = 1.0
 
+// minScriptCharge is the least a run of scripts is charged, besides its
+// writes.
+const minScriptCharge = 1.0
+
 // programCache holds the compiled scripts of a container, one version per
 // kind and id.
 type programCache struct {
@@ -331,8 +335,9 @@ func (c *Container) transact(key epk.Key, e string, out *ScriptResult, fn func(s
 		}
 		err = fn(sc)
 		snap.Close()
-		// Reads and run time are charged here; the writes by Execute.
-		extra := sc.charge + float64(now().Sub(start).Microseconds())/1000*scriptCPUCharge
+		// Reads and run time are charged here, at least 1 RU a run; the
+		// writes by Execute.
+		extra := max(sc.charge+float64(now().Sub(start).Microseconds())/1000*scriptCPUCharge, minScriptCharge)
 		out.Charge += extra
 		out.Session = p.Session()
 		p.record(now(), key, extra)
