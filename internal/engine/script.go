@@ -147,6 +147,8 @@ func (c *Container) program(info ScriptInfo) (*script.Program, error) {
 type ScriptResult struct {
 	// Body is the procedure's response body (JSON), nil when it set none.
 	Body []byte
+	// Log is what the procedure wrote with console.log.
+	Log string
 	// Op is the outcome of the write a trigger ran around.
 	Op OpResult
 	// Charge is the request charge: what the scripts read and wrote, and
@@ -190,7 +192,7 @@ func (c *Container) ExecuteProcedure(id string, key epk.Key, hasKey bool, args [
 		if err != nil {
 			return scriptError(err)
 		}
-		out.Body = res.Body
+		out.Body, out.Log = res.Body, res.Log
 		return nil
 	})
 	return out, err

@@ -177,7 +177,13 @@ func (c *Container) DeleteScript(kind ScriptKind, id string) error {
 	}
 	m := &catalogBatch{}
 	m.delete(storage.ScriptKey(c.rid, byte(kind), id))
-	return c.e.commitCatalog(m, "delete "+kind.String())
+	if err := c.e.commitCatalog(m, "delete "+kind.String()); err != nil {
+		return err
+	}
+	c.programs.mu.Lock()
+	delete(c.programs.m, programKey{kind, id})
+	c.programs.mu.Unlock()
+	return nil
 }
 
 // Scripts lists the container's scripts of one kind, ordered by id.

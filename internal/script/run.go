@@ -73,7 +73,13 @@ type Result struct {
 	// Request is a pre-trigger's replaced request document, nil when it
 	// called no setBody.
 	Request []byte
+	// Log is what the script wrote with console.log, one line per call,
+	// at most MaxLogBytes (the rest is dropped).
+	Log string
 }
+
+// MaxLogBytes bounds what console.log keeps of one run.
+const MaxLogBytes = 64 << 10
 
 // run is one execution's state.
 type run struct {
@@ -87,9 +93,9 @@ type run struct {
 	reqSet bool
 	req    goja.Value
 	body   goja.Value // response body
-	// appended is the response text built by appendBody when the body is
-	// a string.
+	// bodySet is set once the script set or appended a response body.
 	bodySet bool
+	log     strings.Builder
 }
 
 // Run runs a procedure or trigger program against coll: the function is
@@ -135,7 +141,10 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 			return nil, runError(p.name, err, lim.Timeout)
 		}
 	}
-	res := &Result{}
+	res := &Result{Log: r.log.String()}
+	if len(res.Log) > MaxLogBytes {
+		res.Log = res.Log[:MaxLogBytes]
+	}
 	if res.Body, err = r.j.toJSON(r.body); err != nil {
 		return nil, runError(p.name, err, lim.Timeout)
 	}
@@ -198,6 +207,21 @@ func (r *run) install(call *Call) {
 	_ = ctx.Set("getResponse", func() *goja.Object { return response })
 	_ = rt.Set("getContext", func() *goja.Object { return ctx })
 	_ = rt.Set("__", coll)
+	console := rt.NewObject()
+	_ = console.Set("log", func(c goja.FunctionCall) goja.Value {
+		if r.log.Len() >= MaxLogBytes {
+			return goja.Undefined()
+		}
+		for i, a := range c.Arguments {
+			if i > 0 {
+				r.log.WriteByte(' ')
+			}
+			r.log.WriteString(a.String())
+		}
+		r.log.WriteByte('\n')
+		return goja.Undefined()
+	})
+	_ = rt.Set("console", console)
 }
 
 // checkBody throws when the response body has passed its limit.

@@ -256,3 +256,11 @@ func TestFunc(t *testing.T) {
 		t.Fatalf("undefined result: %s, %v", out, err)
 	}
 }
+
+func TestConsoleLog(t *testing.T) {
+	res, err := runScript(t, `function () { console.log("a", 1, {}); for (var i = 0; i < 100000; i++) console.log("xxxxxxxxxx"); }`,
+		&memColl{docs: map[string]string{}}, &Call{}, Limits{})
+	if err != nil || !strings.HasPrefix(res.Log, "a 1 [object Object]\nxxxxxxxxxx\n") || len(res.Log) > MaxLogBytes {
+		t.Fatalf("log %.40q (%d bytes), %v", res.Log, len(res.Log), err)
+	}
+}

@@ -3,6 +3,7 @@ package cosmos
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/parsecdb/parsec/internal/engine"
@@ -24,6 +25,13 @@ var scriptFeeds = map[string]struct {
 const (
 	hdrPreTriggers  = "x-ms-documentdb-pre-trigger-include"
 	hdrPostTriggers = "x-ms-documentdb-post-trigger-include"
+)
+
+// Script logging: a procedure's console.log output is returned, URL
+// encoded, when the request asks for it.
+const (
+	hdrScriptLogging = "x-ms-documentdb-script-enable-logging"
+	hdrScriptLog     = "x-ms-documentdb-script-log-results"
 )
 
 // scripts runs an operation on a container's scripts (see classifyScripts).
@@ -176,6 +184,9 @@ func (s *Server) executeProcedure(req *request, c *engine.Container, id string) 
 	req.session = sessionToken(res.Session)
 	if err != nil {
 		return withKeyHeader(err)
+	}
+	if headerBool(req.r, hdrScriptLogging) && res.Log != "" {
+		req.w.Header().Set(hdrScriptLog, strings.ReplaceAll(url.QueryEscape(res.Log), "+", "%20"))
 	}
 	s.writeJSON(req, http.StatusOK, res.Body)
 	return nil

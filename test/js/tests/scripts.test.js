@@ -71,6 +71,9 @@ test("script resources: create, read, replace, list, query and delete", async ()
   assert.notEqual(replaced._etag, sp._etag);
   const { resource: out } = await container.scripts.storedProcedure("hello").execute("p", ["ann"]);
   assert.equal(out, "hi ann");
+  await sprocs.create({ id: "logs", body: "function (x) { console.log('got', x); }" });
+  const logged = await container.scripts.storedProcedure("logs").execute("p", [7], { enableScriptLogging: true });
+  assert.equal(decodeURIComponent(logged.headers["x-ms-documentdb-script-log-results"]), "got 7\n");
 
   await container.scripts.triggers.create({ id: "t1", body: "function () {}", triggerType: "Pre", triggerOperation: "Create" });
   await assert.rejects(
