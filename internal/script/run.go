@@ -118,7 +118,7 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 	if call.Response != nil {
 		r.body = r.j.fromJSON(call.Response)
 	}
-	r.install(call)
+	r.install(call, p.queryAPI)
 	defer guard(rt, p.name, lim)()
 	var args []goja.Value
 	if call.Args != nil {
@@ -178,7 +178,7 @@ func (r *run) call(fn func() error) (err error) {
 }
 
 // install defines getContext and __ in the runtime.
-func (r *run) install(call *Call) {
+func (r *run) install(call *Call, queryAPI bool) {
 	rt := r.rt
 	coll := r.collection()
 	request := rt.NewObject()
@@ -207,6 +207,9 @@ func (r *run) install(call *Call) {
 	_ = ctx.Set("getResponse", func() *goja.Object { return response })
 	_ = rt.Set("getContext", func() *goja.Object { return ctx })
 	_ = rt.Set("__", coll)
+	if queryAPI {
+		installPrelude(rt, coll)
+	}
 	console := rt.NewObject()
 	_ = console.Set("log", func(c goja.FunctionCall) goja.Value {
 		if r.log.Len() >= MaxLogBytes {

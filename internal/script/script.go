@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime/metrics"
 	"strings"
 	"time"
@@ -95,6 +96,9 @@ type Env struct {
 type Program struct {
 	name string
 	prog *goja.Program
+	// queryAPI is set when the body may use the query API of __ (its
+	// method names appear in it): only then is the prelude installed.
+	queryAPI bool
 }
 
 // Compile compiles a script body, which must be a JavaScript function
@@ -104,8 +108,10 @@ func Compile(name, body string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCompile, name, err)
 	}
-	return &Program{name: name, prog: p}, nil
+	return &Program{name: name, prog: p, queryAPI: queryAPIWords.MatchString(body)}, nil
 }
+
+var queryAPIWords = regexp.MustCompile(`\b(filter|map|pluck|flatten|sortBy|sortByDescending|chain)\b`)
 
 // Name is the script's name (its id).
 func (p *Program) Name() string { return p.name }

@@ -264,3 +264,21 @@ func TestConsoleLog(t *testing.T) {
 		t.Fatalf("log %.40q (%d bytes), %v", res.Log, len(res.Log), err)
 	}
 }
+
+func TestQueryAPI(t *testing.T) {
+	coll := &memColl{docs: map[string]string{
+		"a": `{"id":"a","n":3,"tags":["x","y"]}`, "b": `{"id":"b","n":1,"tags":["z"]}`, "c": `{"id":"c","n":2,"tags":[]}`}}
+	f := func(js, want string) {
+		t.Helper()
+		res, err := runScript(t, "function () { var r = getContext().getResponse(); "+js+" }", coll, &Call{}, Limits{})
+		if err != nil || string(res.Body) != want {
+			t.Fatalf("%s: %v, %v; want %s", js, res, err, want)
+		}
+	}
+	f(`__.filter(function (d) { return d.n > 1; }, function (e, docs) { r.setBody(docs.map(function (d) { return d.id; })); });`, `["a","c"]`)
+	f(`__.map(function (d) { return d.n * 10; }, {}, function (e, v) { r.setBody(v); });`, `[30,10,20]`)
+	f(`__.pluck("n", function (e, v) { r.setBody(v); });`, `[3,1,2]`)
+	f(`__.chain().sortBy("n").pluck("id").value(function (e, v) { r.setBody(v); });`, `["b","c","a"]`)
+	f(`__.chain().sortByDescending(function (d) { return d.n; }).pluck("tags").flatten().value(function (e, v) { r.setBody(v); });`, `["x","y","z"]`)
+	f(`r.setBody(__.filter(function () { return true; }).isAccepted);`, `true`)
+}
