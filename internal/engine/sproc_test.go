@@ -376,3 +376,62 @@ func TestProcedureRUBudget(t *testing.T) {
 		t.Fatalf("a procedure with a 50 RU budget was charged %.1f RU", res.Charge)
 	}
 }
+
+// TestTriggers: triggers run in the write's transaction on every kind of
+// write they name, and their failures, or a pre-trigger that moves the
+// document to another partition key, leave no trace.
+func TestTriggers(t *testing.T) {
+	e, _ := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true})
+	defer e.Close()
+	c := mustContainer(t, e, 1000)
+	for _, s := range []ScriptSpec{
+		{ID: "count", TriggerType: TriggerPost, TriggerOperation: "All", Body: `function () {
+			var c = getContext().getCollection(), d = getContext().getResponse().getBody();
+			c.upsertDocument(c.getSelfLink(), {id: "log-" + d.id, pk: d.pk, n: d.n});
+		}`},
+		{ID: "move", TriggerType: TriggerPre, TriggerOperation: "Replace", Body: `function () {
+			var r = getContext().getRequest(), d = r.getBody(); d.pk = "elsewhere"; r.setBody(d);
+		}`},
+		{ID: "onlyDelete", TriggerType: TriggerPre, TriggerOperation: "Delete", Body: `function () {}`},
+	} {
+		if _, err := c.CreateScript(Trigger, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(kind OpKind, body string, pre, post []string) (ScriptResult, error) {
+		t.Helper()
+		op, err := c.PrepareWrite(kind, []byte(body), key("t"), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.WriteWithTriggers(op, pre, post, ScriptEnv{})
+	}
+	if r, err := write(OpCreate, `{"id":"a","pk":"t","n":1}`, nil, []string{"count"}); err != nil || !r.Op.Created {
+		t.Fatalf("create: %+v, %v", r.Op, err)
+	}
+	if _, err := write(OpReplace, `{"id":"a","pk":"t","n":2}`, nil, []string{"count"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := logicalDocs(t, c, "t"); got["a"] != 2 || got["log-a"] != 2 {
+		t.Fatalf("after a replace with a post-trigger: %v", got)
+	}
+	if _, err := write(OpReplace, `{"id":"a","pk":"t","n":3}`, []string{"move"}, nil); !errors.Is(err, ErrPartitionKeyMismatch) {
+		t.Fatalf("a pre-trigger that moves the document: %v", err)
+	}
+	if _, err := write(OpCreate, `{"id":"b","pk":"t","n":3}`, []string{"onlyDelete"}, nil); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("a delete trigger on a create: %v", err)
+	}
+	if _, err := write(OpCreate, `{"id":"a","pk":"t","n":3}`, nil, []string{"count"}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a create that conflicts: %v", err)
+	}
+	del, err := c.PrepareKeyed(OpDelete, "a", key("t"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WriteWithTriggers(del, []string{"onlyDelete"}, []string{"count"}, ScriptEnv{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := logicalDocs(t, c, "t"); len(got) != 1 || got["log-a"] != 2 {
+		t.Fatalf("after a delete with triggers: %v", got)
+	}
+}
