@@ -71,6 +71,12 @@ type Command struct {
 	// ErrRetryWith and nothing is written. A script's writes carry the
 	// version of the snapshot it ran against.
 	IfVersion *uint64
+	// IfSeq, when set, makes the command apply only if its first sequence
+	// number is this one, i.e. nothing else took one since the script's
+	// snapshot: a procedure whose response shows the _rid or _etag it
+	// predicted for a document it wrote carries it, so that what it
+	// returned is what was stored. Otherwise as IfVersion.
+	IfSeq *uint64
 	// Ts is the timestamp (epoch seconds) written into changed items.
 	Ts int64
 	// Limits are the storage limits the operations are applied under.
@@ -401,6 +407,12 @@ func (t *txn) flush() error {
 // writes nothing, unless the error came while flushing t (t.flushing).
 func apply(ac *applyCtx, t *txn, cmd *Command, seq, lsn uint64, st *partState) ([]OpResult, error) {
 	res := make([]OpResult, len(cmd.Ops))
+	if cmd.IfSeq != nil && seq != *cmd.IfSeq {
+		for i := range res {
+			res[i] = OpResult{Err: fmt.Errorf("%w: partition writes took sequence numbers while the script ran (next %#x, expected %#x)", ErrRetryWith, seq, *cmd.IfSeq)}
+		}
+		return res, nil
+	}
 	if cmd.IfVersion != nil {
 		v, err := t.logicalVersion(ac, &cmd.Ops[0])
 		if err != nil {

@@ -19,9 +19,10 @@ import (
 //	version   = 0x01 | 0x02 (0x02 adds the items flag bit 1; a version 1
 //	            command decodes as before)
 //	kind      = 0x01 items | 0x02 split | 0x03 reindex
-//	items     = flags:1 (bit 0: atomic, bit 1: ifVersion follows)
+//	items     = flags:1 (bit 0: atomic, bit 1: ifVersion follows,
+//	            bit 2: ifSeq follows)
 //	            ts:varint logicalLimit:varint partitionLimit:varint
-//	            [ifVersion:uvarint] count:uvarint op*
+//	            [ifVersion:uvarint] [ifSeq:uvarint] count:uvarint op*
 //	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
 //	            condition:str patchCount:uvarint patch*
 //	key       = count:uvarint component*
@@ -112,12 +113,18 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	if c.IfVersion != nil {
 		flags |= 2
 	}
+	if c.IfSeq != nil {
+		flags |= 4
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, c.Ts)
 	dst = binary.AppendVarint(dst, c.Limits.LogicalBytes)
 	dst = binary.AppendVarint(dst, c.Limits.PartitionBytes)
 	if c.IfVersion != nil {
 		dst = binary.AppendUvarint(dst, *c.IfVersion)
+	}
+	if c.IfSeq != nil {
+		dst = binary.AppendUvarint(dst, *c.IfSeq)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(c.Ops)))
 	for i := range c.Ops {
@@ -192,7 +199,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
 		flags := d.Byte()
-		known := byte(3)
+		known := byte(7)
 		if version == 1 {
 			known = 1
 		}
@@ -206,6 +213,10 @@ func DecodeCommand(b []byte) (*Command, error) {
 		if flags&2 != 0 {
 			v := d.Uvarint()
 			c.IfVersion = &v
+		}
+		if flags&4 != 0 {
+			v := d.Uvarint()
+			c.IfSeq = &v
 		}
 		n := d.Count(2)
 		c.Ops = make([]Op, n)

@@ -30,6 +30,8 @@ func sampleCommands() []*Command {
 			{Kind: OpUpsert, ID: "s1", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"s1","pk":"k"}`)},
 			{Kind: OpDelete, ID: "s2", Key: epk.Key{epk.String("k")}, EPK: "0A1B", IfMatch: `"x"`},
 		}},
+		{Atomic: true, IfVersion: ptrTo(uint64(3)), IfSeq: ptrTo(uint64(1<<63 | 5<<40 | 77)), Ops: []Op{
+			{Kind: OpCreate, ID: "q", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"q","pk":"k"}`)}}},
 		{IfVersion: ptrTo(uint64(0)), Ops: []Op{{Kind: OpCreate, ID: "z", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"z","pk":"k"}`)}}},
 		{Split: &SplitCommand{Range: "12", Bounds: []string{"1F", "3FFF"}, FirstChild: 77, RangesSeq: 9}},
 		{Split: &SplitCommand{Range: "0", FirstChild: 1}},
@@ -68,7 +70,7 @@ func ptrTo[T any](v T) *T { return &v }
 // take the new flag.
 func TestCommandVersion1Decodes(t *testing.T) {
 	for i, c := range sampleCommands() {
-		if c.IfVersion != nil {
+		if c.IfVersion != nil || c.IfSeq != nil {
 			continue
 		}
 		b := EncodeCommand(nil, c)

@@ -347,7 +347,12 @@ func (c *Container) transact(key epk.Key, e string, out *ScriptResult, fn func(s
 			return err
 		}
 		v := sc.version
-		res, session, err := c.Execute(&Command{Ops: sc.ops, Atomic: true, IfVersion: &v, Ts: sc.ts}, "")
+		cmd := &Command{Ops: sc.ops, Atomic: true, IfVersion: &v, Ts: sc.ts}
+		if sc.exposes(out.Body) {
+			s := sc.seqBase
+			cmd.IfSeq = &s
+		}
+		res, session, err := c.Execute(cmd, "")
 		out.Session = session
 		if err != nil {
 			return err
@@ -386,6 +391,10 @@ type scriptColl struct {
 	seqBase uint64
 	over    map[string]*overDoc
 	ops     []Op
+	// shown are the _rid and _etag values (unquoted) the script's writes
+	// predicted, which hold only if nothing else takes a sequence number
+	// first (see exposes).
+	shown   []string
 	written int
 	// charge is what the reads cost; writeCharge estimates the writes'
 	// (Execute charges them exactly); maxCharge bounds both.
@@ -398,6 +407,18 @@ type scriptColl struct {
 // spent reports whether the run has spent its request units.
 func (sc *scriptColl) spent(more float64) bool {
 	return sc.charge+sc.writeCharge+more > sc.maxCharge
+}
+
+// exposes reports whether body shows a _rid or _etag the writes
+// predicted: then the command must take exactly the predicted sequence
+// numbers (Command.IfSeq), or run again.
+func (sc *scriptColl) exposes(body []byte) bool {
+	for _, v := range sc.shown {
+		if bytes.Contains(body, []byte(v)) {
+			return true
+		}
+	}
+	return false
 }
 
 // overDoc is a document the script wrote; doc is nil when it deleted it.
@@ -714,6 +735,10 @@ func (sc *scriptColl) apply(op Op) ([]byte, error) {
 		rid = encodeRid(binary.BigEndian.AppendUint64(append([]byte(nil), sc.c.rid[:]...), seq))
 	}
 	etag := etagOf(seq)
+	sc.shown = append(sc.shown, etag[1:len(etag)-1])
+	if !exists {
+		sc.shown = append(sc.shown, rid)
+	}
 	doc := jsondoc.WithSystem(nil, op.Body, jsondoc.System{Rid: rid, Self: sc.c.ac.self + rid + "/", Etag: etag, Ts: sc.ts})
 	sc.over[op.ID] = &overDoc{doc: doc, etag: etag}
 	return bytes.Clone(doc), nil

@@ -435,3 +435,72 @@ func TestTriggers(t *testing.T) {
 		t.Fatalf("after a delete with triggers: %v", got)
 	}
 }
+
+// TestProcedureReturnsWhatWasStored: a procedure that returns a document
+// it wrote returns the _rid and _etag that were stored, even while other
+// logical partitions of its partition take writes (which take sequence
+// numbers the procedure predicted): such a run is retried.
+func TestProcedureReturnsWhatWasStored(t *testing.T) {
+	e, _ := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, Scripts: ScriptLimits{Retries: 1000}})
+	defer e.Close()
+	c := mustContainer(t, e, 1000) // one partition
+	if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "make", Body: `function (pk, id) {
+		var c = getContext().getCollection();
+		c.createDocument(c.getSelfLink(), {id: id, pk: pk}, function (err, doc) {
+			if (err) throw err;
+			for (var i = 0; i < 200; i++) Math.sqrt(i); // widen the race
+			getContext().getResponse().setBody(doc);
+		});
+	}`}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			op, err := c.PrepareWrite(OpUpsert, fmt.Appendf(nil, `{"id":"x%d","pk":"other%d"}`, i%10, i%7), key(fmt.Sprint("other", i%7)), true)
+			if err == nil {
+				_, _, err = c.Execute(&Command{Ops: []Op{op}}, "")
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 60; i++ {
+		id := fmt.Sprint("m", i)
+		res, err := c.ExecuteProcedure("make", key("mine"), true, fmt.Appendf(nil, `["mine", %q]`, id), ScriptEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, _ := c.PrepareKeyed(OpRead, id, key("mine"), true)
+		stored, _, err := c.ReadItem(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want struct{ Rid, Etag string }
+		_ = json.Unmarshal(res.Body, &struct {
+			Rid  *string `json:"_rid"`
+			Etag *string `json:"_etag"`
+		}{&got.Rid, &got.Etag})
+		_ = json.Unmarshal(stored.Doc, &struct {
+			Rid  *string `json:"_rid"`
+			Etag *string `json:"_etag"`
+		}{&want.Rid, &want.Etag})
+		if got != want || got.Etag == "" {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("run %d returned %+v; stored %+v", i, got, want)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
