@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -391,6 +392,9 @@ type scriptColl struct {
 	seqBase uint64
 	over    map[string]*overDoc
 	ops     []Op
+	// rids maps the _rid of each document the script can see to its id,
+	// for links by _rid; built on first use.
+	rids map[string]string
 	// shown are the _rid and _etag values (unquoted) the script's writes
 	// predicted, which hold only if nothing else takes a sequence number
 	// first (see exposes).
@@ -501,14 +505,20 @@ func (sc *scriptColl) resolve(ref string) (string, error) {
 	if b, err := decodeRid(ref); err != nil || len(b) != storage.RidLen+8 {
 		return ref, nil
 	}
-	docs, err := sc.all()
-	if err != nil {
-		return "", err
-	}
-	for _, d := range docs {
-		if ridOf(d.doc) == ref {
-			return d.id, nil
+	if sc.rids == nil {
+		// Once per run: the _rid of every document the script can see
+		// (those it creates are added as it does).
+		docs, err := sc.scan(false)
+		if err != nil {
+			return "", err
 		}
+		sc.rids = map[string]string{}
+		for _, d := range docs {
+			sc.rids[ridOf(d.doc)] = d.id
+		}
+	}
+	if id, ok := sc.rids[ref]; ok {
+		return id, nil
 	}
 	return ref, nil
 }
@@ -539,8 +549,10 @@ type keyedDoc struct {
 }
 
 // all returns the logical partition's documents as the script sees them,
-// ordered by id, within MaxReadBytes.
-func (sc *scriptColl) all() ([]keyedDoc, error) {
+// ordered by id, within MaxReadBytes, and charges their reading.
+func (sc *scriptColl) all() ([]keyedDoc, error) { return sc.scan(true) }
+
+func (sc *scriptColl) scan(charge bool) ([]keyedDoc, error) {
 	prefix := storage.ItemKey(nil, sc.c.rid, sc.epk, "")
 	var out []keyedDoc
 	size := 0
@@ -571,28 +583,19 @@ func (sc *scriptColl) all() ([]keyedDoc, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	sc.charge += throughput.FeedCharge(len(out), size)
-	return out, nil
-}
-
-func (sc *scriptColl) ReadAll() ([][]byte, error) {
-	if sc.spent(0) {
-		return nil, script.ErrNotAccepted
-	}
-	docs, err := sc.all()
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]byte, len(docs))
-	for i, d := range docs {
-		out[i] = d.doc
+	if charge {
+		sc.charge += throughput.FeedCharge(len(out), size)
 	}
 	return out, nil
 }
 
-func (sc *scriptColl) Query(text string, params []byte) ([][]byte, error) {
+func (sc *scriptColl) ReadAll(p script.Page) ([][]byte, string, error) {
+	return sc.Query("SELECT * FROM root", nil, p)
+}
+
+func (sc *scriptColl) Query(text string, params []byte, p script.Page) ([][]byte, string, error) {
 	if sc.spent(0) {
-		return nil, script.ErrNotAccepted
+		return nil, "", script.ErrNotAccepted
 	}
 	pm := map[string]eval.Value{}
 	if params != nil {
@@ -601,14 +604,14 @@ func (sc *scriptColl) Query(text string, params []byte) ([][]byte, error) {
 			Value json.RawMessage `json:"value"`
 		}
 		if err := json.Unmarshal(params, &ps); err != nil {
-			return nil, badRequest("the query parameters must be an array of {name, value}: %v", err)
+			return nil, "", badRequest("the query parameters must be an array of {name, value}: %v", err)
 		}
 		for _, p := range ps {
 			v := eval.Value{}
 			if len(p.Value) > 0 {
 				var err error
 				if v, err = eval.FromJSON(p.Value); err != nil {
-					return nil, badRequest("query parameter %s has an invalid value: %v", p.Name, err)
+					return nil, "", badRequest("query parameter %s has an invalid value: %v", p.Name, err)
 				}
 			}
 			pm[trimAt(p.Name)] = v
@@ -616,23 +619,49 @@ func (sc *scriptColl) Query(text string, params []byte) ([][]byte, error) {
 	}
 	q, err := parser.Parse(text)
 	if err != nil {
-		return nil, badRequest("%v", err)
+		return nil, "", badRequest("%v", err)
 	}
-	plan, err := CompileQuery(q, pm)
+	plan, err := sc.c.CompileQuery(q, pm)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	// A continuation is the executor's state after the previous page:
+	// positions by document key, so the script's own deletes between
+	// pages skip nothing.
+	var state *exec.State
+	if p.Continuation != "" {
+		b, err := base64.RawURLEncoding.DecodeString(p.Continuation)
+		if err == nil {
+			state, err = plan.UnmarshalState(b)
+		}
+		if err != nil {
+			return nil, "", badRequest("the continuation %q is not one this query returned", p.Continuation)
+		}
 	}
 	docs, err := sc.all()
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	size := p.Size
+	if size <= 0 {
+		size = len(docs) + 1
 	}
 	src := &docsSource{rid: sc.c.rid, epk: sc.epk, docs: docs}
-	rows, _, err := exec.ExecJSON(plan, []exec.Source{src}, nil, len(docs)+1, &exec.Limits{
+	rows, next, err := exec.ExecJSON(plan, []exec.Source{src}, state, size, &exec.Limits{
 		MaxBytes: DefaultQueryValueBytes, MaxPageBytes: sc.lim.MaxReadBytes, What: "the script's query"})
 	if err != nil {
-		return nil, badRequest("%v", err)
+		return nil, "", badRequest("%v", err)
 	}
-	return rows, nil
+	sc.charge += udfCharge(plan)
+	var token string
+	if next != nil && !next.Done() {
+		b, err := next.MarshalBinary()
+		if err != nil {
+			return nil, "", internalError("cannot encode a script query's state: %v", err)
+		}
+		token = base64.RawURLEncoding.EncodeToString(b)
+	}
+	return rows, token, nil
 }
 
 func trimAt(s string) string {
@@ -738,6 +767,9 @@ func (sc *scriptColl) apply(op Op) ([]byte, error) {
 	sc.shown = append(sc.shown, etag[1:len(etag)-1])
 	if !exists {
 		sc.shown = append(sc.shown, rid)
+		if sc.rids != nil {
+			sc.rids[rid] = op.ID
+		}
 	}
 	doc := jsondoc.WithSystem(nil, op.Body, jsondoc.System{Rid: rid, Self: sc.c.ac.self + rid + "/", Etag: etag, Ts: sc.ts})
 	sc.over[op.ID] = &overDoc{doc: doc, etag: etag}

@@ -504,3 +504,49 @@ func TestProcedureReturnsWhatWasStored(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// TestProcedurePagedQueries: a procedure that pages through a query with
+// pageSize and continuation, deleting each page's documents (the service's
+// bulk-delete sample), deletes them all: continuations are positions, not
+// offsets.
+func TestProcedurePagedQueries(t *testing.T) {
+	e, _ := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true})
+	defer e.Close()
+	c := mustContainer(t, e, 1000)
+	for _, s := range []ScriptSpec{{ID: "bulk", Body: bulkProcedure}, {ID: "bulkDelete", Body: `function (q) {
+		var coll = getContext().getCollection(), deleted = 0, pages = 0;
+		function page(cont) {
+			coll.queryDocuments(coll.getSelfLink(), q, {pageSize: 7, continuation: cont}, function (err, docs, opts) {
+				if (err) throw err;
+				pages++;
+				docs.forEach(function (d) { coll.deleteDocument(d._self, function (e) { if (e) throw e; deleted++; }); });
+				if (opts.continuation) page(opts.continuation);
+				else coll.readDocuments(coll.getSelfLink(), function (e, left) {
+					getContext().getResponse().setBody({deleted: deleted, pages: pages, left: left.length});
+				});
+			});
+		}
+		page();
+	}`}} {
+		if _, err := c.CreateScript(StoredProcedure, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.ExecuteProcedure("bulk", key("p"), true, []byte(`["p", 50, -1]`), ScriptEnv{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.ExecuteProcedure("bulkDelete", key("p"), true, []byte(`["SELECT * FROM c WHERE c.n >= 10"]`), ScriptEnv{})
+	if err != nil || string(res.Body) != `{"deleted":40,"pages":6,"left":10}` {
+		t.Fatalf("bulk delete: %s, %v", res.Body, err)
+	}
+	if n := len(logicalDocs(t, c, "p")); n != 10 {
+		t.Fatalf("%d documents left", n)
+	}
+	_, err = c.ExecuteProcedure("bulkDelete", key("p"), true, []byte(`["SELECT * FROM c ORDER BY c.n DESC"]`), ScriptEnv{})
+	if err != nil {
+		t.Fatalf("an ordered paged query: %v", err)
+	}
+	if n := len(logicalDocs(t, c, "p")); n != 0 {
+		t.Fatalf("%d documents left after an ordered bulk delete", n)
+	}
+}

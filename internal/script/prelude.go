@@ -13,7 +13,7 @@ import (
 // its callback with (err, results, options).
 const preludeSource = `(function (coll) {
 	function run(stages, cb) {
-		var ok = coll.readDocuments(coll.getSelfLink(), {}, function (err, docs) {
+		var ok = coll.readDocuments(coll.getSelfLink(), {pageSize: -1}, function (err, docs) {
 			if (err) {
 				if (cb) return cb(err);
 				throw err;

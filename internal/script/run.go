@@ -40,15 +40,24 @@ type Collection interface {
 	SelfLink() string
 	// Read reads one document by id.
 	Read(id string) ([]byte, error)
-	// ReadAll reads every document of the logical partition.
-	ReadAll() ([][]byte, error)
+	// ReadAll reads the documents of the logical partition, one page.
+	ReadAll(p Page) (docs [][]byte, next string, err error)
 	// Query runs a query (its text and the JSON array of its
 	// {"name","value"} parameters, nil when none) over the logical
-	// partition.
-	Query(text string, params []byte) ([][]byte, error)
+	// partition, one page.
+	Query(text string, params []byte, p Page) (docs [][]byte, next string, err error)
 	// Write makes one write and returns the written document (the deleted
 	// one for a delete).
 	Write(w Write) ([]byte, error)
+}
+
+// Page is the page of a feed a script asks for: options.pageSize (0 for
+// no limit) and options.continuation (the previous page's, or empty).
+// A page's continuation, empty on the last page, reaches the callback's
+// third argument as options.continuation.
+type Page struct {
+	Size         int
+	Continuation string
 }
 
 // Call is what a run is given.
@@ -320,14 +329,9 @@ func (r *run) collection() *goja.Object {
 		})
 	})
 	_ = o.Set("readDocuments", func(c goja.FunctionCall) goja.Value {
-		_, cb := r.optsAndCallback(c, 1)
-		return r.op(cb, func() (goja.Value, error) {
-			docs, err := r.coll.ReadAll()
-			if err != nil {
-				return nil, err
-			}
-			return r.docsValue(docs), nil
-		})
+		opts, cb := r.optsAndCallback(c, 1)
+		page := pageOf(opts)
+		return r.feedOp(cb, func() ([][]byte, string, error) { return r.coll.ReadAll(page) })
 	})
 	_ = o.Set("queryDocuments", func(c goja.FunctionCall) goja.Value {
 		q := c.Argument(1)
@@ -352,16 +356,46 @@ func (r *run) collection() *goja.Object {
 		if text == "" {
 			panic(rt.NewTypeError("queryDocuments needs a query: a SQL string or {query, parameters}"))
 		}
-		_, cb := r.optsAndCallback(c, 2)
-		return r.op(cb, func() (goja.Value, error) {
-			docs, err := r.coll.Query(text, params)
-			if err != nil {
-				return nil, err
-			}
-			return r.docsValue(docs), nil
-		})
+		opts, cb := r.optsAndCallback(c, 2)
+		page := pageOf(opts)
+		return r.feedOp(cb, func() ([][]byte, string, error) { return r.coll.Query(text, params, page) })
 	})
 	return o
+}
+
+// pageOf reads pageSize and continuation from a feed's options.
+func pageOf(o *goja.Object) Page {
+	var p Page
+	if o == nil {
+		return p
+	}
+	if v := o.Get("pageSize"); !isMissing(v) && v.ToInteger() > 0 {
+		p.Size = int(v.ToInteger())
+	}
+	if v := o.Get("continuation"); !isMissing(v) {
+		p.Continuation = v.String()
+	}
+	return p
+}
+
+// feedOp is op for a feed: the callback gets the page's documents and
+// {continuation} when there are more.
+func (r *run) feedOp(cb goja.Callable, do func() ([][]byte, string, error)) goja.Value {
+	var next string
+	return r.opWith(cb, func() (goja.Value, error) {
+		docs, n, err := do()
+		if err != nil {
+			return nil, err
+		}
+		next = n
+		return r.docsValue(docs), nil
+	}, func() *goja.Object {
+		o := r.rt.NewObject()
+		if next != "" {
+			_ = o.Set("continuation", next)
+		}
+		return o
+	})
 }
 
 // docsValue turns documents into a JavaScript array.
@@ -402,6 +436,11 @@ func (r *run) optsAndCallback(c goja.FunctionCall, i int) (*goja.Object, goja.Ca
 // otherwise its callback is queued with (err, resource, options). A
 // failed operation without a callback throws its error.
 func (r *run) op(cb goja.Callable, do func() (goja.Value, error)) goja.Value {
+	return r.opWith(cb, do, r.rt.NewObject)
+}
+
+// opWith is op with the callback's third argument from options.
+func (r *run) opWith(cb goja.Callable, do func() (goja.Value, error), options func() *goja.Object) goja.Value {
 	if !r.accepting() {
 		return r.rt.ToValue(false)
 	}
@@ -417,8 +456,9 @@ func (r *run) op(cb goja.Callable, do func() (goja.Value, error)) goja.Value {
 		if err != nil {
 			ev, v = r.errorValue(err), goja.Undefined()
 		}
+		opts := options()
 		r.queue = append(r.queue, func() {
-			if _, err := cb(goja.Undefined(), ev, v, r.rt.NewObject()); err != nil {
+			if _, err := cb(goja.Undefined(), ev, v, opts); err != nil {
 				panic(err)
 			}
 		})

@@ -31,21 +31,39 @@ func (m *memColl) Read(id string) ([]byte, error) {
 	return []byte(d), nil
 }
 
-func (m *memColl) ReadAll() ([][]byte, error) {
+func (m *memColl) ReadAll(p Page) ([][]byte, string, error) {
 	var ids []string
 	for id := range m.docs {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	// The continuation is the last id returned.
 	var out [][]byte
 	for _, id := range ids {
+		if id <= p.Continuation {
+			continue
+		}
+		if p.Size > 0 && len(out) == p.Size {
+			return out, ids[len(out)-1+indexOf(ids, p.Continuation)+1], nil
+		}
 		out = append(out, []byte(m.docs[id]))
 	}
-	return out, nil
+	return out, "", nil
 }
 
-func (m *memColl) Query(text string, params []byte) ([][]byte, error) {
-	return [][]byte{[]byte(fmt.Sprintf(`{"query":%q,"params":%s}`, text, orNull(params)))}, nil
+// indexOf is the position of the first id after c, minus one.
+func indexOf(ids []string, c string) int {
+	n := 0
+	for _, id := range ids {
+		if id <= c {
+			n++
+		}
+	}
+	return n - 1
+}
+
+func (m *memColl) Query(text string, params []byte, p Page) ([][]byte, string, error) {
+	return [][]byte{[]byte(fmt.Sprintf(`{"query":%q,"params":%s,"page":%d}`, text, orNull(params), p.Size))}, "", nil
 }
 
 func orNull(b []byte) string {
@@ -128,10 +146,22 @@ func TestServerSideAPI(t *testing.T) {
 	f("__ is the collection", `function () { __.createDocument(__.getSelfLink(), {id: "b"}, function (e, d) { getContext().getResponse().setBody(d); }); }`, "", `{"id":"b"}`, 1)
 	f("ids are generated", `function () { __.createDocument(__.getSelfLink(), {n: 2}, function (e, d) { getContext().getResponse().setBody(d.id); }); }`, "", `"gen1"`, 1)
 	f("query specs", `function () { __.queryDocuments(__.getSelfLink(), {query: "SELECT * FROM c WHERE c.n = @n", parameters: [{name: "@n", value: 1}]}, function (e, r) { getContext().getResponse().setBody(r[0]); }); }`,
-		"", `{"query":"SELECT * FROM c WHERE c.n = @n","params":[{"name":"@n","value":1}]}`, 0)
+		"", `{"query":"SELECT * FROM c WHERE c.n = @n","params":[{"name":"@n","value":1}],"page":0}`, 0)
 	f("query strings", `function () { __.queryDocuments(__.getSelfLink(), "SELECT 1", {}, function (e, r) { getContext().getResponse().setBody(r[0].params); }); }`, "", `null`, 0)
 	f("errors to callbacks do not abort", `function () { __.createDocument(__.getSelfLink(), {id: "a"}, function (e) { getContext().getResponse().setBody(e.number); }); }`, "", `409`, 0)
 	f("readDocuments", `function () { __.readDocuments(__.getSelfLink(), function (e, docs) { getContext().getResponse().setBody(docs.length); }); }`, "", `1`, 0)
+	f("paged readDocuments", `function () {
+		__.createDocument(__.getSelfLink(), {id: "b"});
+		__.createDocument(__.getSelfLink(), {id: "c"});
+		var seen = [];
+		function page(cont) {
+			__.readDocuments(__.getSelfLink(), {pageSize: 2, continuation: cont}, function (e, docs, opts) {
+				docs.forEach(function (d) { seen.push(d.id); });
+				if (opts.continuation) page(opts.continuation); else getContext().getResponse().setBody(seen);
+			});
+		}
+		page();
+	}`, "", `["a","b","c"]`, 2)
 	f("replace and delete by link", `function () {
 		__.replaceDocument("dbs/d/colls/c/docs/a", {id: "a", n: 5}, {etag: "\"e\""});
 		__.deleteDocument("dbs/d/colls/c/docs/a/", function (e, d) { getContext().getResponse().setBody(d.n); });
