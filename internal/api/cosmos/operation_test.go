@@ -97,3 +97,19 @@ func TestReadOnlyKeyReads(t *testing.T) {
 		}
 	}
 }
+
+// TestTriggerHeaderKeys: the trigger headers are looked up by their
+// canonical keys.
+func TestTriggerHeaderKeys(t *testing.T) {
+	for _, k := range []string{hdrPreTriggers, hdrPostTriggers} {
+		if http.CanonicalHeaderKey(k) != k {
+			t.Errorf("%q is not canonical", k)
+		}
+	}
+	r, _ := http.NewRequest("POST", "/", nil)
+	r.Header.Set("x-ms-documentdb-pre-trigger-include", "a, b")
+	r.Header.Add("x-ms-documentdb-pre-trigger-include", "c")
+	if got := triggerNames(r, hdrPreTriggers); strings.Join(got, "|") != "a|b|c" {
+		t.Errorf("triggerNames = %q", got)
+	}
+}

@@ -21,10 +21,11 @@ var scriptFeeds = map[string]struct {
 	"udfs":     {engine.UserFunction, "UserDefinedFunctions"},
 }
 
-// Trigger headers: the triggers a write runs, comma-separated.
+// Trigger headers: the triggers a write runs, comma-separated. The keys
+// are canonical, so that every write looks them up without canonicalizing.
 const (
-	hdrPreTriggers  = "x-ms-documentdb-pre-trigger-include"
-	hdrPostTriggers = "x-ms-documentdb-post-trigger-include"
+	hdrPreTriggers  = "X-Ms-Documentdb-Pre-Trigger-Include"
+	hdrPostTriggers = "X-Ms-Documentdb-Post-Trigger-Include"
 )
 
 // Script logging: a procedure's console.log output is returned, URL
@@ -195,7 +196,7 @@ func (s *Server) executeProcedure(req *request, c *engine.Container, id string) 
 // triggerNames reads a trigger header.
 func triggerNames(r *http.Request, name string) []string {
 	var out []string
-	for _, v := range r.Header.Values(name) {
+	for _, v := range r.Header[name] {
 		for _, n := range strings.Split(v, ",") {
 			if n = strings.TrimSpace(n); n != "" {
 				out = append(out, n)
