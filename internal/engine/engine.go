@@ -79,6 +79,9 @@ type Engine struct {
 	mu  sync.RWMutex
 	dbs map[string]*database
 
+	// scriptSlots holds a token per script run under way (script.go).
+	scriptSlots chan struct{}
+
 	// builders counts the running index builds (see index_build.go).
 	builders sync.WaitGroup
 
@@ -123,7 +126,8 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}}
+	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{},
+		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent)}
 	// Catalog records are read by family rather than by database, and any
 	// record whose key is not the current encoding of its id (stores written
 	// before names were escaped in keys) is rewritten under its current key.

@@ -50,9 +50,15 @@ type ThrottledError struct {
 	RUs        float64 // the partition's budget, RU/s
 	HotKey     string  // the partition key (JSON) that consumed the most recently
 	HotShare   float64 // its share of the partition's recent consumption, 0..1
+	// Reason, when set, says what else than the budget refused the
+	// request (too many scripts running at once).
+	Reason string
 }
 
 func (e *ThrottledError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("%v: %s; retry after %d ms", ErrThrottled, e.Reason, e.RetryAfter.Milliseconds())
+	}
 	msg := fmt.Sprintf("%v: partition key range %s [%q, %q) has a budget of %.0f RU/s and it is exhausted; retry after %d ms",
 		ErrThrottled, e.RangeID, e.Range.Min, e.Range.Max, e.RUs, e.RetryAfter.Milliseconds())
 	if e.HotKey != "" {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -58,6 +59,12 @@ type ScriptLimits struct {
 	// UDFTimeout bounds one call of a user-defined function. Default
 	// 100 ms.
 	UDFTimeout time.Duration
+	// MaxConcurrent is how many runs of procedures and triggers may be
+	// under way at once on the node; one more waits up to SlotWait for a
+	// slot, then is refused with 429. Default four per CPU, at least 4.
+	MaxConcurrent int
+	// SlotWait: see MaxConcurrent. Default 1 s.
+	SlotWait time.Duration
 	// MaxCharge is the request units one run may spend on reads and
 	// writes; past it operations return accepted = false. Default: one
 	// second of the partition's throughput, and at least 1,000 RU.
@@ -91,6 +98,12 @@ func (l ScriptLimits) withDefaults() ScriptLimits {
 	}
 	if l.UDFTimeout <= 0 {
 		l.UDFTimeout = DefaultUDFTimeout
+	}
+	if l.MaxConcurrent <= 0 {
+		l.MaxConcurrent = max(4, 4*runtime.GOMAXPROCS(0))
+	}
+	if l.SlotWait <= 0 {
+		l.SlotWait = time.Second
 	}
 	return l
 }
@@ -336,7 +349,14 @@ func (c *Container) transact(key epk.Key, e string, out *ScriptResult, fn func(s
 		if sc.maxCharge <= 0 {
 			sc.maxCharge = max(p.rate(start), 1000)
 		}
-		err = fn(sc)
+		if err = c.e.takeScriptSlot(p); err != nil {
+			snap.Close()
+			return err
+		}
+		err = func() error {
+			defer func() { <-c.e.scriptSlots }()
+			return fn(sc)
+		}()
 		snap.Close()
 		// Reads and run time are charged here, at least 1 RU a run; the
 		// writes by Execute.
@@ -374,6 +394,27 @@ func (c *Container) transact(key epk.Key, e string, out *ScriptResult, fn func(s
 		}
 		out.results = res
 		return nil
+	}
+}
+
+// takeScriptSlot waits for one of the node's script slots, at most
+// SlotWait; then it refuses with 429, so that scripts cannot take every
+// CPU from the other requests.
+func (e *Engine) takeScriptSlot(p *Partition) error {
+	select {
+	case e.scriptSlots <- struct{}{}:
+		return nil
+	default:
+	}
+	wait := e.opts.Scripts.SlotWait
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case e.scriptSlots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return &ThrottledError{RetryAfter: wait, RangeID: p.info.ID, Range: p.info,
+			Reason: fmt.Sprintf("%d stored procedures and triggers are running on this server, its limit; none ended within %v", cap(e.scriptSlots), wait)}
 	}
 }
 

@@ -550,3 +550,33 @@ func TestProcedurePagedQueries(t *testing.T) {
 		t.Fatalf("%d documents left after an ordered bulk delete", n)
 	}
 }
+
+// TestScriptSlots: past the node's limit of scripts running at once, a
+// run waits for a slot, then is refused with 429; the slots come back.
+func TestScriptSlots(t *testing.T) {
+	e, _ := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true,
+		Scripts: ScriptLimits{MaxConcurrent: 1, SlotWait: 50 * time.Millisecond, Timeout: 400 * time.Millisecond}})
+	defer e.Close()
+	c := mustContainer(t, e, 1000)
+	for _, s := range []ScriptSpec{{ID: "spin", Body: `function () { for (;;) {} }`}, {ID: "noop", Body: `function () {}`}} {
+		if _, err := c.CreateScript(StoredProcedure, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error)
+	go func() {
+		_, err := c.ExecuteProcedure("spin", key("a"), true, nil, ScriptEnv{})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	var te *ThrottledError
+	if _, err := c.ExecuteProcedure("noop", key("b"), true, nil, ScriptEnv{}); !errors.As(err, &te) || !strings.Contains(err.Error(), "running") {
+		t.Fatalf("a run past the limit: %v", err)
+	}
+	if err := <-done; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("the spinning run: %v", err)
+	}
+	if _, err := c.ExecuteProcedure("noop", key("b"), true, nil, ScriptEnv{}); err != nil {
+		t.Fatalf("after the slot came back: %v", err)
+	}
+}
