@@ -27,6 +27,9 @@
 //	query-cross  SELECT TOP 10 * FROM c ORDER BY c.n DESC, with
 //	             x-ms-documentdb-query-enablecrosspartition: True and no
 //	             partition key (Parsec runs it entirely on the server)
+//	sproc        POST .../sprocs/parsec-bench-noop with [] and a uniform
+//	             partition key: a stored procedure that only sets its
+//	             response body (created before the run if missing)
 //	ycsb-a       50% read, 50% update
 //	ycsb-b       95% read, 5% update
 //	ycsb-c       100% read

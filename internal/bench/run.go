@@ -54,6 +54,11 @@ func Run(ctx context.Context, o Options, log io.Writer) (*Result, error) {
 			return nil, err
 		}
 	}
+	if wl.Mix[0].Op == OpSproc {
+		if err = c.ensureProcedure(ctx, &o); err != nil {
+			return nil, err
+		}
+	}
 	if wl.NeedsItems {
 		if err := c.loadItems(ctx, &o, ks, log, o.Progress); err != nil {
 			return nil, err

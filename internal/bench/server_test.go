@@ -25,6 +25,7 @@ func TestAgainstParsec(t *testing.T) {
 	for _, tc := range []struct{ wl, client string }{
 		{"read", ClientNetHTTP}, {"write", ClientNetHTTP}, {"upsert", ClientNetHTTP},
 		{"read", ClientRaw}, {"write", ClientRaw}, {"upsert", ClientRaw},
+		{"sproc", ClientNetHTTP}, {"sproc", ClientRaw},
 	} {
 		wl := tc.wl + "/" + tc.client
 		res, log := runBench(t, Options{Endpoint: s.URL(), Workload: tc.wl, Client: tc.client, Items: 300, ItemSize: 1024})

@@ -243,3 +243,20 @@ func (w *worker) loadOne(n int) error {
 		return fmt.Errorf("cannot load item i%d: the server answered %d %s: %s", n, st, http.StatusText(st), w.lastMessage())
 	}
 }
+
+// BenchProcedure is the id of the stored procedure of the sproc workload.
+const BenchProcedure = "parsec-bench-noop"
+
+// ensureProcedure creates the sproc workload's procedure if it is missing:
+// it sets its response body and touches no document.
+func (c *client) ensureProcedure(ctx context.Context, o *Options) error {
+	body, _ := json.Marshal(map[string]string{"id": BenchProcedure, "body": `function () { getContext().getResponse().setBody("ok"); }`})
+	r, err := c.call(ctx, http.MethodPost, "/dbs/"+o.Database+"/colls/"+o.Container+"/sprocs", nil, body, true)
+	if err != nil {
+		return fmt.Errorf("cannot create stored procedure %q: %w", BenchProcedure, err)
+	}
+	if r.status != http.StatusCreated && r.status != http.StatusConflict {
+		return unexpected(fmt.Sprintf("create stored procedure %q", BenchProcedure), r)
+	}
+	return nil
+}

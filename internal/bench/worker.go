@@ -237,6 +237,12 @@ func (w *worker) doAt(op OpKind, n int, now time.Time) (int, error) {
 		return w.query(op, n, 0, now)
 	case OpScan:
 		return w.query(op, n, 1+w.rng.IntN(MaxScanLength), now)
+	case OpSproc:
+		c := w.newCall()
+		c.method, c.path, c.rawPath = http.MethodPost, w.ks.sprocPath, w.ks.sprocRawPath
+		c.pk = w.ks.pkHeader[w.rng.IntN(PartitionKeys)] // a uniform partition key; n is unused
+		c.body = append(w.s.buffer(), "[]"...)
+		return w.roundTrip(w.ks.sprocPOST, now)
 	}
 	panic("BUG: unknown op " + strconv.Itoa(int(op)))
 }

@@ -24,10 +24,11 @@ const (
 	OpQueryPK                      // query of every item of one partition key, all pages
 	OpQueryCross                   // cross-partition ORDER BY query, all pages
 	OpScan                         // YCSB scan: a range of n within one partition key
+	OpSproc                        // execution of a trivial stored procedure in one partition key
 	numOps
 )
 
-var opNames = [...]string{"", "trivial", "read", "create", "upsert", "rmw", "query-pk", "query-cross", "scan"}
+var opNames = [...]string{"", "trivial", "read", "create", "upsert", "rmw", "query-pk", "query-cross", "scan", "sproc"}
 
 func (k OpKind) String() string { return opNames[k] }
 
@@ -63,6 +64,8 @@ var Workloads = map[string]*Workload{
 		Mix: []Weighted{{OpUpsert, 1}}, NeedsContainer: true, NeedsItems: true},
 	"trivial": {Name: "trivial", Summary: "GET / without authentication, for a trivial baseline server (cmd/trivialhttp)",
 		Mix: []Weighted{{OpTrivial, 1}}},
+	"sproc": {Name: "sproc", Summary: "executions of a trivial stored procedure (it sets its response body) in a partition key (POST .../sprocs/{id})",
+		Mix: []Weighted{{OpSproc, 1}}, NeedsContainer: true},
 	"rmw": {Name: "rmw", Summary: "read-modify-write: GET an item, then PUT it back with If-Match: its etag (412 on conflict)",
 		Mix: []Weighted{{OpRMW, 1}}, NeedsContainer: true, NeedsItems: true},
 	"query-pk": {Name: "query-pk", Summary: "query of all items of one partition key (SELECT * FROM c WHERE c.pk = @pk), every page",
@@ -223,12 +226,15 @@ const (
 // keyspace is the request state shared by all workers: the signed resources
 // and precomputed strings of the container and its items.
 type keyspace struct {
-	docsPath    string    // /dbs/{db}/colls/{c}/docs
-	docsRawPath string    // docsPath escaped for the wire
-	docsPOST    *Resource // POST to docsPath (create, upsert, queries)
-	trivial     *Resource // GET / (never signed; only its path is used)
-	run         string    // the run id in inserted items' ids
-	loaded      int       // items 0..loaded-1 are the loaded ones ("i<n>")
+	docsPath     string    // /dbs/{db}/colls/{c}/docs
+	docsRawPath  string    // docsPath escaped for the wire
+	docsPOST     *Resource // POST to docsPath (create, upsert, queries)
+	sprocPath    string    // /dbs/{db}/colls/{c}/sprocs/{BenchProcedure}
+	sprocRawPath string    // sprocPath escaped for the wire
+	sprocPOST    *Resource // POST to sprocPath (execute)
+	trivial      *Resource // GET / (never signed; only its path is used)
+	run          string    // the run id in inserted items' ids
+	loaded       int       // items 0..loaded-1 are the loaded ones ("i<n>")
 	// pkHeader[k] is the x-ms-documentdb-partitionkey value of "p<k>",
 	// as a one-element header slice that is shared and never mutated.
 	pkHeader [PartitionKeys][]string
@@ -267,6 +273,9 @@ func newKeyspace(o *Options, seed uint64) *keyspace {
 	}
 	ks.docsRawPath = escapePath(ks.docsPath)
 	ks.docsPOST = NewResource("POST", ks.docsPath)
+	ks.sprocPath = "/dbs/" + o.Database + "/colls/" + o.Container + "/sprocs/" + BenchProcedure
+	ks.sprocRawPath = escapePath(ks.sprocPath)
+	ks.sprocPOST = NewResource("POST", ks.sprocPath)
 	ks.trivial = NewResource("GET", "/")
 	for k := range PartitionKeys {
 		name := "p" + strconv.Itoa(k)

@@ -64,6 +64,18 @@ type Command struct {
 	Ops []Op
 	// Atomic makes the operations all-or-nothing (a transactional batch).
 	Atomic bool
+	// IfVersion, when set, makes the command apply only if the logical
+	// partition of its operations (all of one key) is at this version
+	// (logicalState.Version); otherwise every operation fails with
+	// ErrRetryWith and nothing is written. A script's writes carry the
+	// version of the snapshot it ran against.
+	IfVersion *uint64
+	// IfSeq, when set, makes the command apply only if its first sequence
+	// number is this one, i.e. nothing else took one since the script's
+	// snapshot: a procedure whose response shows the _rid or _etag it
+	// predicted for a document it wrote carries it, so that what it
+	// returned is what was stored. Otherwise as IfVersion.
+	IfSeq *uint64
 	// Ts is the timestamp (epoch seconds) written into changed items.
 	Ts int64
 	// Limits are the storage limits the operations are applied under.
@@ -394,6 +406,24 @@ func (t *txn) flush() error {
 // writes nothing, unless the error came while flushing t (t.flushing).
 func apply(ac *applyCtx, t *txn, cmd *Command, seq, lsn uint64, st *partState) ([]OpResult, error) {
 	res := make([]OpResult, len(cmd.Ops))
+	if cmd.IfSeq != nil && seq != *cmd.IfSeq {
+		for i := range res {
+			res[i] = OpResult{Err: fmt.Errorf("%w: partition writes took sequence numbers while the script ran (next %#x, expected %#x)", ErrRetryWith, seq, *cmd.IfSeq)}
+		}
+		return res, nil
+	}
+	if cmd.IfVersion != nil {
+		v, err := t.logicalVersion(ac, &cmd.Ops[0])
+		if err != nil {
+			return nil, err
+		}
+		if v != *cmd.IfVersion {
+			for i := range res {
+				res[i] = OpResult{Err: fmt.Errorf("%w: the logical partition %s changed (version %d, expected %d) while the script ran", ErrRetryWith, cmd.Ops[0].Key, v, *cmd.IfVersion)}
+			}
+			return res, nil
+		}
+	}
 	failed := -1
 	for i := range cmd.Ops {
 		sp := t.savepoint()
@@ -472,7 +502,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		return OpResult{Doc: curDoc, Etag: string(curEtag)}, nil
 	case OpDelete:
 		delta := -int64(len(key) + len(cur))
-		if _, err := t.logical(ac, op, 0, -1, delta); err != nil {
+		if _, err := t.logical(ac, op, 0, -1, delta, lsn); err != nil {
 			return OpResult{}, err
 		}
 		tc, err := t.index(ac, op, curDoc, nil, jsondoc.System{})
@@ -541,7 +571,7 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 	if !exists {
 		newItems = 1
 	}
-	if r, err := t.logical(ac, op, cmd.Limits.LogicalBytes, newItems, delta); err != nil || r != nil {
+	if r, err := t.logical(ac, op, cmd.Limits.LogicalBytes, newItems, delta, lsn); err != nil || r != nil {
 		if r != nil {
 			return *r, err
 		}
@@ -575,9 +605,9 @@ func (t *txn) unchange(ac *applyCtx, etag []byte) {
 }
 
 // logical updates the size record of op's logical partition by the deltas,
-// refusing growth past the logical partition limit. A non-nil result is the
-// operation's failure.
-func (t *txn) logical(ac *applyCtx, op *Op, maxBytes, items, bytes int64) (*OpResult, error) {
+// refusing growth past the logical partition limit, and sets its version
+// to lsn. A non-nil result is the operation's failure.
+func (t *txn) logical(ac *applyCtx, op *Op, maxBytes, items, bytes int64, lsn uint64) (*OpResult, error) {
 	lk := storage.LogicalKey(nil, ac.rid, op.EPK, op.Key.String())
 	v, ok, err := t.get(lk)
 	if err != nil {
@@ -595,6 +625,7 @@ func (t *txn) logical(ac *applyCtx, op *Op, maxBytes, items, bytes int64) (*OpRe
 	}
 	ls.Items += items
 	ls.Bytes += bytes
+	ls.Version = lsn
 	if ls.Items <= 0 {
 		t.put(lk, nil)
 	} else {
@@ -603,16 +634,38 @@ func (t *txn) logical(ac *applyCtx, op *Op, maxBytes, items, bytes int64) (*OpRe
 	return nil, nil
 }
 
+// logicalVersion reads the version of op's logical partition.
+func (t *txn) logicalVersion(ac *applyCtx, op *Op) (uint64, error) {
+	lk := storage.LogicalKey(nil, ac.rid, op.EPK, op.Key.String())
+	v, ok, err := t.get(lk)
+	if err != nil || !ok {
+		return 0, err
+	}
+	ls, err := decodeLogicalState(lk, v)
+	return ls.Version, err
+}
+
 // logicalState is the size of one logical partition (one partition key
 // value), kept beside the items so that limits, split points and the top
 // keys by storage need no scan of the items.
+//
+// Version is the LSN of the last command that wrote the logical partition
+// (0 for records written before versions were kept, and for a logical
+// partition without items, which has no record): a command with
+// IfVersion applies only if it is unchanged, so that a script's writes,
+// computed from a snapshot, commit only over the state the script read.
 type logicalState struct {
-	Items int64
-	Bytes int64
+	Items   int64
+	Bytes   int64
+	Version uint64
 }
 
 func (s logicalState) encode() []byte {
-	return binary.AppendVarint(binary.AppendVarint(nil, s.Items), s.Bytes)
+	b := binary.AppendVarint(binary.AppendVarint(nil, s.Items), s.Bytes)
+	if s.Version != 0 {
+		b = binary.AppendUvarint(b, s.Version)
+	}
+	return b
 }
 
 // decodeLogicalState decodes the size record v stored at key; a record that
@@ -623,8 +676,15 @@ func decodeLogicalState(key, v []byte) (logicalState, error) {
 	if s.Items, n = binary.Varint(v); n <= 0 {
 		return s, corrupt("the size record of %s (%x) has no valid item count", logicalName(key), v)
 	}
-	if s.Bytes, n = binary.Varint(v[n:]); n <= 0 {
+	rest := v[n:]
+	if s.Bytes, n = binary.Varint(rest); n <= 0 {
 		return s, corrupt("the size record of %s (%x) has no valid byte count", logicalName(key), v)
+	}
+	// Records written before logical partitions had versions end here.
+	if rest = rest[n:]; len(rest) > 0 {
+		if s.Version, n = binary.Uvarint(rest); n <= 0 || n != len(rest) {
+			return s, corrupt("the size record of %s (%x) has no valid version", logicalName(key), v)
+		}
 	}
 	return s, nil
 }

@@ -16,11 +16,13 @@ import (
 // storage keys: a later version decodes every earlier one.
 //
 //	command   = version:1 kind:1 body
-//	version   = 0x01
+//	version   = 0x01 | 0x02 (0x02 adds the items flag bit 1; a version 1
+//	            command decodes as before)
 //	kind      = 0x01 items | 0x02 split | 0x03 reindex
-//	items     = flags:1 (bit 0: atomic) ts:varint
-//	            logicalLimit:varint partitionLimit:varint
-//	            count:uvarint op*
+//	items     = flags:1 (bit 0: atomic, bit 1: ifVersion follows,
+//	            bit 2: ifSeq follows)
+//	            ts:varint logicalLimit:varint partitionLimit:varint
+//	            [ifVersion:uvarint] [ifSeq:uvarint] count:uvarint op*
 //	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
 //	            condition:str patchCount:uvarint patch*
 //	key       = count:uvarint component*
@@ -38,7 +40,10 @@ import (
 // (compiled when applied), and for a split the boundaries and the child
 // range ids. The sequence numbers of new resource ids and etags are the
 // partition's own (partState.takeSeqs).
-const commandVersion = 1
+const commandVersion = 2
+
+// catalogVersion is the version byte of catalog entries (log.go).
+const catalogVersion = 1
 
 const (
 	commandItems   = 1
@@ -105,10 +110,22 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	if c.Atomic {
 		flags |= 1
 	}
+	if c.IfVersion != nil {
+		flags |= 2
+	}
+	if c.IfSeq != nil {
+		flags |= 4
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, c.Ts)
 	dst = binary.AppendVarint(dst, c.Limits.LogicalBytes)
 	dst = binary.AppendVarint(dst, c.Limits.PartitionBytes)
+	if c.IfVersion != nil {
+		dst = binary.AppendUvarint(dst, *c.IfVersion)
+	}
+	if c.IfSeq != nil {
+		dst = binary.AppendUvarint(dst, *c.IfSeq)
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(c.Ops)))
 	for i := range c.Ops {
 		dst = appendOp(dst, &c.Ops[i])
@@ -154,8 +171,9 @@ var errBadCommand = errors.New("not a valid command")
 // DecodeCommand decodes an encoded command. The result does not alias b.
 func DecodeCommand(b []byte) (*Command, error) {
 	d := newDecoder(b)
-	if v := d.Byte(); v != commandVersion {
-		d.Fail("unknown version %d", v) // a truncation's failure comes first
+	version := d.Byte()
+	if version != 1 && version != commandVersion {
+		d.Fail("unknown version %d", version) // a truncation's failure comes first
 		return nil, d.Err()
 	}
 	c := &Command{}
@@ -181,13 +199,25 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
 		flags := d.Byte()
-		if flags&^1 != 0 {
+		known := byte(7)
+		if version == 1 {
+			known = 1
+		}
+		if flags&^known != 0 {
 			d.Fail("unknown flags %#x", flags)
 		}
 		c.Atomic = flags&1 != 0
 		c.Ts = d.Varint()
 		c.Limits.LogicalBytes = d.Varint()
 		c.Limits.PartitionBytes = d.Varint()
+		if flags&2 != 0 {
+			v := d.Uvarint()
+			c.IfVersion = &v
+		}
+		if flags&4 != 0 {
+			v := d.Uvarint()
+			c.IfSeq = &v
+		}
 		n := d.Count(2)
 		c.Ops = make([]Op, n)
 		for i := range c.Ops {

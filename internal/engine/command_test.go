@@ -26,6 +26,13 @@ func sampleCommands() []*Command {
 			{Kind: OpDelete, ID: "\x00\xff", EPK: ""},
 			{Kind: OpRead, ID: "r", Key: epk.Key{epk.Number(math.Inf(1))}},
 		}},
+		{Atomic: true, IfVersion: ptrTo(uint64(1) << 40), Ts: 1_800_000_001, Ops: []Op{
+			{Kind: OpUpsert, ID: "s1", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"s1","pk":"k"}`)},
+			{Kind: OpDelete, ID: "s2", Key: epk.Key{epk.String("k")}, EPK: "0A1B", IfMatch: `"x"`},
+		}},
+		{Atomic: true, IfVersion: ptrTo(uint64(3)), IfSeq: ptrTo(uint64(1<<63 | 5<<40 | 77)), Ops: []Op{
+			{Kind: OpCreate, ID: "q", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"q","pk":"k"}`)}}},
+		{IfVersion: ptrTo(uint64(0)), Ops: []Op{{Kind: OpCreate, ID: "z", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"z","pk":"k"}`)}}},
 		{Split: &SplitCommand{Range: "12", Bounds: []string{"1F", "3FFF"}, FirstChild: 77, RangesSeq: 9}},
 		{Split: &SplitCommand{Range: "0", FirstChild: 1}},
 		{Reindex: &ReindexCommand{Gen: math.MaxUint32, Policy: []byte(`{"indexingMode":"none"}`), From: []byte{'D', 0}, To: []byte{'D', 1}}},
@@ -56,6 +63,31 @@ func TestCommandRoundTrip(t *testing.T) {
 	}
 }
 
+func ptrTo[T any](v T) *T { return &v }
+
+// TestCommandVersion1Decodes: commands written before the version
+// precondition existed (version 1) still decode, and version 1 does not
+// take the new flag.
+func TestCommandVersion1Decodes(t *testing.T) {
+	for i, c := range sampleCommands() {
+		if c.IfVersion != nil || c.IfSeq != nil {
+			continue
+		}
+		b := EncodeCommand(nil, c)
+		b[0] = 1
+		got, err := DecodeCommand(b)
+		if err != nil || !reflect.DeepEqual(got, c) {
+			t.Fatalf("command %d as version 1: %v\n got %+v\nwant %+v", i, err, got, c)
+		}
+	}
+	v := uint64(7)
+	b := EncodeCommand(nil, &Command{IfVersion: &v, Ops: []Op{{Kind: OpDelete, ID: "a"}}})
+	b[0] = 1
+	if _, err := DecodeCommand(b); !errors.Is(err, errBadCommand) {
+		t.Fatalf("a version 1 command with the version flag decoded: %v", err)
+	}
+}
+
 // FuzzDecodeCommand: any bytes decode to a command (or a catalog batch) or
 // to errBadCommand,
 // never a panic or a huge allocation, and a decoded command encodes to
@@ -65,6 +97,7 @@ func FuzzDecodeCommand(f *testing.F) {
 		f.Add(EncodeCommand(nil, c))
 	}
 	f.Add([]byte{1, 1, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add([]byte{2, 1, 2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := decodeCatalogBatch(b); err == nil {
 			if again, err := decodeCatalogBatch(m.encode()); err != nil || !reflect.DeepEqual(again, m) {

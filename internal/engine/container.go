@@ -41,6 +41,10 @@ type Container struct {
 
 	// splitMu makes splits of the container decided one at a time.
 	splitMu sync.Mutex
+	// scriptMu orders the changes to the container's scripts.
+	scriptMu sync.Mutex
+	// programs caches compiled scripts by kind, id and version (script.go).
+	programs programCache
 
 	mu sync.RWMutex
 	// pmap is the partition map; parts[i] is the partition of pmap.At(i).
@@ -198,6 +202,7 @@ func (c *Container) deleteInto(m *catalogBatch) {
 	m.deleteRange(storage.LogicalSpan(c.rid, "", ""))
 	m.deleteRange(storage.IndexGenerationsSpan(c.rid, 0, 0))
 	m.deleteRange(storage.ContainerChangesSpan(c.rid))
+	m.deleteRange(storage.ScriptsSpan(c.rid))
 }
 
 // epkOf hashes a resolved key. Every item of a fixed container has the empty

@@ -37,6 +37,12 @@
 // to an optional log that ApplyLog replays into another store with the same
 // result byte for byte (log.go, replay.go).
 //
+// Server-side scripts (script.go) run outside the loop, against a
+// snapshot and an overlay of their own writes, and submit those writes as
+// one atomic item command that applies only if their logical partition
+// is still at the version they read (Command.IfVersion): the log carries
+// the script's writes, never the script.
+//
 // Reads go straight to the committed state in storage, or to a snapshot of
 // one partition at an applied LSN (Partition.Snapshot), and never wait for
 // the apply loop.

@@ -33,6 +33,9 @@ type Options struct {
 	// Query bounds every query page; zero fields take their defaults (see
 	// QueryLimits).
 	Query QueryLimits
+	// Scripts bound server-side scripts; zero fields take their defaults
+	// (see ScriptLimits).
+	Scripts ScriptLimits
 	// AcceptDataLoss opens a store that holds less than it acknowledged
 	// (see AckedFile), logging what was lost, instead of refusing with
 	// storage.ErrDataLoss.
@@ -84,6 +87,9 @@ type Engine struct {
 	// PermissionLive).
 	livePerms map[string]uint64
 
+	// scriptSlots holds a token per script run under way (script.go).
+	scriptSlots chan struct{}
+
 	// builders counts the running index builds (see index_build.go).
 	builders sync.WaitGroup
 
@@ -119,6 +125,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		opts.FixedMaxBytes = DefaultFixedMaxBytes
 	}
 	opts.Query = opts.Query.withDefaults()
+	opts.Scripts = opts.Scripts.withDefaults()
 	if opts.AckedInterval <= 0 {
 		opts.AckedInterval = DefaultAckedInterval
 	}
@@ -129,7 +136,8 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}, livePerms: map[string]uint64{}}
+	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}, livePerms: map[string]uint64{},
+		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent)}
 	// Catalog records are read by family rather than by database, and any
 	// record whose key is not the current encoding of its id (stores written
 	// before names were escaped in keys) is rewritten under its current key.

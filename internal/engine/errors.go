@@ -23,6 +23,11 @@ var (
 	ErrFailedDependency     = errors.New("failed dependency")
 	ErrLogicalPartitionFull = errors.New("logical partition full")
 	ErrThrottled            = errors.New("request rate is large")
+	// ErrRetryWith is a script whose logical partition kept changing
+	// while it ran (Cosmos's 449): retrying it may succeed.
+	ErrRetryWith = errors.New("retry with")
+	// ErrTimeout is a script stopped at its time limit (408).
+	ErrTimeout = errors.New("request timeout")
 	// ErrCorrupt is stored data that cannot be decoded: an item value, a
 	// partition or logical partition state, an index entry, or a record that
 	// the engine wrote and reads back damaged (or an index that disagrees
@@ -45,9 +50,15 @@ type ThrottledError struct {
 	RUs        float64 // the partition's budget, RU/s
 	HotKey     string  // the partition key (JSON) that consumed the most recently
 	HotShare   float64 // its share of the partition's recent consumption, 0..1
+	// Reason, when set, says what else than the budget refused the
+	// request (too many scripts running at once).
+	Reason string
 }
 
 func (e *ThrottledError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("%v: %s; retry after %d ms", ErrThrottled, e.Reason, e.RetryAfter.Milliseconds())
+	}
 	msg := fmt.Sprintf("%v: partition key range %s [%q, %q) has a budget of %.0f RU/s and it is exhausted; retry after %d ms",
 		ErrThrottled, e.RangeID, e.Range.Min, e.Range.Max, e.RUs, e.RetryAfter.Milliseconds())
 	if e.HotKey != "" {

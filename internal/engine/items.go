@@ -258,7 +258,10 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 			return nil, p.Session(), err
 		}
 	}
-	cmd.Ts = now.Unix()
+	if cmd.Ts == 0 {
+		// A script's writes carry the time their documents show.
+		cmd.Ts = now.Unix()
+	}
 	cmd.Limits = c.storeLimits
 	res, err := p.submit(&request{cmd: cmd, named: rangeID != ""})
 	if err != nil {

@@ -63,7 +63,7 @@ func (m *catalogBatch) deleteRange(lo, hi []byte) {
 // Catalog entries: version:1 count:uvarint (kind:1 key:str val:str)*,
 // where val is the value of a set and the end of a deleted range.
 func (m *catalogBatch) encode() []byte {
-	b := []byte{commandVersion}
+	b := []byte{catalogVersion}
 	b = binary.AppendUvarint(b, uint64(len(m.ops)))
 	for _, op := range m.ops {
 		b = append(b, op.kind)
@@ -75,7 +75,7 @@ func (m *catalogBatch) encode() []byte {
 
 func decodeCatalogBatch(data []byte) (*catalogBatch, error) {
 	d := newDecoder(data)
-	if v := d.Byte(); v != commandVersion {
+	if v := d.Byte(); v != catalogVersion {
 		d.Fail("unknown catalog entry version %d", v)
 	}
 	n := d.Count(3)

@@ -61,6 +61,13 @@ func (p *Partition) charge(now time.Time, ru float64) {
 	p.meter.mu.Unlock()
 }
 
+// rate is p's throughput, RU/s.
+func (p *Partition) rate(now time.Time) float64 {
+	p.meter.mu.Lock()
+	defer p.meter.mu.Unlock()
+	return p.meter.bucket.Snapshot(now).Rate
+}
+
 func (p *Partition) setRate(rate float64, now time.Time) {
 	p.meter.mu.Lock()
 	p.meter.bucket.SetRate(rate, now)

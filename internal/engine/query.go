@@ -241,7 +241,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	if !next.Done() {
 		page.Next = next
 	}
-	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, page.IndexEntries)
+	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, page.IndexEntries) + udfCharge(plan)
 	if len(spans) > 0 {
 		each := page.Charge / float64(len(spans))
 		for _, s := range spans {

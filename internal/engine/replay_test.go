@@ -64,6 +64,14 @@ func testReplay(t *testing.T, seed uint64) {
 		}
 	}
 
+	// A stored procedure that the workload runs on container c: its
+	// writes reach the log as one atomic command with a version
+	// precondition.
+	cs, _ := e.Container("db", "c")
+	if _, err := cs.CreateScript(StoredProcedure, ScriptSpec{ID: "bump", Body: replayProcedure}); err != nil {
+		t.Fatal(err)
+	}
+
 	policies := []string{
 		`{"indexingMode":"consistent","includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/pad/?"}]}`,
 		`{"indexingMode":"consistent","includedPaths":[{"path":"/n/?"},{"path":"/s/?"}],"excludedPaths":[{"path":"/*"}]}`,
@@ -145,11 +153,13 @@ func testReplay(t *testing.T, seed uint64) {
 			kinds["split"]++
 		case cmd.Reindex != nil:
 			kinds["reindex"]++
+		case cmd.IfVersion != nil:
+			kinds["script"]++
 		default:
 			kinds["items"]++
 		}
 	}
-	for _, k := range []string{"catalog", "split", "reindex", "items"} {
+	for _, k := range []string{"catalog", "split", "reindex", "items", "script"} {
 		if kinds[k] == 0 {
 			t.Fatalf("the workload logged no %s entry: %v", k, kinds)
 		}
@@ -286,8 +296,29 @@ func sameContents(t *testing.T, a, b *storage.DB) int {
 
 // randomCommand runs one random item command on c: a single operation of
 // any kind (some of which fail), or a batch, atomic or not.
+// replayProcedure counts its runs in a document of its logical
+// partition, creates a document, and throws when asked to.
+const replayProcedure = `function (pk, id, fail) {
+	var coll = getContext().getCollection();
+	coll.readDocument(coll.getSelfLink() + "docs/ctr", function (err, doc) {
+		var n = err ? 0 : doc.n;
+		coll.upsertDocument(coll.getSelfLink(), {id: "ctr", pk: pk, n: n + 1});
+		coll.createDocument(coll.getSelfLink(), {id: id, pk: pk, n: n});
+		if (fail) throw new Error("asked to fail");
+		getContext().getResponse().setBody(n + 1);
+	});
+}`
+
 func randomCommand(c *Container, rng *rand.Rand) error {
 	pk, tenant := fmt.Sprint("k", rng.IntN(40)), fmt.Sprint("t", rng.IntN(3))
+	if c.Info().ID == "c" && rng.IntN(5) == 0 {
+		args := fmt.Appendf(nil, `[%q, "s%d", %v]`, pk, rng.IntN(30), rng.IntN(4) == 0)
+		_, err := c.ExecuteProcedure("bump", key(pk), true, args, ScriptEnv{})
+		if errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		return nil
+	}
 	doc := func(id string) []byte {
 		return fmt.Appendf(nil, `{"id":%q,"pk":%q,"tenant":%q,"t":"x","n":%d,"s":"v%d","pad":%q}`,
 			id, pk, tenant, rng.IntN(100), rng.IntN(5), bytes.Repeat([]byte("p"), rng.IntN(600)))

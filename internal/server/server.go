@@ -70,6 +70,10 @@ type Options struct {
 	// AcceptDataLoss starts on a store whose write-ahead log is damaged or
 	// missing, logging what was lost, instead of refusing to start.
 	AcceptDataLoss bool
+	// ScriptTimeout and ScriptMaxWrites bound one run of a stored
+	// procedure or trigger (engine.ScriptLimits); zero takes the default.
+	ScriptTimeout   time.Duration
+	ScriptMaxWrites int
 	// Storage, when set, adjusts the store's options after the fields above
 	// are applied (tests inject free space and faults with it).
 	Storage func(*storage.Options)
@@ -207,7 +211,8 @@ func Start(o Options) (*Server, error) {
 	}
 	eng, err := engine.Open(store, engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
 		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
-		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss})
+		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss,
+		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites}})
 	if err != nil {
 		store.Close()
 		return nil, dataLossHint(err)

@@ -306,3 +306,30 @@ func ContainerChangesSpan(rid [RidLen]byte) (lo, hi []byte) {
 	lo = append([]byte{prefixChange}, rid[:]...)
 	return lo, PrefixEnd(lo)
 }
+
+// Script keys (stable): the stored procedures, triggers and user-defined
+// functions of a container, catalog records like the container's own:
+//
+//	M 0x00 "script" 0x00 <container rid, 8 bytes> <kind, 1 byte> <script id>
+//
+// The rid has a fixed length and the kind one byte, so the id, the last
+// component, needs no escape; a container's scripts are one span
+// (ScriptsSpan), and one kind's a sub-span (ScriptKindPrefix).
+func ScriptKey(rid [RidLen]byte, kind byte, id string) []byte {
+	return append(ScriptKindPrefix(rid, kind), id...)
+}
+
+// ScriptKindPrefix bounds the scripts of one kind of a container.
+func ScriptKindPrefix(rid [RidLen]byte, kind byte) []byte {
+	return append(scriptsPrefix(rid), kind)
+}
+
+func scriptsPrefix(rid [RidLen]byte) []byte {
+	return append([]byte{prefixMeta, 0, 's', 'c', 'r', 'i', 'p', 't', 0}, rid[:]...)
+}
+
+// ScriptsSpan bounds every script of a container.
+func ScriptsSpan(rid [RidLen]byte) (lo, hi []byte) {
+	lo = scriptsPrefix(rid)
+	return lo, PrefixEnd(lo)
+}

@@ -44,6 +44,10 @@ func errForbidden(format string, args ...any) error {
 	return &apiError{status: http.StatusForbidden, code: "Forbidden", msg: fmt.Sprintf(format, args...)}
 }
 
+// statusRetryWith is Cosmos's 449: a write that conflicted with a
+// concurrent one and may succeed if retried.
+const statusRetryWith = 449
+
 // Cosmos substatus codes.
 const (
 	subPartitionKeyMismatch  = 1001
@@ -80,6 +84,10 @@ func statusOf(err error) (status, sub int, code string) {
 		return http.StatusForbidden, subLogicalPartitionFull, "Forbidden"
 	case errors.Is(err, engine.ErrFailedDependency):
 		return http.StatusFailedDependency, 0, "FailedDependency"
+	case errors.Is(err, engine.ErrRetryWith):
+		return statusRetryWith, 0, "RetryWith"
+	case errors.Is(err, engine.ErrTimeout):
+		return http.StatusRequestTimeout, 0, "RequestTimeout"
 	case errors.Is(err, engine.ErrUnavailable):
 		return http.StatusServiceUnavailable, 0, "ServiceUnavailable"
 	case errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrInternal):

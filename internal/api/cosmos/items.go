@@ -154,13 +154,20 @@ func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id
 }
 
 func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) error {
+	if ok, err := s.executeWithTriggers(req, c, op); ok {
+		return err
+	}
 	res, session, err := c.Execute(&engine.Command{Ops: []engine.Op{op}}, req.r.Header.Get(hdrRangeID))
 	req.session = sessionToken(session)
 	if err != nil {
 		return err
 	}
-	r := res[0]
-	req.charge = r.Charge
+	req.charge = res[0].Charge
+	return s.writeOpResult(req, op, res[0])
+}
+
+// writeOpResult answers a single item operation with its outcome.
+func (s *Server) writeOpResult(req *request, op engine.Op, r engine.OpResult) error {
 	if r.Err != nil {
 		return r.Err
 	}

@@ -59,6 +59,14 @@ const (
 	opReadPermission
 	opReplacePermission
 	opDeletePermission
+	// Scripts (stored procedures, triggers, user-defined functions).
+	opListScripts
+	opCreateScript
+	opQueryScripts
+	opReadScript
+	opReplaceScript
+	opDeleteScript
+	opExecuteProcedure
 	// opReadMetrics is GET /metrics, which ServeHTTP serves before
 	// classify (see serveMetrics); it only reads.
 	opReadMetrics
@@ -81,6 +89,9 @@ var opNames = [...]string{
 	opCreatePermission: "create permission", opUpsertPermission: "upsert permission",
 	opReadPermission: "read permission", opReplacePermission: "replace permission",
 	opDeletePermission: "delete permission",
+	opListScripts:      "list scripts", opCreateScript: "create script", opQueryScripts: "query scripts",
+	opReadScript: "read script", opReplaceScript: "replace script", opDeleteScript: "delete script",
+	opExecuteProcedure: "execute stored procedure",
 }
 
 func (k opKind) String() string {
@@ -106,6 +117,9 @@ type operation struct {
 	db, coll, id, user string
 	// err is the answer of an opError.
 	err error
+	// scripts is the script feed a script operation addresses: "sprocs",
+	// "triggers" or "udfs".
+	scripts string
 }
 
 // classify returns the operation of a request with the given method,
@@ -234,10 +248,46 @@ func classify(method string, segs []string, h http.Header) operation {
 			return operation{kind: opReadConflict, db: db, coll: coll, id: segs[5]}
 		}
 		return errOp(method, errMethod(method, "a conflict"))
+	case isScriptFeed(segs[4]) && (n == 5 || n == 6):
+		return classifyScripts(method, segs, h)
 	case isKnownUnsupported(segs[4]):
 		return errOp(method, errNotImplemented("%s are not supported by this server version", segs[4]))
 	}
 	return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
+}
+
+// classifyScripts classifies a request to a container's scripts feed
+// (n == 5) or one script (n == 6). A POST to a stored procedure executes
+// it.
+func classifyScripts(method string, segs []string, h http.Header) operation {
+	op := operation{db: segs[1], coll: segs[3], scripts: segs[4]}
+	if len(segs) == 5 {
+		switch {
+		case method == http.MethodGet:
+			op.kind = opListScripts
+		case method == http.MethodPost && isQueryHeader(h):
+			op.kind = opQueryScripts
+		case method == http.MethodPost:
+			op.kind, op.writes = opCreateScript, true
+		default:
+			return errOp(method, errMethod(method, segs[4]))
+		}
+		return op
+	}
+	op.id = segs[5]
+	switch {
+	case method == http.MethodGet:
+		op.kind = opReadScript
+	case method == http.MethodPut:
+		op.kind, op.writes = opReplaceScript, true
+	case method == http.MethodDelete:
+		op.kind, op.writes = opDeleteScript, true
+	case method == http.MethodPost && segs[4] == "sprocs":
+		op.kind, op.writes = opExecuteProcedure, true
+	default:
+		return errOp(method, errMethod(method, "a script"))
+	}
+	return op
 }
 
 // classifyItemsFeed classifies a request to /dbs/{db}/colls/{coll}/docs.

@@ -59,7 +59,6 @@ func TestClassify(t *testing.T) {
 	f("POST", "/offers", "x-ms-documentdb-isquery=True", "query offers", false)
 	f("POST", "/offers", "", "error", true)
 	f("PUT", "/offers/abc", "x-ms-documentdb-isquery=True", "replace offer", true)
-	f("POST", "/dbs/d/colls/c/sprocs", "", "error", true)
 	f("GET", "/dbs/d/users", "", "list users", false)
 	f("POST", "/dbs/d/users", "", "create user", true)
 	f("POST", "/dbs/d/users", "x-ms-documentdb-isquery=True", "query users", false)
@@ -74,6 +73,14 @@ func TestClassify(t *testing.T) {
 	f("DELETE", "/dbs/d/users/u/permissions/p", "", "delete permission", true)
 	f("PATCH", "/dbs/d/users/u/permissions/p", "", "error", true)
 	f("GET", "/dbs/d/users/u/other", "", "error", false)
+	f("POST", "/dbs/d/colls/c/sprocs", "", "create script", true)
+	f("POST", "/dbs/d/colls/c/sprocs/p", "", "execute stored procedure", true)
+	f("POST", "/dbs/d/colls/c/triggers/t", "", "error", true)
+	f("GET", "/dbs/d/colls/c/udfs", "", "list scripts", false)
+	f("POST", "/dbs/d/colls/c/udfs", "Content-Type=application/query+json", "query scripts", false)
+	f("PUT", "/dbs/d/colls/c/udfs/u", "", "replace script", true)
+	f("DELETE", "/dbs/d/colls/c/triggers/t", "", "delete script", true)
+	f("GET", "/dbs/d/colls/c/sprocs/p/x", "", "error", false)
 	f("get", "/dbs", "", "error", true) // methods are case-sensitive: not a read
 	f("post", docs, "x-ms-documentdb-isquery=True", "error", true)
 }
@@ -102,5 +109,21 @@ func TestReadOnlyKeyReads(t *testing.T) {
 		if st, body := ts.do(ts.readOnly, c.method, c.path, []byte(c.body), c.hdr); st != http.StatusOK {
 			t.Errorf("%s %s with the read-only key: %d, want 200: %s", c.method, c.path, st, body)
 		}
+	}
+}
+
+// TestTriggerHeaderKeys: the trigger headers are looked up by their
+// canonical keys.
+func TestTriggerHeaderKeys(t *testing.T) {
+	for _, k := range []string{hdrPreTriggers, hdrPostTriggers} {
+		if http.CanonicalHeaderKey(k) != k {
+			t.Errorf("%q is not canonical", k)
+		}
+	}
+	r, _ := http.NewRequest("POST", "/", nil)
+	r.Header.Set("x-ms-documentdb-pre-trigger-include", "a, b")
+	r.Header.Add("x-ms-documentdb-pre-trigger-include", "c")
+	if got := triggerNames(r, hdrPreTriggers); strings.Join(got, "|") != "a|b|c" {
+		t.Errorf("triggerNames = %q", got)
 	}
 }

@@ -18,7 +18,10 @@ import (
 
 // readQuery reads a query request: its body {"query", "parameters"}, parsed,
 // checked and compiled, and the scope its headers give.
-func readQuery(req *request) (*exec.Plan, engine.QueryScope, error) {
+//
+// c, when set, is the container queried, whose user-defined functions the
+// query may call.
+func readQuery(req *request, c *engine.Container) (*exec.Plan, engine.QueryScope, error) {
 	var scope engine.QueryScope
 	body, err := readBody(req)
 	if err != nil {
@@ -60,7 +63,12 @@ func readQuery(req *request) (*exec.Plan, engine.QueryScope, error) {
 	if err != nil {
 		return nil, scope, errBadRequest("%v", err)
 	}
-	plan, err := engine.CompileQuery(q, params)
+	var plan *exec.Plan
+	if c != nil {
+		plan, err = c.CompileQuery(q, params)
+	} else {
+		plan, err = engine.CompileQuery(q, params)
+	}
 	if err != nil {
 		return nil, scope, err
 	}
@@ -82,7 +90,7 @@ func queryScope(r *http.Request) (engine.QueryScope, error) {
 
 func (s *Server) query(req *request, c *engine.Container) error {
 	start := time.Now()
-	plan, scope, err := readQuery(req)
+	plan, scope, err := readQuery(req, c)
 	if err != nil {
 		return err
 	}
@@ -196,7 +204,7 @@ func indexUtilizationHeader(u engine.IndexUtilization) string {
 // queryPlan answers a query plan request: how a client that merges
 // partitions itself must run the query.
 func (s *Server) queryPlan(req *request, c *engine.Container) error {
-	plan, scope, err := readQuery(req)
+	plan, scope, err := readQuery(req, c)
 	if err != nil {
 		return err
 	}

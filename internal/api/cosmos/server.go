@@ -193,6 +193,8 @@ func (s *Server) route(req *request, op operation) {
 	case opListPermissions, opQueryPermissions, opCreatePermission, opUpsertPermission,
 		opReadPermission, opReplacePermission, opDeletePermission:
 		err = s.permissions(req, op)
+	case opListScripts, opCreateScript, opQueryScripts, opReadScript, opReplaceScript, opDeleteScript, opExecuteProcedure:
+		err = s.scripts(req, op)
 	default:
 		panic("BUG: no route for " + op.kind.String())
 	}
@@ -201,9 +203,13 @@ func (s *Server) route(req *request, op operation) {
 	}
 }
 
+func isScriptFeed(seg string) bool {
+	return seg == "sprocs" || seg == "triggers" || seg == "udfs"
+}
+
 func isKnownUnsupported(seg string) bool {
 	switch seg {
-	case "sprocs", "triggers", "udfs", "clientencryptionkeys":
+	case "clientencryptionkeys":
 		return true
 	}
 	return false

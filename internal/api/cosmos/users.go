@@ -1,7 +1,6 @@
 package cosmos
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
-	"github.com/parsecdb/parsec/internal/query/eval"
-	"github.com/parsecdb/parsec/internal/query/exec"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
 
@@ -313,55 +310,26 @@ func readPermission(req *request) (engine.PermissionSpec, error) {
 	return engine.PermissionSpec{ID: *in.ID, Mode: *in.Mode, Resource: *in.Resource, PartitionKey: in.PartitionKey}, nil
 }
 
-// Bounds of a query over users or permissions: counted, not timed, like
-// every query's (the lists are bounded by engine.MaxUsersPerDatabase and
-// engine.MaxPermissionsPerUser).
-var metadataQueryLimits = exec.Limits{
-	MaxSteps:     10_000_000,
-	MaxBytes:     engine.DefaultQueryValueBytes,
-	MaxHeldBytes: engine.DefaultQueryHeldBytes,
-	What:         "the query",
-}
-
 // queryResources runs the request's query over rendered resources and
 // returns its rows, all in one page.
 func queryResources(req *request, list []any) ([]any, error) {
-	plan, _, err := readQuery(req)
+	plan, _, err := readQuery(req, nil)
 	if err != nil {
 		return nil, err
 	}
-	src := &listSource{docs: make([]eval.Value, len(list))}
+	docs := make([][]byte, len(list))
 	for i, r := range list {
-		b, err := json.Marshal(r)
-		if err != nil {
+		if docs[i], err = json.Marshal(r); err != nil {
 			panic("BUG: cannot encode a resource: " + err.Error())
 		}
-		if src.docs[i], err = eval.FromJSON(b); err != nil {
-			panic("BUG: cannot read a rendered resource: " + err.Error())
-		}
 	}
-	lim := metadataQueryLimits
-	rows, _, err := exec.ExecJSON(plan, []exec.Source{src}, nil, len(list)+1, &lim)
+	rows, err := engine.QueryDocuments(plan, docs)
 	if err != nil {
-		return nil, errBadRequest("%v", err)
+		return nil, err
 	}
 	out := make([]any, len(rows))
 	for i, r := range rows {
 		out[i] = json.RawMessage(r)
 	}
 	return out, nil
-}
-
-// listSource is an exec.Source over documents in memory.
-type listSource struct {
-	docs []eval.Value
-	i    int
-}
-
-func (s *listSource) Next() ([]byte, eval.Value, bool, error) {
-	if s.i >= len(s.docs) {
-		return nil, eval.Value{}, false, nil
-	}
-	s.i++
-	return binary.BigEndian.AppendUint32(nil, uint32(s.i-1)), s.docs[s.i-1], true, nil
 }

@@ -37,6 +37,11 @@ var (
 	// not (a LIKE ESCAPE of more than one character, a negative TOP).
 	ErrBadArgument = errors.New("bad argument")
 
+	// ErrUDF: a user-defined function failed (threw, ran past its time,
+	// or does not exist). The executor's UDF hook returns it; Eval passes
+	// the hook's errors through as they are.
+	ErrUDF = errors.New("user-defined function failed")
+
 	// ErrNeedsExecutor: Eval met a subquery, UDF call or aggregate and the
 	// Env has no hook to evaluate it.
 	ErrNeedsExecutor = errors.New("needs the query executor")

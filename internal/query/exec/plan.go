@@ -26,6 +26,9 @@ type Options struct {
 	Rand func() float64
 	// UDF calls a user-defined function by name (without "udf.").
 	UDF func(name string, args []eval.Value) (eval.Value, error)
+	// Tag is the caller's own value, kept with the plan (Plan.Tag): for
+	// instance what accounts for the UDF calls of its pages.
+	Tag any
 }
 
 // Shape is how a query's rows are produced per partition and merged across
@@ -75,7 +78,11 @@ type Plan struct {
 	fp     uint64
 	// sortPath: see SortPath (Ordered and OrderedDistinct only).
 	sortPath []string
+	tag      any
 }
+
+// Tag returns Options.Tag of the plan's compilation.
+func (p *Plan) Tag() any { return p.tag }
 
 // query is one compiled SELECT: the top-level query or a subquery.
 type query struct {
@@ -148,7 +155,7 @@ func CompileWith(q *ast.Query, params map[string]eval.Value, opts Options) (*Pla
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{top: top, params: params, subs: c.subs}
+	p := &Plan{top: top, params: params, subs: c.subs, tag: opts.Tag}
 	p.base = &eval.Env{
 		Params:     params,
 		Subquery:   p.subquery,
