@@ -447,6 +447,8 @@ type scriptColl struct {
 	writeCharge float64
 	maxCharge   float64
 	lim         ScriptLimits
+	// x hides expired items from the script, as from every read.
+	x *expiry
 }
 
 // spent reports whether the run has spent its request units.
@@ -473,7 +475,7 @@ type overDoc struct {
 }
 
 func (c *Container) newScriptColl(snap *PartitionSnapshot, key epk.Key, e string, now time.Time) (*scriptColl, error) {
-	sc := &scriptColl{c: c, snap: snap, key: key, epk: e, ts: now.Unix(), over: map[string]*overDoc{}, lim: c.e.opts.Scripts}
+	sc := &scriptColl{c: c, snap: snap, key: key, epk: e, ts: now.Unix(), over: map[string]*overDoc{}, lim: c.e.opts.Scripts, x: c.expiry()}
 	lk := storage.LogicalKey(nil, c.rid, e, key.String())
 	v, err := snap.Get(nil, lk)
 	switch {
@@ -533,6 +535,9 @@ func (sc *scriptColl) current(id string) (doc []byte, etag string, ok bool, err 
 	_, et, d, err := decodeItem(k, v)
 	if err != nil {
 		return nil, "", false, err
+	}
+	if sc.x.expired(d) {
+		return nil, "", false, nil
 	}
 	return d, string(et), true, nil
 }
@@ -605,6 +610,9 @@ func (sc *scriptColl) scan(charge bool) ([]keyedDoc, error) {
 		_, _, d, err := decodeItem(k, v)
 		if err != nil {
 			return false, err
+		}
+		if sc.x.expired(d) {
+			return true, nil
 		}
 		if size += len(d); size > sc.lim.MaxReadBytes {
 			return false, fmt.Errorf("%w: the script read more than %d bytes of documents in one call; read fewer with a narrower query", ErrTooLarge, sc.lim.MaxReadBytes)

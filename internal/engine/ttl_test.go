@@ -237,3 +237,37 @@ func mustPatch(t *testing.T, ops string) []jsondoc.PatchOp {
 	}
 	return p
 }
+
+// TestTTLInProcedures: a stored procedure does not see expired items, and
+// may create an expired item's id again.
+func TestTTLInProcedures(t *testing.T) {
+	c, clk := ttlContainer(t, ptr(10))
+	if err := ttlPut(t, c, OpCreate, "old", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := ttlPut(t, c, OpCreate, "kept", `,"ttl":-1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "look", Body: `function () {
+		var coll = getContext().getCollection(), seen = [];
+		coll.readDocument(coll.getSelfLink() + "docs/old", function (err) { seen.push(err ? "old:missing" : "old:found"); });
+		coll.queryDocuments(coll.getSelfLink(), "SELECT VALUE c.id FROM c", function (err, ids) {
+			seen.push("query:" + ids.join(","));
+			coll.createDocument(coll.getSelfLink(), {id: "old", pk: "p", again: true}, function (err) {
+				seen.push(err ? "create:" + err.message : "create:ok");
+				getContext().getResponse().setBody(seen.join(" "));
+			});
+		});
+	}`}); err != nil {
+		t.Fatal(err)
+	}
+	clk.t = clk.t.Add(time.Minute)
+	res, err := c.ExecuteProcedure("look", key("p"), true, []byte(`[]`), ScriptEnv{})
+	if err != nil || string(res.Body) != `"old:missing query:kept create:ok"` {
+		t.Fatalf("procedure: %s, %v", res.Body, err)
+	}
+	op, _ := c.PrepareKeyed(OpRead, "old", key("p"), true)
+	if r, _, err := c.ReadItem(op); err != nil || !strings.Contains(string(r.Doc), `"again":true`) {
+		t.Fatalf("the item the procedure created again: %s, %v", r.Doc, err)
+	}
+}
