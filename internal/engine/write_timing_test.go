@@ -8,7 +8,8 @@ import (
 )
 
 // BenchmarkWritePath measures the engine's side of 1 KB creates (prepare,
-// apply with its index entries, in-memory commit) and of a page of 100
+// apply with its index entries, in-memory commit; in a container with and
+// without a time to live) and of a page of 100
 // documents of SELECT * FROM c, the query whose rows are the stored
 // documents, in a container of 4 partitions.
 func BenchmarkWritePath(b *testing.B) {
@@ -33,6 +34,27 @@ func BenchmarkWritePath(b *testing.B) {
 				b.Fatal(err)
 			}
 			if _, _, err := c.Execute(&Command{Ops: []Op{w}}, ""); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	// The same creates into a container with a time to live: each write
+	// first looks for an expired item of its id (clearExpired).
+	ttl := int64(3600)
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "ttl", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl}, Throughput{RUs: 40000}); err != nil {
+		b.Fatal(err)
+	}
+	ct, _ := e.Container("db", "ttl")
+	b.Run("create-ttl", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			pk := fmt.Sprint("p", i%1000)
+			w, err := ct.PrepareWrite(OpCreate, fmt.Appendf(nil, `{"id":"i%d","pk":%q,"n":%d,"v":0,"pad":%q}`, i, pk, i, pad), key(pk), true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := ct.Execute(&Command{Ops: []Op{w}}, ""); err != nil {
 				b.Fatal(err)
 			}
 			i++
