@@ -220,6 +220,12 @@ func Resource(path string) (resourceType, resourceLink string) {
 		prev := strings.LastIndexByte(p[:last], '/')
 		resourceType = p[prev+1 : last]
 	}
+	if resourceType == "operations" && strings.HasSuffix(p, "/operations/partitionkeydelete") && strings.Count(p, "/") == 5 {
+		// The partition-key delete is signed as an operation on its
+		// container: POST /dbs/d/colls/c/operations/partitionkeydelete is
+		// ("colls", "dbs/d/colls/c").
+		return "colls", p[:len(p)-len("/operations/partitionkeydelete")]
+	}
 	if resourceLink != "" && !strings.HasPrefix(resourceLink, "dbs/") {
 		// A rid-addressed resource is signed with its rid alone, lowercased:
 		// both SDKs sign GET/PUT /offers/AbC with the link "abc".

@@ -388,3 +388,13 @@ func TestSignRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestResourceOfPartitionKeyDelete(t *testing.T) {
+	typ, link := Resource("/dbs/d/colls/c/operations/partitionkeydelete")
+	if typ != "colls" || link != "dbs/d/colls/c" {
+		t.Errorf("partition key delete signs as (%q, %q), want (colls, dbs/d/colls/c)", typ, link)
+	}
+	if typ, link = Resource("/dbs/d/colls/c/operations/other"); typ != "operations" || link != "dbs/d/colls/c/operations/other" {
+		t.Errorf("another operation: (%q, %q)", typ, link)
+	}
+}

@@ -1,5 +1,7 @@
 package cosmos
 
+import "net/http"
+
 // queryFeed answers a query over a feed of catalog resources (databases,
 // containers): the feed is small, so the query runs over it in memory, in
 // one page, with the evaluator item queries use (queryResources); any
@@ -26,5 +28,31 @@ func (s *Server) conflicts(req *request, op operation) error {
 		return errNotFound("no conflict %q in container %q: an account with one write region has no conflicts", op.id, op.coll)
 	}
 	s.writeFeed(req, c.Info().Rid, "Conflicts", []any{})
+	return nil
+}
+
+// deletePartitionKey answers POST …/operations/partitionkeydelete: every
+// item of the logical partition the partition key header names is deleted
+// before the answer (the service deletes in the background; here the
+// request waits, while its commands, a hundred deletes each, interleave
+// with other requests).
+func (s *Server) deletePartitionKey(req *request, op operation) error {
+	c, err := s.openContainer(req, op.db, op.coll)
+	if err != nil {
+		return err
+	}
+	k, has, err := partitionKeyHeader(req.r)
+	if err != nil {
+		return err
+	}
+	if !has {
+		return errBadRequest("a partition key delete names the partition key in the x-ms-documentdb-partitionkey header")
+	}
+	_, charge, err := c.DeletePartitionKey(k)
+	req.charge = max(charge, 1)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(req, http.StatusOK, nil)
 	return nil
 }

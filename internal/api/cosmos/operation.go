@@ -39,6 +39,7 @@ const (
 	opReadPartitionKeyRanges
 	opReadPartitionStats
 	opAdvise
+	opDeletePartitionKey
 	opListOffers
 	opQueryOffers
 	opReadOffer
@@ -80,7 +81,7 @@ var opNames = [...]string{
 	opQueryPlan: "query plan", opQuery: "query items", opBatch: "batch", opCreateItem: "create item",
 	opUpsertItem: "upsert item", opReadItem: "read item", opReplaceItem: "replace item", opPatchItem: "patch item",
 	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
-	opReadPartitionStats: "read partition statistics", opAdvise: "advise on the partition key", opListOffers: "list offers", opQueryOffers: "query offers",
+	opReadPartitionStats: "read partition statistics", opAdvise: "advise on the partition key", opDeletePartitionKey: "delete a partition key's items", opListOffers: "list offers", opQueryOffers: "query offers",
 	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
 	opListConflicts: "list conflicts", opReadConflict: "read conflict",
 	opListUsers: "list users", opQueryUsers: "query users", opCreateUser: "create user",
@@ -233,6 +234,11 @@ func classify(method string, segs []string, h http.Header) operation {
 			return operation{kind: opReadPartitionStats, db: db, coll: coll}
 		}
 		return errOp(method, errMethod(method, "partition statistics"))
+	case n == 6 && segs[4] == "operations" && segs[5] == "partitionkeydelete":
+		if method == http.MethodPost {
+			return operation{kind: opDeletePartitionKey, db: db, coll: coll, writes: true}
+		}
+		return errOp(method, errMethod(method, "the partition key delete"))
 	case n == 5 && segs[4] == "advise":
 		if method == http.MethodPost {
 			return operation{kind: opAdvise, db: db, coll: coll}

@@ -184,6 +184,8 @@ func (s *Server) route(req *request, op operation) {
 		err = s.partitionStats(req, op.db, op.coll)
 	case opAdvise:
 		err = s.advise(req, op)
+	case opDeletePartitionKey:
+		err = s.deletePartitionKey(req, op)
 	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
 		err = s.offers(req, op)
 	case opListConflicts, opReadConflict:

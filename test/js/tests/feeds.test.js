@@ -33,3 +33,16 @@ test("databases, containers and conflicts as the SDK queries and reads them", as
   const { resources: conflicts } = await client.database("one").container("a").conflicts.readAll().fetchAll();
   assert.deepEqual(conflicts, []);
 });
+
+test("deleteAllItemsForPartitionKey deletes one logical partition and nothing else", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "pkdelete" });
+  const { container } = await database.containers.createIfNotExists({ id: "c", partitionKey: { paths: ["/pk"] } });
+  for (let i = 0; i < 250; i++) await container.items.create({ id: `x${i}`, pk: i % 5 === 0 ? "keep" : "gone" });
+  const res = await container.deleteAllItemsForPartitionKey("gone");
+  assert.equal(res.statusCode, 200);
+  const { resources: left } = await container.items.query("SELECT VALUE c.pk FROM c").fetchAll();
+  assert.equal(left.length, 50);
+  assert.ok(left.every((pk) => pk === "keep"));
+  const { statusCode } = await container.item("x1", "gone").read();
+  assert.equal(statusCode, 404);
+});
