@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // AggKind is an aggregate function.
@@ -11,15 +12,18 @@ type AggKind uint8
 // The aggregate functions (count.md, sum.md, average.md, min.md, max.md;
 // COUNTIF is an extension).
 const (
-	AggCount   AggKind = iota // COUNT(x): rows where x is defined
-	AggSum                    // SUM(x): sum of the numbers
-	AggAvg                    // AVG(x): their mean
-	AggMin                    // MIN(x): least value in the type order
-	AggMax                    // MAX(x): greatest value in the type order
-	AggCountIf                // COUNTIF(x): rows where x is true
+	AggCount    AggKind = iota // COUNT(x): rows where x is defined
+	AggSum                     // SUM(x): sum of the numbers
+	AggAvg                     // AVG(x): their mean
+	AggMin                     // MIN(x): least value in the type order
+	AggMax                     // MAX(x): greatest value in the type order
+	AggCountIf                 // COUNTIF(x): rows where x is true
+	AggMakeList                // MAKELIST(x): the defined values, as an array
+	AggMakeSet                 // MAKESET(x): the distinct defined values, as an array
 )
 
-var aggNames = [...]string{AggCount: "COUNT", AggSum: "SUM", AggAvg: "AVG", AggMin: "MIN", AggMax: "MAX", AggCountIf: "COUNTIF"}
+var aggNames = [...]string{AggCount: "COUNT", AggSum: "SUM", AggAvg: "AVG", AggMin: "MIN", AggMax: "MAX", AggCountIf: "COUNTIF",
+	AggMakeList: "MAKELIST", AggMakeSet: "MAKESET"}
 
 // String returns the function name in upper case.
 func (k AggKind) String() string { return aggNames[k] }
@@ -56,7 +60,11 @@ func ParseAggKind(name string) (AggKind, bool) {
 //   - MIN and MAX compare across types in the ORDER BY order (null <
 //     booleans < numbers < strings, max.md) and become undefined if a
 //     value is an array or object, as the SDKs' MinMaxAggregator does;
-//     over nothing they are undefined.
+//     over nothing they are undefined;
+//   - MAKELIST collects the values (in the order they come, partitions in
+//     the order they merge) and MAKESET the distinct ones (the first of
+//     equal values), both as an array, [] over nothing. Size returns what
+//     they hold, for the caller's memory budget.
 //
 // An Accumulator is not safe for concurrent use.
 type Accumulator struct {
@@ -65,6 +73,9 @@ type Accumulator struct {
 	sum     numSum
 	invalid bool
 	best    Value
+	list    []Value            // MAKELIST, MAKESET
+	set     map[uint64][]Value // MAKESET: the values of list by Hash
+	size    int                // JSONSize of list
 }
 
 // NewAccumulator returns an empty accumulator for kind.
@@ -100,8 +111,32 @@ func (a *Accumulator) Add(v Value) {
 			return
 		}
 		a.consider(v)
+	case AggMakeList, AggMakeSet:
+		a.collect(v)
 	}
 }
+
+// collect adds v to the list (for MAKESET, unless an equal value is there).
+func (a *Accumulator) collect(v Value) {
+	if a.kind == AggMakeSet {
+		h := Hash(v)
+		for _, w := range a.set[h] {
+			if Equal(v, w) {
+				return
+			}
+		}
+		if a.set == nil {
+			a.set = map[uint64][]Value{}
+		}
+		a.set[h] = append(a.set[h], v)
+	}
+	a.list = append(a.list, v)
+	a.size += JSONSize(v) + 1
+}
+
+// Size is the estimated JSON size of what the accumulator holds: the
+// values of MAKELIST and MAKESET, nothing for the others.
+func (a *Accumulator) Size() int { return a.size }
 
 func (a *Accumulator) consider(v Value) {
 	if a.best.kind == Undefined {
@@ -126,6 +161,9 @@ func (a *Accumulator) Merge(b *Accumulator) {
 	if b.best.kind != Undefined {
 		a.consider(b.best)
 	}
+	for _, v := range b.list {
+		a.collect(v)
+	}
 }
 
 // Result returns the aggregate of everything added and merged so far.
@@ -148,6 +186,8 @@ func (a *Accumulator) Result() Value {
 			return Value{}
 		}
 		return a.best
+	case AggMakeList, AggMakeSet:
+		return ArrayValue(slices.Clone(a.list))
 	}
 	panic("BUG: eval: bad aggregate kind")
 }

@@ -72,6 +72,12 @@ func TestAccumulatorSemantics(t *testing.T) {
 		{AggMax, nil, "undefined"},
 		{AggMax, []string{"undefined"}, "undefined"},
 		{AggMin, []string{"2", "1.0", "1"}, "1"},
+		// MAKELIST and MAKESET: the defined values as an array; MAKESET
+		// keeps the first of equal ones (1 and 1.0 are equal).
+		{AggMakeList, []string{"1", "undefined", `"a"`, "1", "null", "[1]"}, `[1,"a",1,null,[1]]`},
+		{AggMakeList, nil, "[]"},
+		{AggMakeSet, []string{"1", `"a"`, "1.0", "null", "null", "{\"x\":1}", "{\"x\":1}", "undefined"}, `[1,"a",null,{"x":1}]`},
+		{AggMakeSet, []string{"undefined"}, "[]"},
 	} {
 		got := aggregate(c.kind, vals(t, c.in...))
 		if got.String() != c.want {
@@ -207,6 +213,28 @@ func TestSumSpecials(t *testing.T) {
 	} {
 		if got := aggregate(AggSum, c.in); got.String() != c.want {
 			t.Errorf("SUM%v = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// MAKELIST and MAKESET merge partitions' lists (MAKESET without repeats)
+// and report what they hold.
+func TestMakeListMerge(t *testing.T) {
+	for _, kind := range []AggKind{AggMakeList, AggMakeSet} {
+		a, b := NewAccumulator(kind), NewAccumulator(kind)
+		for _, v := range vals(t, "1", `"x"`) {
+			a.Add(v)
+		}
+		if a.Size() == 0 {
+			t.Errorf("%s holds two values but reports size 0", kind)
+		}
+		for _, v := range vals(t, `"x"`, "2") {
+			b.Add(v)
+		}
+		a.Merge(b)
+		want := map[AggKind]string{AggMakeList: `[1,"x","x",2]`, AggMakeSet: `[1,"x",2]`}[kind]
+		if got := a.Result().String(); got != want {
+			t.Errorf("%s merged: %s, want %s", kind, got, want)
 		}
 	}
 }

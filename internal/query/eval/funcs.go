@@ -50,6 +50,7 @@ var builtins = func() map[string]*builtin {
 // extension.
 var aggregates = map[string]string{
 	"COUNT": "COUNT", "SUM": "SUM", "AVG": "AVG", "MIN": "MIN", "MAX": "MAX", "COUNTIF": "COUNTIF",
+	"MAKELIST": "MAKELIST", "MAKESET": "MAKESET",
 }
 
 // unsupported are Cosmos DB functions this engine knows by name but does

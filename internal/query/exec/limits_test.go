@@ -109,4 +109,7 @@ func TestBudgets(t *testing.T) {
 	f(`SELECT VALUE REPLICATE(c.id, 100) FROM c`, Limits{MaxBytes: 100}, "a single value of 600 bytes; its memory budget is 100 bytes")
 	f(`SELECT VALUE ARRAY(SELECT VALUE CONCAT(c.id, 'x') FROM x IN c.t) FROM c`, Limits{MaxBytes: 300}, "memory budget of 300 bytes")
 	f(`SELECT c.id, COUNT(1) FROM c GROUP BY c.id`, Limits{MaxHeldBytes: 1000}, "1000 bytes of groups")
+	// The values MAKELIST holds count, in one group as in many.
+	f(`SELECT VALUE MAKELIST(REPLICATE(c.id, 50)) FROM c`, Limits{MaxHeldBytes: 1000}, "1000 bytes of groups")
+	f(`SELECT VALUE MAKESET(c.id) FROM c`, Limits{MaxHeldBytes: 1000}, "")
 }

@@ -35,10 +35,17 @@ func (p *Plan) runLocal(q *query, env *eval.Env, doc eval.Value) ([]eval.Value, 
 				return err
 			}
 			n := len(t.list)
-			if err := t.get(key, b).accumulate(q, e); err != nil || len(t.list) == n {
+			grew, err := t.get(key, b).accumulate(q, e)
+			if err != nil {
 				return err
 			}
-			return charge(env, q.ast.Pos(), groupSize(key, len(q.aggs)))
+			if len(t.list) > n {
+				grew += int(groupSize(key, len(q.aggs)))
+			}
+			if grew == 0 {
+				return nil
+			}
+			return charge(env, q.ast.Pos(), int64(grew))
 		})
 		if err != nil {
 			return nil, err

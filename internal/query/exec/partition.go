@@ -561,11 +561,15 @@ func (p *Plan) runGroups(src Source, s *State, want int, lim *Limits, env *eval.
 				}
 			}
 			n := len(t.list)
-			if err := t.get(gk, b).accumulate(q, e); err != nil {
+			grew, err := t.get(gk, b).accumulate(q, e)
+			if err != nil {
 				return err
 			}
-			if lim.MaxHeldBytes > 0 && len(t.list) > n {
-				if held += groupSize(gk, len(q.aggs)); held > lim.MaxHeldBytes {
+			if lim.MaxHeldBytes > 0 {
+				if len(t.list) > n {
+					grew += int(groupSize(gk, len(q.aggs)))
+				}
+				if held += int64(grew); held > lim.MaxHeldBytes {
 					return lim.heldError(q.ast.Pos(), "groups")
 				}
 			}
@@ -574,7 +578,7 @@ func (p *Plan) runGroups(src Source, s *State, want int, lim *Limits, env *eval.
 				if lim.MaxHeldBytes > 0 {
 					held = 0
 					for _, g := range t.list {
-						held += groupSize(g.key, len(q.aggs))
+						held += g.size(len(q.aggs))
 					}
 				}
 			}
@@ -587,6 +591,15 @@ func (p *Plan) runGroups(src Source, s *State, want int, lim *Limits, env *eval.
 	evict()
 	pt.groups, pt.done = t.list, !pt.hasCutoff
 	return pt, nil
+}
+
+// size estimates the memory of g, which has n aggregates.
+func (g *group) size(n int) int64 {
+	s := groupSize(g.key, n)
+	for _, a := range g.accs {
+		s += int64(a.Size())
+	}
+	return s
 }
 
 // groupSize estimates the memory of a group with key and n aggregates.

@@ -58,7 +58,7 @@ type queryInfoJSON struct {
 // aggregateTypes are the names of the aggregates in a query plan.
 var aggregateTypes = [...]string{
 	eval.AggCount: "Count", eval.AggSum: "Sum", eval.AggAvg: "Average",
-	eval.AggMin: "Min", eval.AggMax: "Max", eval.AggCountIf: "CountIf",
+	eval.AggMin: "Min", eval.AggMax: "Max", eval.AggCountIf: "CountIf", eval.AggMakeList: "MakeList", eval.AggMakeSet: "MakeSet",
 }
 
 // QueryPlan returns the query plan (PartitionedQueryExecutionInfo, version

@@ -256,16 +256,21 @@ func (t *groupTable) reset(list []*group) {
 	}
 }
 
-// accumulate adds the aggregate arguments of the tuple in env to g.
-func (g *group) accumulate(q *query, env *eval.Env) error {
+// accumulate adds the aggregate arguments of the tuple in env to g, and
+// returns by how many bytes what g's accumulators hold grew (MAKELIST and
+// MAKESET hold their values).
+func (g *group) accumulate(q *query, env *eval.Env) (int, error) {
+	grew := 0
 	for i, call := range q.aggs {
 		v, err := eval.Eval(call.Args[0], env)
 		if err != nil {
-			return err
+			return grew, err
 		}
+		before := g.accs[i].Size()
 		g.accs[i].Add(v)
+		grew += g.accs[i].Size() - before
 	}
-	return nil
+	return grew, nil
 }
 
 // project evaluates the select clause of q for group g in scope env.

@@ -55,6 +55,24 @@ for (const forceQueryPlan of [false, true]) {
   });
 }
 
+// MAKELIST and MAKESET across partitions, merged by the server and by the
+// SDK from the query plan; the order of the values is unspecified.
+for (const forceQueryPlan of [false, true]) {
+  test(`MAKELIST and MAKESET across 4 partitions (forceQueryPlan: ${forceQueryPlan})`, async () => {
+    const num = (a, b) => a - b;
+    const { resources: sets } = await container.items.query("SELECT VALUE MAKESET(c.grp) FROM c", { forceQueryPlan }).fetchAll();
+    assert.equal(sets.length, 1);
+    assert.deepEqual([...sets[0]].sort(), ["g0", "g1", "g2"]);
+    const { resources: lists } = await container.items.query("SELECT VALUE MAKELIST(c.n) FROM c WHERE c.n < 10", { forceQueryPlan }).fetchAll();
+    assert.deepEqual([...lists[0]].sort(num), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const { resources: groups } = await container.items
+      .query("SELECT c.grp, MAKELIST(c.n) AS ns FROM c WHERE c.n < 9 GROUP BY c.grp", { forceQueryPlan })
+      .fetchAll();
+    const byGroup = Object.fromEntries(groups.map((g) => [g.grp, [...g.ns].sort(num)]));
+    assert.deepEqual(byGroup, { g0: [0, 3, 6], g1: [1, 4, 7], g2: [2, 5, 8] });
+  });
+}
+
 test("a query with a syntax error is a 400 that names the position", async () => {
   await assert.rejects(container.items.query("SELECT * FORM c").fetchAll(), (e) => e.code === 400 && /line 1, column/.test(e.message));
 });
