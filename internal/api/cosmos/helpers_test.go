@@ -142,3 +142,14 @@ func (ts *testServer) serve(r *http.Request) (int, []byte) {
 	b, _ := io.ReadAll(w.Result().Body)
 	return w.Code, b
 }
+
+// clientHeader is a response's header as an HTTP client reads it: the
+// server sends Cosmos's header names in lower case, a Go client
+// canonicalizes them.
+func clientHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		out[http.CanonicalHeaderKey(k)] = v
+	}
+	return out
+}

@@ -24,7 +24,7 @@ func TestFailedRequestKeepsHandlerHeaders(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		ts.api.ServeHTTP(w, r)
-		h := w.Result().Header
+		h := clientHeader(w.Result().Header)
 		if w.Code != wantStatus {
 			t.Fatalf("%s: status %d, want %d: %s", name, w.Code, wantStatus, w.Body)
 		}

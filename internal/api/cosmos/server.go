@@ -71,7 +71,8 @@ const ReadyPath = "/_ready"
 
 // request is one request in flight with what the handlers need of it.
 type request struct {
-	w      http.ResponseWriter
+	w      http.ResponseWriter // lw, which sends Cosmos's header names in lower case
+	lw     lowerWriter
 	r      *http.Request
 	segs   []string // percent-decoded path segments
 	charge float64
@@ -107,7 +108,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h[hGatewayVer] = vGatewayVer
 	h[hContentType] = vJSON
-	req := &request{w: w, r: r}
+	req := &request{r: r}
+	req.lw.ResponseWriter = w
+	req.w = &req.lw
+	w = req.w
 
 	if r.URL.Path == ReadyPath {
 		if s.cfg.Ready != nil {

@@ -296,7 +296,7 @@ func TestReadFeedByPartitionKey(t *testing.T) {
 		for _, d := range out.Documents {
 			ids = append(ids, d.ID)
 		}
-		next := w.Header().Get("x-ms-continuation")
+		next := clientHeader(w.Header()).Get("x-ms-continuation")
 		if next == "" {
 			break
 		}
