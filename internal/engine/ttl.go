@@ -62,7 +62,7 @@ type expiry struct {
 
 // expiry returns the container's time to live now (nil: off).
 func (c *Container) expiry() *expiry {
-	d := c.Info().DefaultTTL
+	d := c.info.Load().DefaultTTL // no copy of the record: this is on every read
 	if d == nil {
 		return nil
 	}
