@@ -88,8 +88,18 @@ func (ts *testServer) seed(t testing.TB) {
 // state returns a digest of every key and value in the store.
 func (ts *testServer) state(t testing.TB) [sha256.Size]byte {
 	t.Helper()
+	return ts.stateExcept(t, func(_, _ []byte) bool { return false })
+}
+
+// stateExcept returns a digest of every key and value in the store but
+// those skip reports.
+func (ts *testServer) stateExcept(t testing.TB, skip func(k, v []byte) bool) [sha256.Size]byte {
+	t.Helper()
 	h := sha256.New()
 	err := ts.store.Iterate(nil, nil, func(k, v []byte) (bool, error) {
+		if skip(k, v) {
+			return true, nil
+		}
 		h.Write(k)
 		h.Write([]byte{0})
 		h.Write(v)
@@ -102,6 +112,24 @@ func (ts *testServer) state(t testing.TB) [sha256.Size]byte {
 	var out [sha256.Size]byte
 	h.Sum(out[:0])
 	return out
+}
+
+// fuzzRequest builds the request of a fuzz case: method, and the path
+// paths[flags&0xff] if there is one, else the fuzzed path as the raw URL
+// path. It returns nil for a path that is not a plain path.
+func fuzzRequest(method, path string, flags uint16, paths []string, body []byte) *http.Request {
+	target := path
+	if i := int(flags & 0xff); i < len(paths) {
+		target = paths[i]
+	}
+	if !strings.HasPrefix(target, "/") {
+		target = "/" + target
+	}
+	r, err := http.NewRequest(method, "http://parsec.test"+target, bytes.NewReader(body))
+	if err != nil || r.URL.Host != "parsec.test" || r.URL.RawQuery != "" || r.URL.Fragment != "" {
+		return nil
+	}
+	return r
 }
 
 // request builds a request to path (unescaped segments, escaped here)

@@ -1,7 +1,6 @@
 package cosmos
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
 	"testing"
@@ -157,17 +156,11 @@ func FuzzReadOnlyNeverWrites(f *testing.F) {
 			m = strings.ToLower(methods[int(method)%len(methods)])
 		}
 		// A path from the list, or the fuzzed one used as the raw URL path.
-		target := path
-		if i := int(flags & 0xff); i < len(paths) {
-			target = paths[i]
-		}
-		if !strings.HasPrefix(target, "/") {
-			target = "/" + target
-		}
-		r, err := http.NewRequest(m, "http://parsec.test"+target, bytes.NewReader(body))
-		if err != nil || r.URL.Host != "parsec.test" || r.URL.RawQuery != "" || r.URL.Fragment != "" {
+		r := fuzzRequest(m, path, flags, paths, body)
+		if r == nil {
 			return
 		}
+		target := r.URL.Path
 		date := time.Now().UTC().Format(http.TimeFormat)
 		typ, link := auth.Resource(r.URL.Path)
 		r.Header.Set("x-ms-date", date)
