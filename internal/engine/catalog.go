@@ -150,7 +150,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 		}
 		spec.PartitionKey = epk.Definition{Kind: epk.Hash, Version: 2}
 	} else if err := spec.PartitionKey.Validate(); err != nil {
-		return ContainerInfo{}, badRequest("invalid partition key definition: %v", err)
+		return ContainerInfo{}, badRequest("%v", err) // the error says it is the partition key definition
 	}
 	if err := validateSpec(spec); err != nil {
 		return ContainerInfo{}, err
@@ -416,11 +416,26 @@ func validateIDChars(what, id string) error {
 	}
 	for _, r := range id {
 		switch r {
-		case '/', '\\', '?', '#':
-			return badRequest("the %s id %q contains %q; ids cannot contain '/', '\\', '?' or '#'", what, id, r)
+		case '/', '\\', '#':
+			return badRequest("the %s id %q contains %q; ids cannot contain '/', '\\' or '#'%s", what, id, r, noQuestionMark(what))
+		case '?':
+			// The gateway takes an item id with '?' (clients send it
+			// percent-encoded); other resources' ids cannot hold one.
+			if what != "item" {
+				return badRequest("the %s id %q contains '?'; %s ids cannot contain '/', '\\', '?' or '#'", what, id, what)
+			}
 		}
 	}
 	return nil
+}
+
+// noQuestionMark completes the message about the characters ids cannot
+// hold: '?' too, except in item ids.
+func noQuestionMark(what string) string {
+	if what == "item" {
+		return ""
+	}
+	return " (nor '?', except in item ids)"
 }
 
 // EachContainer calls fn for every open container, ordered by database and id.

@@ -260,3 +260,17 @@ func (c *Container) PartitionByID(id string) (*Partition, error) {
 	}
 	return nil, fmt.Errorf("%w: partition key range %q is not a current range of container %q", ErrPartitionGone, id, c.Info().ID)
 }
+
+// Usage returns the container's committed item count and stored bytes,
+// summed over its partitions.
+func (c *Container) Usage() (items, bytes int64) {
+	for _, p := range c.Partitions() {
+		items += p.items.Load()
+		bytes += p.bytes.Load()
+	}
+	return items, bytes
+}
+
+// MaxBytes is the most the container may store (a fixed container's
+// limit), or 0 for no limit.
+func (c *Container) MaxBytes() int64 { return c.storeLimits.PartitionBytes }

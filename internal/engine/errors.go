@@ -23,6 +23,9 @@ var (
 	ErrFailedDependency     = errors.New("failed dependency")
 	ErrLogicalPartitionFull = errors.New("logical partition full")
 	ErrThrottled            = errors.New("request rate is large")
+	// ErrQuotaExceeded is a resource past its quota (403), such as a
+	// container's count of scripts of one kind.
+	ErrQuotaExceeded = errors.New("resource quota exceeded")
 	// ErrRetryWith is a script whose logical partition kept changing
 	// while it ran (Cosmos's 449): retrying it may succeed.
 	ErrRetryWith = errors.New("retry with")

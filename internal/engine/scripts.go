@@ -103,8 +103,13 @@ func validateScript(kind ScriptKind, spec ScriptSpec) error {
 	return nil
 }
 
+// ScriptQuota is how many scripts of each kind a container may hold, the
+// service's quotas (reported in x-ms-resource-quota).
+var ScriptQuota = map[ScriptKind]int{StoredProcedure: 100, Trigger: 25, UserFunction: 25}
+
 // CreateScript creates a script of the container. It fails with
-// ErrConflict if one of the same kind and id exists.
+// ErrConflict if one of the same kind and id exists, and with
+// ErrQuotaExceeded if the container holds ScriptQuota of its kind.
 func (c *Container) CreateScript(kind ScriptKind, spec ScriptSpec) (ScriptInfo, error) {
 	return c.putScript(kind, spec, false, "")
 }
@@ -124,6 +129,13 @@ func (c *Container) putScript(kind ScriptKind, spec ScriptSpec, replace bool, if
 	cur, found, err := c.loadScript(kind, spec.ID)
 	if err != nil {
 		return ScriptInfo{}, err
+	}
+	if !replace && !found {
+		if all, err := c.Scripts(kind); err != nil {
+			return ScriptInfo{}, err
+		} else if len(all) >= ScriptQuota[kind] {
+			return ScriptInfo{}, fmt.Errorf("%w: container %q already has %d %ss, its quota", ErrQuotaExceeded, c.Info().ID, len(all), kind)
+		}
 	}
 	switch {
 	case !replace && found:

@@ -43,8 +43,8 @@ func (d Definition) Validate() error {
 			return fmt.Errorf("%w: version must be 1 or 2, got %d", ErrInvalidDefinition, d.Version)
 		}
 	case MultiHash:
-		if len(d.Paths) < 2 || len(d.Paths) > 3 {
-			return fmt.Errorf("%w: kind MultiHash needs 2 or 3 paths, got %d", ErrInvalidDefinition, len(d.Paths))
+		if len(d.Paths) < 1 || len(d.Paths) > 3 {
+			return fmt.Errorf("%w: kind MultiHash needs 1 to 3 paths, got %d", ErrInvalidDefinition, len(d.Paths))
 		}
 		if d.Version != 2 {
 			return fmt.Errorf("%w: kind MultiHash needs version 2, got %d", ErrInvalidDefinition, d.Version)

@@ -32,8 +32,8 @@ func TestDefinitionValidate(t *testing.T) {
 	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"/a", "/b"}}, "exactly 1 path, got 2")
 	bad(Definition{Kind: Hash, Version: 0, Paths: []string{"/a"}}, "version must be 1 or 2, got 0")
 	bad(Definition{Kind: Hash, Version: 3, Paths: []string{"/a"}}, "version must be 1 or 2, got 3")
-	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{"/a"}}, "kind MultiHash needs 2 or 3 paths, got 1")
-	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{"/a", "/b", "/c", "/d"}}, "2 or 3 paths, got 4")
+	bad(Definition{Kind: MultiHash, Version: 2}, "kind MultiHash needs 1 to 3 paths, got 0")
+	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{"/a", "/b", "/c", "/d"}}, "1 to 3 paths, got 4")
 	bad(Definition{Kind: MultiHash, Version: 1, Paths: []string{"/a", "/b"}}, "kind MultiHash needs version 2, got 1")
 	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{"/a", "/a"}}, `path "/a" appears twice`)
 	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{`/"a"`, "/a"}}, "appears twice")
@@ -98,5 +98,22 @@ func TestDefinitionJSON(t *testing.T) {
 	b, _ := json.Marshal(Definition{Kind: Hash, Version: 2, Paths: []string{"/pk"}})
 	if string(b) != `{"kind":"Hash","version":2,"paths":["/pk"]}` {
 		t.Fatalf("%s", b)
+	}
+}
+
+// A MultiHash key of one path hashes as a Hash version 2 key: the service
+// accepts the definition, and the SDKs route it the same way.
+func TestMultiHashOfOnePathIsHashV2(t *testing.T) {
+	mh := Definition{Kind: MultiHash, Version: 2, Paths: []string{"/a"}}
+	if err := mh.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h2 := Definition{Kind: Hash, Version: 2, Paths: []string{"/a"}}
+	for _, k := range []Key{{String("x")}, {Number(42)}, {Bool(true)}, {Null()}} {
+		a, err1 := mh.EPK(k)
+		b, err2 := h2.EPK(k)
+		if err1 != nil || err2 != nil || a != b {
+			t.Errorf("%v: MultiHash %q (%v), Hash v2 %q (%v)", k, a, err1, b, err2)
+		}
 	}
 }

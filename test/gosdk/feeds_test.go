@@ -116,3 +116,23 @@ func TestReadFeedByPartitionKey(t *testing.T) {
 		t.Fatalf("key b: %d items %v, want its 20 in id order", len(ids), ids)
 	}
 }
+
+// TestItemIDWithQuestionMark: the gateway takes '?' in an item id; the SDK
+// sends it percent-encoded, and signs the id as it is.
+func TestItemIDWithQuestionMark(t *testing.T) {
+	s := startServer(t, server.Options{NoThrottle: true})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	cc := setup(t, c, "db", "c", hashPK("/pk"), 400)
+	pk := azcosmos.NewPartitionKeyString("p")
+	_, err := cc.CreateItem(ctx(), pk, []byte(`{"id":"who?","pk":"p","v":1}`), nil)
+	must(t, err, "create an id with '?'")
+	r, err := cc.ReadItem(ctx(), pk, "who?", nil)
+	must(t, err, "read it")
+	if !strings.Contains(string(r.Value), `"id":"who?"`) {
+		t.Fatalf("read %s", r.Value)
+	}
+	_, err = cc.ReplaceItem(ctx(), pk, "who?", []byte(`{"id":"who?","pk":"p","v":2}`), nil)
+	must(t, err, "replace it")
+	_, err = cc.DeleteItem(ctx(), pk, "who?", nil)
+	must(t, err, "delete it")
+}

@@ -80,6 +80,8 @@ func statusOf(err error) (status, sub int, code string) {
 		return http.StatusGone, subPartitionKeyRangeGone, "Gone"
 	case errors.Is(err, engine.ErrThrottled):
 		return http.StatusTooManyRequests, subRequestRateTooLarge, "TooManyRequests"
+	case errors.Is(err, engine.ErrQuotaExceeded):
+		return http.StatusForbidden, 0, "Forbidden"
 	case errors.Is(err, engine.ErrLogicalPartitionFull):
 		return http.StatusForbidden, subLogicalPartitionFull, "Forbidden"
 	case errors.Is(err, engine.ErrFailedDependency):

@@ -158,7 +158,7 @@ func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) err
 		return err
 	}
 	res, session, err := c.Execute(&engine.Command{Ops: []engine.Op{op}}, req.r.Header.Get(hdrRangeID))
-	req.session = sessionToken(session)
+	req.itemSession(session)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 		return err
 	}
 	r, session, err := c.ReadItem(op)
-	req.session = sessionToken(session)
+	req.itemSession(session)
 	req.charge = r.Charge
 	if err != nil {
 		return err
@@ -350,7 +350,7 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 		cmd.Ops[i] = op
 	}
 	res, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
-	req.session = sessionToken(session)
+	req.itemSession(session)
 	if err != nil {
 		return err
 	}

@@ -174,6 +174,10 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 		return spec, errBadRequest("the container has no \"id\" property")
 	}
 	spec.ID = *in.ID
+	if p := bytes.TrimSpace(in.IndexingPolicy); len(p) > 0 && bytes.Equal(bytes.Join(bytes.Fields(p), nil), []byte("{}")) {
+		// An empty policy is the default one, as the service fills it in.
+		in.IndexingPolicy = nil
+	}
 	if in.PartitionKey == nil || len(in.PartitionKey.Paths) == 0 {
 		// A fixed container (the 2017 model): one partition, never split.
 		spec.IndexingPolicy = in.IndexingPolicy
@@ -292,6 +296,7 @@ func (s *Server) containers(req *request, op operation) error {
 		if err != nil {
 			return err
 		}
+		containerReadHeaders(req.w.Header(), c)
 		s.writeResource(req, http.StatusOK, c.Info().Etag(), renderContainer(db, c.Info()))
 	case opReplaceContainer:
 		body, err := readBody(req)
@@ -339,4 +344,33 @@ func (s *Server) writeFeed(req *request, rid, key string, list []any) {
 	}
 	req.w.Header().Set("x-ms-item-count", strconv.Itoa(len(list)))
 	s.writeJSON(req, http.StatusOK, body)
+}
+
+// containerReadHeaders sets the headers of a container read that the SDKs
+// read: the index transformation progress (100 once the index of the
+// current policy is built, 0 while it is being built) and, as the service
+// sends them, the container's quota and usage (sizes in KB; -1: no limit).
+func containerReadHeaders(h http.Header, c *engine.Container) {
+	progress := "100"
+	if c.Info().IndexBuilding {
+		progress = "0"
+	}
+	h.Set("x-ms-documentdb-collection-index-transformation-progress", progress)
+	count := func(k engine.ScriptKind) string {
+		l, _ := c.Scripts(k)
+		return strconv.Itoa(len(l))
+	}
+	items, bytes := c.Usage()
+	kb := strconv.FormatInt((bytes+1023)/1024, 10)
+	size := "-1"
+	if m := c.MaxBytes(); m > 0 {
+		size = strconv.FormatInt(m/1024, 10)
+	}
+	quota := func(k engine.ScriptKind) string { return strconv.Itoa(engine.ScriptQuota[k]) }
+	h.Set("x-ms-resource-quota", "functions="+quota(engine.UserFunction)+";storedProcedures="+quota(engine.StoredProcedure)+
+		";triggers="+quota(engine.Trigger)+";documentSize="+strconv.Itoa(engine.MaxItemBytes/1024)+
+		";documentsSize="+size+";documentsCount=-1;collectionSize="+size+";")
+	h.Set("x-ms-resource-usage", "functions="+count(engine.UserFunction)+";storedProcedures="+count(engine.StoredProcedure)+
+		";triggers="+count(engine.Trigger)+";documentSize=0;documentsSize="+kb+";documentsCount="+strconv.FormatInt(items, 10)+
+		";collectionSize="+kb+";")
 }

@@ -182,7 +182,7 @@ func (s *Server) executeProcedure(req *request, c *engine.Container, id string) 
 	}
 	res, err := c.ExecuteProcedure(id, key, has, args, scriptEnv)
 	req.charge = res.Charge
-	req.session = sessionToken(res.Session)
+	req.itemSession(res.Session)
 	if err != nil {
 		return withKeyHeader(err)
 	}
@@ -215,7 +215,7 @@ func (s *Server) executeWithTriggers(req *request, c *engine.Container, op engin
 	}
 	res, err := c.WriteWithTriggers(op, pre, post, scriptEnv)
 	req.charge = res.Charge
-	req.session = sessionToken(res.Session)
+	req.itemSession(res.Session)
 	if err != nil {
 		return true, err
 	}

@@ -78,6 +78,9 @@ type request struct {
 	charge float64
 	// session is the session token to send; "" sends a neutral one.
 	session string
+	// rangeID, when set, is the partition key range that served an item
+	// operation (x-ms-documentdb-partitionkeyrangeid).
+	rangeID string
 	// scopeKey is the partition key a resource token limits the request
 	// to, or nil (see authorizeGrant).
 	scopeKey epk.Key
@@ -242,6 +245,20 @@ func (s *Server) setCommon(req *request) {
 	} else {
 		h[hSessionToken] = vNeutralSession
 	}
+	if req.rangeID != "" {
+		h[hRangeIDResponse] = []string{req.rangeID}
+	}
+}
+
+// hRangeIDResponse is the header that names the range an item operation
+// was served by.
+const hRangeIDResponse = "X-Ms-Documentdb-Partitionkeyrangeid"
+
+// itemSession records the session of an item operation: its token, and
+// the range that served it.
+func (req *request) itemSession(s engine.Session) {
+	req.session = sessionToken(s)
+	req.rangeID = s.RangeID
 }
 
 // headerBool reads a boolean header, which SDKs send as true, True or TRUE.
