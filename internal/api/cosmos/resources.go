@@ -178,8 +178,10 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 		// An empty policy is the default one, as the service fills it in.
 		in.IndexingPolicy = nil
 	}
-	if in.PartitionKey == nil || len(in.PartitionKey.Paths) == 0 {
+	if in.PartitionKey == nil || len(in.PartitionKey.Paths) == 0 || in.PartitionKey.SystemKey != nil && *in.PartitionKey.SystemKey {
 		// A fixed container (the 2017 model): one partition, never split.
+		// Its definition as this server reads it back (systemKey) names
+		// it too.
 		spec.IndexingPolicy = in.IndexingPolicy
 		return spec, parseContainerRest(&spec, in, all)
 	}
@@ -230,7 +232,12 @@ func renderContainer(db engine.DatabaseInfo, c engine.ContainerInfo) map[string]
 	}
 	out["id"] = c.ID
 	out["indexingPolicy"] = c.IndexingPolicy
-	if !c.Fixed {
+	if c.Fixed {
+		// As the service shows a container created without a partition
+		// key: the system key the SDKs route with (every item has none,
+		// so every request goes to the one partition).
+		out["partitionKey"] = map[string]any{"paths": []string{"/_partitionKey"}, "kind": "Hash", "systemKey": true}
+	} else {
 		out["partitionKey"] = map[string]any{"paths": c.PartitionKey.Paths, "kind": c.PartitionKey.Kind, "version": c.PartitionKey.Version}
 	}
 	if c.DefaultTTL != nil {

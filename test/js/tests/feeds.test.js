@@ -46,3 +46,27 @@ test("deleteAllItemsForPartitionKey deletes one logical partition and nothing el
   const { statusCode } = await container.item("x1", "gone").read();
   assert.equal(statusCode, 404);
 });
+
+test("a container created without a partition key shows the system key, and the SDK's bulk and reads route with it", async () => {
+  const { rawRequest } = await import("./server.js");
+  await client.databases.createIfNotExists({ id: "legacy" });
+  const created = await rawRequest(server.endpoint, "POST", "/dbs/legacy/colls", { "content-type": "application/json" }, emulatorKey, { id: "old" });
+  assert.equal(created.status, 201);
+  assert.deepEqual(created.body.partitionKey, { paths: ["/_partitionKey"], kind: "Hash", systemKey: true });
+  const container = client.database("legacy").container("old");
+  // Bulk names the key of each operation: none, in a container with the system key.
+  const ops = Array.from({ length: 30 }, (_, i) => ({ operationType: "Create", partitionKey: [], resourceBody: { id: `b${i}`, n: i } }));
+  const results = await container.items.executeBulkOperations(ops);
+  assert.equal(results.filter((r) => r.response?.statusCode !== 201).length, 0, JSON.stringify(results.slice(0, 2)));
+  // A plain create finds no key in the document and sends none either.
+  const { statusCode } = await container.items.create({ id: "plain", n: -1 });
+  assert.equal(statusCode, 201);
+  const { resources } = await container.items.readAll().fetchAll();
+  assert.equal(resources.length, 31);
+  const { resource } = await container.item("b7").read();
+  assert.equal(resource.n, 7);
+  // Its definition sent back (as a client that replaces the container does) keeps it what it is.
+  const { resource: def } = await container.read();
+  const replaced = await container.replace({ ...def, indexingPolicy: { indexingMode: "consistent", includedPaths: [{ path: "/*" }], excludedPaths: [] } });
+  assert.deepEqual(replaced.resource.partitionKey.systemKey, true);
+});

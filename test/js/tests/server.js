@@ -40,7 +40,7 @@ export async function startServer(extraArgs = []) {
 // not expose directly (a read feed scoped to one partition key range).
 import { createHmac } from "node:crypto";
 
-export async function rawRequest(endpoint, method, path, headers = {}, key = emulatorKey) {
+export async function rawRequest(endpoint, method, path, headers = {}, key = emulatorKey, body = undefined) {
   const segs = path.replace(/^\/|\/$/g, "").split("/");
   let type, link;
   if (segs.length % 2 === 1) {
@@ -61,6 +61,7 @@ export async function rawRequest(endpoint, method, path, headers = {}, key = emu
       authorization: encodeURIComponent(`type=master&ver=1.0&sig=${sig}`),
       ...headers,
     },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
