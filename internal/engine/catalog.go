@@ -115,6 +115,7 @@ func (e *Engine) DeleteDatabase(id string) error {
 	lo := storage.ContainerPrefix(id)
 	m.deleteRange(lo, storage.PrefixEnd(lo))
 	deleteUsersInto(m, id)
+	m.deleteRange(storage.EncryptionKeyPrefix(id), storage.PrefixEnd(storage.EncryptionKeyPrefix(id)))
 	return e.commitCatalog(m, "delete database")
 }
 

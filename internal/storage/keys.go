@@ -106,6 +106,19 @@ func DatabasePermissionsPrefix(db string) []byte {
 	return append(appendName(PermissionsPrefix(), db), 0)
 }
 
+// Client encryption keys (stable): the wrapped data encryption keys of
+// client-side encryption, catalog records of their database:
+//
+//	M 0x00 "cek" 0x00 <esc(database id)> 0x00 <esc(key id)>
+
+// EncryptionKeyKey is the key of a client encryption key's record.
+func EncryptionKeyKey(db, id string) []byte { return appendName(EncryptionKeyPrefix(db), id) }
+
+// EncryptionKeyPrefix bounds the client encryption keys of one database.
+func EncryptionKeyPrefix(db string) []byte {
+	return append(appendName([]byte{prefixMeta, 0, 'c', 'e', 'k', 0}, db), 0)
+}
+
 // PermissionsPrefix bounds the permission records of every database.
 func PermissionsPrefix() []byte { return []byte{prefixMeta, 0, 'p', 'e', 'r', 'm', 0} }
 

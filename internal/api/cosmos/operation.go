@@ -40,6 +40,11 @@ const (
 	opReadPartitionStats
 	opAdvise
 	opDeletePartitionKey
+	opListEncryptionKeys
+	opQueryEncryptionKeys
+	opCreateEncryptionKey
+	opReadEncryptionKey
+	opReplaceEncryptionKey
 	opListOffers
 	opQueryOffers
 	opReadOffer
@@ -81,7 +86,10 @@ var opNames = [...]string{
 	opQueryPlan: "query plan", opQuery: "query items", opBatch: "batch", opCreateItem: "create item",
 	opUpsertItem: "upsert item", opReadItem: "read item", opReplaceItem: "replace item", opPatchItem: "patch item",
 	opDeleteItem: "delete item", opReadPartitionKeyRanges: "read partition key ranges",
-	opReadPartitionStats: "read partition statistics", opAdvise: "advise on the partition key", opDeletePartitionKey: "delete a partition key's items", opListOffers: "list offers", opQueryOffers: "query offers",
+	opReadPartitionStats: "read partition statistics", opAdvise: "advise on the partition key", opDeletePartitionKey: "delete a partition key's items",
+	opListEncryptionKeys: "list client encryption keys", opQueryEncryptionKeys: "query client encryption keys",
+	opCreateEncryptionKey: "create client encryption key", opReadEncryptionKey: "read client encryption key",
+	opReplaceEncryptionKey: "replace client encryption key", opListOffers: "list offers", opQueryOffers: "query offers",
 	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
 	opListConflicts: "list conflicts", opReadConflict: "read conflict",
 	opListUsers: "list users", opQueryUsers: "query users", opCreateUser: "create user",
@@ -180,6 +188,24 @@ func classify(method string, segs []string, h http.Header) operation {
 		return errOp(method, errMethod(method, "a database"))
 	case segs[2] == "users":
 		return classifyUsers(method, segs, h)
+	case segs[2] == "clientencryptionkeys" && n == 3:
+		switch {
+		case method == http.MethodGet:
+			return operation{kind: opListEncryptionKeys, db: segs[1]}
+		case method == http.MethodPost && isQueryHeader(h):
+			return operation{kind: opQueryEncryptionKeys, db: segs[1]}
+		case method == http.MethodPost:
+			return operation{kind: opCreateEncryptionKey, db: segs[1], writes: true}
+		}
+		return errOp(method, errMethod(method, "the client encryption keys feed"))
+	case segs[2] == "clientencryptionkeys" && n == 4:
+		switch method {
+		case http.MethodGet:
+			return operation{kind: opReadEncryptionKey, db: segs[1], id: segs[3]}
+		case http.MethodPut:
+			return operation{kind: opReplaceEncryptionKey, db: segs[1], id: segs[3], writes: true}
+		}
+		return errOp(method, errMethod(method, "a client encryption key"))
 	case segs[2] != "colls":
 		return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
 	case n == 3:
@@ -256,8 +282,6 @@ func classify(method string, segs []string, h http.Header) operation {
 		return errOp(method, errMethod(method, "a conflict"))
 	case isScriptFeed(segs[4]) && (n == 5 || n == 6):
 		return classifyScripts(method, segs, h)
-	case isKnownUnsupported(segs[4]):
-		return errOp(method, errNotImplemented("%s are not supported by this server version", segs[4]))
 	}
 	return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
 }

@@ -193,6 +193,8 @@ func (s *Server) route(req *request, op operation) {
 		err = s.advise(req, op)
 	case opDeletePartitionKey:
 		err = s.deletePartitionKey(req, op)
+	case opListEncryptionKeys, opQueryEncryptionKeys, opCreateEncryptionKey, opReadEncryptionKey, opReplaceEncryptionKey:
+		err = s.encryptionKeys(req, op)
 	case opListOffers, opQueryOffers, opReadOffer, opReplaceOffer:
 		err = s.offers(req, op)
 	case opListConflicts, opReadConflict:
@@ -214,14 +216,6 @@ func (s *Server) route(req *request, op operation) {
 
 func isScriptFeed(seg string) bool {
 	return seg == "sprocs" || seg == "triggers" || seg == "udfs"
-}
-
-func isKnownUnsupported(seg string) bool {
-	switch seg {
-	case "clientencryptionkeys":
-		return true
-	}
-	return false
 }
 
 // writeJSON sends a successful response with the common headers.
