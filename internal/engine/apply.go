@@ -76,6 +76,9 @@ type Command struct {
 	// predicted for a document it wrote carries it, so that what it
 	// returned is what was stored. Otherwise as IfVersion.
 	IfSeq *uint64
+	// Versions keeps every version the command writes, and every delete,
+	// for the all-versions-and-deletes change feed (versions.go).
+	Versions bool
 	// Ts is the timestamp (epoch seconds) written into changed items.
 	Ts int64
 	// Limits are the storage limits the operations are applied under.
@@ -471,8 +474,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		return OpResult{}, err
 	}
 	var curEtag, curDoc []byte
+	var curLSN uint64
 	if exists {
-		if _, curEtag, curDoc, err = decodeItem(key, cur); err != nil {
+		if curLSN, curEtag, curDoc, err = decodeItem(key, cur); err != nil {
 			return OpResult{}, err
 		}
 	}
@@ -511,6 +515,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		}
 		t.put(key, nil)
 		t.unchange(ac, curEtag)
+		if cmd.Versions {
+			t.put(storage.VersionKey(nil, ac.rid, seq), encodeVersion(versionDelete, cmd.Ts, lsn, curLSN, key, curDoc))
+		}
 		t.items--
 		t.bytes += delta
 		return OpResult{Doc: curDoc, Etag: string(curEtag), idx: tc}, nil
@@ -589,6 +596,13 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		t.unchange(ac, curEtag)
 	}
 	t.put(storage.ChangeKey(nil, ac.rid, seq), key)
+	if cmd.Versions {
+		op, prev := byte(versionCreate), uint64(0)
+		if exists {
+			op, prev = versionReplace, curLSN
+		}
+		t.put(storage.VersionKey(nil, ac.rid, seq), encodeVersion(op, cmd.Ts, lsn, prev, key, doc))
+	}
 	t.bytes += delta
 	t.items += newItems
 	return OpResult{Created: !exists, Doc: doc, Etag: etag, idx: tc, oldSize: len(curDoc)}, nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -43,6 +44,9 @@ type ChangeFeedScope struct {
 	// a prefix of a hierarchical key, to the keys it starts).
 	Key    epk.Key
 	HasKey bool
+	// AllVersions reads the version log (every version and every delete,
+	// as change events; see versions.go) instead of the latest versions.
+	AllVersions bool
 }
 
 // ChangeFeedStart is where a read starts.
@@ -83,6 +87,14 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 		}
 		if keyEPK, err = c.epkOf(k); err != nil {
 			return pg, err
+		}
+	}
+	if scope.AllVersions {
+		switch {
+		case c.versionRetention() == 0:
+			return pg, badRequest("container %q keeps no versions: the all versions and deletes change feed needs a change feed policy (changeFeedPolicy.retentionDuration, in minutes) in the container's definition", c.Info().ID)
+		case !start.FromNow && start.After == 0:
+			return pg, badRequest("the all versions and deletes change feed starts from now (If-None-Match: *) or from a position it returned; it cannot start from the beginning or from a time")
 		}
 	}
 	var p *Partition
@@ -153,20 +165,30 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 		}
 		from := max(first, pg.Position+1)
 		own := id == p.info.ID
-		err = snap.Iterate(storage.ChangeKey(nil, c.rid, from), storage.ChangeKey(nil, c.rid, end), func(k, itemKey []byte) (bool, error) {
+		keyOf := storage.ChangeKey
+		if scope.AllVersions {
+			keyOf = storage.VersionKey
+		}
+		err = snap.Iterate(keyOf(nil, c.rid, from), keyOf(nil, c.rid, end), func(k, v []byte) (bool, error) {
 			if len(pg.Docs) >= maxItems || size >= maxPageBytes || scanned >= changeScanLimit {
 				done = true
 				return false, nil
 			}
-			seq, ok := storage.ChangeSeq(k)
-			if !ok {
-				return false, corrupt("change index key %x is malformed", k)
-			}
+			seq := binary.BigEndian.Uint64(k[len(k)-8:])
 			scanned++
 			pg.Position = seq
+			itemKey := v
+			var ver version
+			if scope.AllVersions {
+				var err error
+				if ver, err = decodeVersion(k, v); err != nil {
+					return false, err
+				}
+				itemKey = ver.itemKey
+			}
 			e, _, ok := storage.SplitItemKey(itemKey)
 			if !ok {
-				return false, corrupt("change index entry %x names %x, which is not an item key", k, itemKey)
+				return false, corrupt("feed entry %x names %x, which is not an item key", k, itemKey)
 			}
 			if !own || scope.MinEPK != "" || scope.MaxEPK != "" {
 				if string(e) < lo || hi != "" && string(e) >= hi {
@@ -176,21 +198,27 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 			if scope.HasKey && !bytes.HasPrefix(e, []byte(keyEPK)) {
 				return true, nil
 			}
-			v, err := snap.Get(nil, itemKey)
-			if err != nil {
-				return false, fmt.Errorf("change index entry %x: cannot read its item: %w", k, err)
+			var doc []byte
+			if scope.AllVersions {
+				doc = ver.event(itemKey)
+			} else {
+				iv, err := snap.Get(nil, itemKey)
+				if err != nil {
+					return false, fmt.Errorf("change index entry %x: cannot read its item: %w", k, err)
+				}
+				_, etag, d, err := decodeItem(itemKey, iv)
+				if err != nil {
+					return false, err
+				}
+				if s, ok := seqOfEtag(etag); !ok || s != seq {
+					return false, corrupt("change index entry %d names an item whose version is %s", seq, etag)
+				}
+				if start.Since != 0 && docTs(d) < start.Since || x.expired(d) {
+					return true, nil
+				}
+				doc = append([]byte(nil), d...)
 			}
-			_, etag, doc, err := decodeItem(itemKey, v)
-			if err != nil {
-				return false, err
-			}
-			if s, ok := seqOfEtag(etag); !ok || s != seq {
-				return false, corrupt("change index entry %d names an item whose version is %s", seq, etag)
-			}
-			if start.Since != 0 && docTs(doc) < start.Since || x.expired(doc) {
-				return true, nil
-			}
-			pg.Docs = append(pg.Docs, append([]byte(nil), doc...))
+			pg.Docs = append(pg.Docs, doc)
 			size += len(doc)
 			return true, nil
 		})

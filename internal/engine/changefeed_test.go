@@ -265,3 +265,111 @@ func TestChangeFeedStarts(t *testing.T) {
 		t.Fatalf("by key k1 after the split: %v, %v", ids(byKey2), err)
 	}
 }
+
+// TestAllVersionsAndDeletes: a container with a change feed policy keeps
+// every version and every delete, which the all-versions feed returns in
+// order from a position taken before them; the log is trimmed past its
+// retention; a container without a policy, or a start from the beginning,
+// is refused.
+func TestAllVersionsAndDeletes(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	e, st := testEngineOpts(t, "", Options{Now: clk.Now, NoThrottle: true, TTLSweepInterval: -1})
+	defer st.Close()
+	defer e.Close()
+	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	policy := map[string]json.RawMessage{"changeFeedPolicy": json.RawMessage(`{"retentionDuration": 10}`)}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), Extra: policy}, Throughput{RUs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	all := ChangeFeedScope{RangeID: "0", AllVersions: true}
+	if _, err := c.ChangeFeed(all, ChangeFeedStart{}, 10); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("from the beginning: %v, want a 400", err)
+	}
+	now, err := c.ChangeFeed(all, ChangeFeedStart{FromNow: true}, 10)
+	if err != nil || len(now.Docs) != 0 {
+		t.Fatalf("from now: %v %v", now.Docs, err)
+	}
+	run := func(kind OpKind, id, body string) {
+		t.Helper()
+		var op Op
+		var err error
+		if body == "" {
+			op, err = c.PrepareKeyed(kind, id, key("p"), true)
+		} else {
+			op, err = c.PrepareWrite(kind, []byte(body), key("p"), true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil || res[0].Err != nil {
+			t.Fatalf("%v %s: %v %v", kind, id, err, res)
+		}
+	}
+	run(OpCreate, "a", `{"id":"a","pk":"p","v":1}`)
+	run(OpUpsert, "a", `{"id":"a","pk":"p","v":2}`)
+	run(OpCreate, "b", `{"id":"b","pk":"p","v":1}`)
+	run(OpDelete, "a", "")
+	pg, err := c.ChangeFeed(all, ChangeFeedStart{After: now.Position}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type event struct {
+		Current  map[string]any `json:"current"`
+		Previous map[string]any `json:"previous"`
+		Metadata struct {
+			Op   string `json:"operationType"`
+			LSN  uint64 `json:"lsn"`
+			Prev uint64 `json:"previousImageLSN"`
+			ID   string `json:"id"`
+		} `json:"metadata"`
+	}
+	var got []string
+	var evs []event
+	for _, d := range pg.Docs {
+		var ev event
+		if err := json.Unmarshal(d, &ev); err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		evs = append(evs, ev)
+		switch ev.Metadata.Op {
+		case "delete":
+			got = append(got, fmt.Sprintf("delete %s (was v%v)", ev.Metadata.ID, ev.Previous["v"]))
+		default:
+			got = append(got, fmt.Sprintf("%s %v v%v", ev.Metadata.Op, ev.Current["id"], ev.Current["v"]))
+		}
+	}
+	want := []string{"create a v1", "replace a v2", "create b v1", "delete a (was v2)"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if evs[1].Metadata.Prev != evs[0].Metadata.LSN || evs[3].Metadata.Prev != evs[1].Metadata.LSN {
+		t.Fatalf("previous image LSNs: %+v", evs)
+	}
+	// The latest-version feed of the same range holds only b.
+	latest, _ := readFeed(t, c, ChangeFeedScope{RangeID: "0"}, ChangeFeedStart{}, 10)
+	if len(latest) != 1 || latest[0].ID != "b" {
+		t.Fatalf("latest versions: %v", latest)
+	}
+	// Past the retention (10 minutes) the log is trimmed.
+	if n, err := c.TrimVersions(); err != nil || n != 0 {
+		t.Fatalf("trim within the retention: %d, %v", n, err)
+	}
+	clk.t = clk.t.Add(11 * time.Minute)
+	if n, err := c.TrimVersions(); err != nil || n != 4 {
+		t.Fatalf("trim past the retention: %d, %v", n, err)
+	}
+	if pg, err := c.ChangeFeed(all, ChangeFeedStart{After: now.Position}, 10); err != nil || len(pg.Docs) != 0 {
+		t.Fatalf("after the trim: %d events, %v", len(pg.Docs), err)
+	}
+	// A container without a policy keeps nothing and refuses the mode.
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "plain", PartitionKey: hashDef("/pk")}, Throughput{RUs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := e.Container("db", "plain")
+	if _, err := c2.ChangeFeed(ChangeFeedScope{RangeID: "0", AllVersions: true}, ChangeFeedStart{FromNow: true}, 10); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("no policy: %v", err)
+	}
+}

@@ -16,11 +16,11 @@ import (
 // storage keys: a later version decodes every earlier one.
 //
 //	command   = version:1 kind:1 body
-//	version   = 0x01 | 0x02 (0x02 adds the items flag bit 1; a version 1
-//	            command decodes as before)
+//	version   = 0x01 | 0x02 | 0x03 (0x02 adds the items flag bits 1 and 2,
+//	            0x03 bit 3; an earlier command decodes as before)
 //	kind      = 0x01 items | 0x02 split | 0x03 reindex
 //	items     = flags:1 (bit 0: atomic, bit 1: ifVersion follows,
-//	            bit 2: ifSeq follows)
+//	            bit 2: ifSeq follows, bit 3: keep versions)
 //	            ts:varint logicalLimit:varint partitionLimit:varint
 //	            [ifVersion:uvarint] [ifSeq:uvarint] count:uvarint op*
 //	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
@@ -40,7 +40,7 @@ import (
 // (compiled when applied), and for a split the boundaries and the child
 // range ids. The sequence numbers of new resource ids and etags are the
 // partition's own (partState.takeSeqs).
-const commandVersion = 2
+const commandVersion = 3
 
 // catalogVersion is the version byte of catalog entries (log.go).
 const catalogVersion = 1
@@ -116,6 +116,9 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	if c.IfSeq != nil {
 		flags |= 4
 	}
+	if c.Versions {
+		flags |= 8
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, c.Ts)
 	dst = binary.AppendVarint(dst, c.Limits.LogicalBytes)
@@ -172,7 +175,7 @@ var errBadCommand = errors.New("not a valid command")
 func DecodeCommand(b []byte) (*Command, error) {
 	d := newDecoder(b)
 	version := d.Byte()
-	if version != 1 && version != commandVersion {
+	if version < 1 || version > commandVersion {
 		d.Fail("unknown version %d", version) // a truncation's failure comes first
 		return nil, d.Err()
 	}
@@ -199,14 +202,18 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
 		flags := d.Byte()
-		known := byte(7)
-		if version == 1 {
+		known := byte(15)
+		switch version {
+		case 1:
 			known = 1
+		case 2:
+			known = 7
 		}
 		if flags&^known != 0 {
 			d.Fail("unknown flags %#x", flags)
 		}
 		c.Atomic = flags&1 != 0
+		c.Versions = flags&8 != 0
 		c.Ts = d.Varint()
 		c.Limits.LogicalBytes = d.Varint()
 		c.Limits.PartitionBytes = d.Varint()

@@ -32,6 +32,7 @@ func sampleCommands() []*Command {
 		}},
 		{Atomic: true, IfVersion: ptrTo(uint64(3)), IfSeq: ptrTo(uint64(1<<63 | 5<<40 | 77)), Ops: []Op{
 			{Kind: OpCreate, ID: "q", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"q","pk":"k"}`)}}},
+		{Versions: true, Ops: []Op{{Kind: OpDelete, ID: "v", Key: epk.Key{epk.String("k")}, EPK: "0A1B"}}},
 		{IfVersion: ptrTo(uint64(0)), Ops: []Op{{Kind: OpCreate, ID: "z", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"z","pk":"k"}`)}}},
 		{Split: &SplitCommand{Range: "12", Bounds: []string{"1F", "3FFF"}, FirstChild: 77, RangesSeq: 9}},
 		{Split: &SplitCommand{Range: "0", FirstChild: 1}},
@@ -70,7 +71,7 @@ func ptrTo[T any](v T) *T { return &v }
 // take the new flag.
 func TestCommandVersion1Decodes(t *testing.T) {
 	for i, c := range sampleCommands() {
-		if c.IfVersion != nil || c.IfSeq != nil {
+		if c.IfVersion != nil || c.IfSeq != nil || c.Versions {
 			continue
 		}
 		b := EncodeCommand(nil, c)
@@ -85,6 +86,11 @@ func TestCommandVersion1Decodes(t *testing.T) {
 	b[0] = 1
 	if _, err := DecodeCommand(b); !errors.Is(err, errBadCommand) {
 		t.Fatalf("a version 1 command with the version flag decoded: %v", err)
+	}
+	b = EncodeCommand(nil, &Command{Versions: true, Ops: []Op{{Kind: OpDelete, ID: "a"}}})
+	b[0] = 2
+	if _, err := DecodeCommand(b); !errors.Is(err, errBadCommand) {
+		t.Fatalf("a version 2 command with the versions flag decoded: %v", err)
 	}
 }
 

@@ -202,6 +202,7 @@ func (c *Container) deleteInto(m *catalogBatch) {
 	m.deleteRange(storage.LogicalSpan(c.rid, "", ""))
 	m.deleteRange(storage.IndexGenerationsSpan(c.rid, 0, 0))
 	m.deleteRange(storage.ContainerChangesSpan(c.rid))
+	m.deleteRange(storage.ContainerVersionsSpan(c.rid))
 	m.deleteRange(storage.ScriptsSpan(c.rid))
 }
 

@@ -262,6 +262,7 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 		// A script's writes carry the time their documents show.
 		cmd.Ts = now.Unix()
 	}
+	cmd.Versions = c.versionRetention() > 0
 	cmd.Limits = c.storeLimits
 	res, err := p.submit(&request{cmd: cmd, named: rangeID != ""})
 	if err != nil {

@@ -124,7 +124,7 @@ func (c *Container) clearExpired(p *Partition, x *expiry, ops []Op) error {
 	if len(dels) == 0 {
 		return nil
 	}
-	_, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits}})
+	_, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits, Versions: c.versionRetention() > 0}})
 	return err
 }
 
@@ -140,12 +140,16 @@ const (
 	ttlSweepDeletes = 100
 )
 
-// sweepLoop sweeps every container with a time to live each interval.
+// sweepLoop sweeps every container with a time to live, and trims every
+// version log past its retention, each interval.
 func (e *Engine) sweepLoop(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	every(interval, stop, done, func() {
 		for _, c := range e.allContainers() {
 			if _, err := c.SweepExpired(); err != nil {
 				e.opts.Logf("parsec: container %s/%s: sweeping expired items: %v", c.Info().DB, c.Info().ID, err)
+			}
+			if _, err := c.TrimVersions(); err != nil {
+				e.opts.Logf("parsec: container %s/%s: trimming the version log: %v", c.Info().DB, c.Info().ID, err)
 			}
 		}
 	})
@@ -226,7 +230,7 @@ func (c *Container) sweepPartition(p *Partition, x *expiry) (int, error) {
 	if len(dels) == 0 {
 		return 0, nil
 	}
-	res, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits}})
+	res, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits, Versions: c.versionRetention() > 0}})
 	n := 0
 	for _, r := range res {
 		if r.Err == nil {

@@ -12,7 +12,7 @@ const (
 // Why every key encoding is injective (no two different resources share a
 // key) and why every span holds only its own resource's keys:
 //
-//   - The first byte names the family (M, D, P, L, I, C), so families never mix.
+//   - The first byte names the family (M, D, P, L, I, C, V), so families never mix.
 //   - Catalog keys escape their names and end the database id with 0x00
 //     (see DatabaseKey).
 //   - Item keys are D <rid> <EPK> 0x00 <id>: the rid has a fixed length, the
@@ -305,15 +305,6 @@ func ChangeKey(dst []byte, rid [RidLen]byte, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
-// ChangeSeq returns the sequence number of a change-index key; ok is false
-// if key is not one.
-func ChangeSeq(key []byte) (seq uint64, ok bool) {
-	if len(key) != 1+RidLen+8 || key[0] != prefixChange {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(key[1+RidLen:]), true
-}
-
 // ContainerChangesSpan bounds every change-index entry of a container.
 func ContainerChangesSpan(rid [RidLen]byte) (lo, hi []byte) {
 	lo = append([]byte{prefixChange}, rid[:]...)
@@ -344,5 +335,24 @@ func scriptsPrefix(rid [RidLen]byte) []byte {
 // ScriptsSpan bounds every script of a container.
 func ScriptsSpan(rid [RidLen]byte) (lo, hi []byte) {
 	lo = scriptsPrefix(rid)
+	return lo, PrefixEnd(lo)
+}
+
+// prefixVersion keys the version log of the all-versions-and-deletes change
+// feed: every version written and every delete, by sequence number.
+const prefixVersion = 'V'
+
+// VersionKey appends the key of a version-log entry to dst: the container,
+// then the sequence number of the operation (8 bytes, big-endian); ordered
+// like the change index (see ChangeKey).
+func VersionKey(dst []byte, rid [RidLen]byte, seq uint64) []byte {
+	dst = append(dst, prefixVersion)
+	dst = append(dst, rid[:]...)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// ContainerVersionsSpan bounds every version-log entry of a container.
+func ContainerVersionsSpan(rid [RidLen]byte) (lo, hi []byte) {
+	lo = append([]byte{prefixVersion}, rid[:]...)
 	return lo, PrefixEnd(lo)
 }

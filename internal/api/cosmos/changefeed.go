@@ -9,7 +9,9 @@ import (
 	"github.com/parsecdb/parsec/internal/engine"
 )
 
-// changeFeed answers GET …/docs with A-IM: a page of the change feed of one
+// changeFeed answers GET …/docs with A-IM: a page of the change feed, in
+// latest-version mode ("Incremental feed") or all-versions-and-deletes mode
+// ("Full-Fidelity Feed", for containers with a change feed policy), of one
 // partition key range (x-ms-documentdb-partitionkeyrangeid, optionally
 // narrowed by x-ms-start-epk and x-ms-end-epk) or of one partition key.
 //
@@ -20,12 +22,13 @@ import (
 // page with no change is a 304 that carries the position.
 func (s *Server) changeFeed(req *request, c *engine.Container) error {
 	r := req.r
+	var all bool
 	switch mode := r.Header.Get("A-IM"); {
 	case strings.EqualFold(mode, "Incremental feed"):
 	case strings.EqualFold(mode, "Full-Fidelity Feed"):
-		return errNotImplemented("the all versions and deletes change feed mode (A-IM: Full-Fidelity Feed) is not supported by this server version; read the latest-version change feed (A-IM: Incremental feed)")
+		all = true
 	default:
-		return errBadRequest("A-IM %q is not a change feed mode: use \"Incremental feed\"", mode)
+		return errBadRequest("A-IM %q is not a change feed mode: use \"Incremental feed\" or \"Full-Fidelity Feed\"", mode)
 	}
 	var start engine.ChangeFeedStart
 	switch inm := r.Header.Get("If-None-Match"); inm {
@@ -50,7 +53,8 @@ func (s *Server) changeFeed(req *request, c *engine.Container) error {
 		}
 		start.After = n
 	}
-	scope := engine.ChangeFeedScope{RangeID: r.Header.Get(hdrRangeID), MinEPK: r.Header.Get("x-ms-start-epk"), MaxEPK: r.Header.Get("x-ms-end-epk")}
+	scope := engine.ChangeFeedScope{RangeID: r.Header.Get(hdrRangeID), MinEPK: r.Header.Get("x-ms-start-epk"), MaxEPK: r.Header.Get("x-ms-end-epk"),
+		AllVersions: all}
 	if scope.MaxEPK == "FF" {
 		scope.MaxEPK = ""
 	}

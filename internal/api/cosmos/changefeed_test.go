@@ -29,7 +29,7 @@ func TestChangeFeedOverTheProtocol(t *testing.T) {
 		t.Fatalf("nothing new: %d %s", st, body)
 	}
 	hdr["A-IM"] = "Full-Fidelity Feed"
-	if st, body := ts.do(ts.primary, http.MethodGet, "/dbs/db/colls/c/docs", nil, hdr); st != http.StatusNotImplemented || !strings.Contains(string(body), "all versions and deletes") {
-		t.Fatalf("all versions mode: %d %s", st, body)
+	if st, body := ts.do(ts.primary, http.MethodGet, "/dbs/db/colls/c/docs", nil, hdr); st != http.StatusBadRequest || !strings.Contains(string(body), "changeFeedPolicy.retentionDuration") {
+		t.Fatalf("all versions mode on a container without a change feed policy: %d %s", st, body)
 	}
 }

@@ -28,10 +28,6 @@ func errNotFound(format string, args ...any) error {
 	return &apiError{status: http.StatusNotFound, code: "NotFound", msg: fmt.Sprintf(format, args...)}
 }
 
-func errNotImplemented(format string, args ...any) error {
-	return &apiError{status: http.StatusNotImplemented, code: "NotImplemented", msg: fmt.Sprintf(format, args...)}
-}
-
 func errMethod(method, what string) error {
 	return &apiError{status: http.StatusMethodNotAllowed, code: "MethodNotAllowed", msg: fmt.Sprintf("%s is not allowed on %s", method, what)}
 }

@@ -140,7 +140,7 @@ type operation struct {
 // a query (Content-Type application/query+json, x-ms-documentdb-query or
 // x-ms-documentdb-isquery), an upsert (x-ms-documentdb-is-upsert) or a create.
 // POSTs to the databases and containers feeds are creates unless they are
-// queries, which this server refuses (501); the query-plan and batch headers
+// queries, which run over the catalog in memory; the query-plan and batch headers
 // mean nothing there.
 func classify(method string, segs []string, h http.Header) operation {
 	n := len(segs)

@@ -1,6 +1,13 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ChangeFeedStartFrom, CosmosClient, StatusCodes } from "@azure/cosmos";
+import {
+  ChangeFeedMode,
+  ChangeFeedPolicy,
+  ChangeFeedRetentionTimeSpan,
+  ChangeFeedStartFrom,
+  CosmosClient,
+  StatusCodes,
+} from "@azure/cosmos";
 import { startServer, emulatorKey } from "./server.js";
 
 // The latest-version change feed through the JavaScript SDK's
@@ -95,3 +102,41 @@ test("a continuation token outlives a split: each change once, in its latest ver
     assert.deepEqual(seen.get(`c${i}`), [1], `c${i}`);
   }
 });
+
+test("all versions and deletes: every create, replace and delete in order, with metadata", async () => {
+  const { database } = await client.databases.createIfNotExists({ id: "feed" });
+  const { container: avad } = await database.containers.createIfNotExists({
+    id: "avad",
+    partitionKey: { paths: ["/pk"] },
+    changeFeedPolicy: new ChangeFeedPolicy(ChangeFeedRetentionTimeSpan.fromMinutes(10)),
+  });
+  const options = { changeFeedStartFrom: ChangeFeedStartFrom.Now(), changeFeedMode: ChangeFeedMode.AllVersionsAndDeletes };
+  const start = await drainEvents(avad.items.getChangeFeedIterator(options));
+  assert.equal(start.events.length, 0);
+  await avad.items.create({ id: "a", pk: "p", v: 1 });
+  await avad.items.upsert({ id: "a", pk: "p", v: 2 });
+  await avad.items.create({ id: "b", pk: "q", v: 1 });
+  await avad.item("a", "p").delete();
+  const { events } = await drainEvents(
+    avad.items.getChangeFeedIterator({ ...options, changeFeedStartFrom: ChangeFeedStartFrom.Continuation(start.continuation) }),
+  );
+  const seen = events.map((e) =>
+    e.metadata.operationType === "delete" ? `delete ${e.metadata.id}` : `${e.metadata.operationType} ${e.current.id} v${e.current.v}`,
+  );
+  assert.deepEqual(seen.filter((x) => x.includes(" a")), ["create a v1", "replace a v2", "delete a"]);
+  assert.deepEqual(seen.filter((x) => x.includes(" b")), ["create b v1"]);
+  for (const e of events) assert.ok(e.metadata.lsn > 0 && e.metadata.crts > 0, JSON.stringify(e));
+});
+
+// drainEvents reads an all-versions iterator until it reports nothing new.
+async function drainEvents(iterator) {
+  const events = [];
+  let continuation;
+  for (let i = 0; i < 200 && iterator.hasMoreResults; i++) {
+    const res = await iterator.readNext();
+    continuation = res.continuationToken;
+    events.push(...res.result);
+    if (res.statusCode === StatusCodes.NotModified) return { events, continuation };
+  }
+  throw new Error("the change feed never ran dry");
+}
