@@ -79,6 +79,9 @@ type Command struct {
 	// Versions keeps every version the command writes, and every delete,
 	// for the all-versions-and-deletes change feed (versions.go).
 	Versions bool
+	// Expired marks the deletes of a command as the time to live's: the
+	// server deleting expired items (ttl.go).
+	Expired bool
 	// Ts is the timestamp (epoch seconds) written into changed items.
 	Ts int64
 	// Limits are the storage limits the operations are applied under.
@@ -516,7 +519,11 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		t.put(key, nil)
 		t.unchange(ac, curEtag)
 		if cmd.Versions {
-			t.put(storage.VersionKey(nil, ac.rid, seq), encodeVersion(versionDelete, cmd.Ts, lsn, curLSN, key, curDoc))
+			op := byte(versionDelete)
+			if cmd.Expired {
+				op = versionExpire
+			}
+			t.put(storage.VersionKey(nil, ac.rid, seq), encodeVersion(op, cmd.Ts, lsn, curLSN, key, curDoc))
 		}
 		t.items--
 		t.bytes += delta

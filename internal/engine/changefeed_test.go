@@ -373,3 +373,71 @@ func TestAllVersionsAndDeletes(t *testing.T) {
 		t.Fatalf("no policy: %v", err)
 	}
 }
+
+// TestAllVersionsMarksExpiry: the deletes of expired items, by the sweep
+// and before a write, come in the all-versions feed marked
+// timeToLiveExpired; a client's delete does not.
+func TestAllVersionsMarksExpiry(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	e, st := testEngineOpts(t, "", Options{Now: clk.Now, NoThrottle: true, TTLSweepInterval: -1})
+	defer st.Close()
+	defer e.Close()
+	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	ttl := int64(10)
+	policy := map[string]json.RawMessage{"changeFeedPolicy": json.RawMessage(`{"retentionDuration": 60}`)}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl, Extra: policy}, Throughput{RUs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	all := ChangeFeedScope{RangeID: "0", AllVersions: true}
+	now, err := c.ChangeFeed(all, ChangeFeedStart{FromNow: true}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"swept", "rewritten", "deleted"} {
+		if err := ttlPut(t, c, OpCreate, id, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del, _ := c.PrepareKeyed(OpDelete, "deleted", key("p"), true)
+	if res, _, err := c.Execute(&Command{Ops: []Op{del}}, ""); err != nil || res[0].Err != nil {
+		t.Fatalf("delete: %v %v", err, res)
+	}
+	clk.t = clk.t.Add(time.Minute)
+	if err := ttlPut(t, c, OpCreate, "rewritten", `,"again":true`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.SweepExpired(); err != nil || n != 1 {
+		t.Fatalf("sweep: %d, %v", n, err)
+	}
+	pg, err := c.ChangeFeed(all, ChangeFeedStart{After: now.Position}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range pg.Docs {
+		var ev struct {
+			Metadata struct {
+				Op      string `json:"operationType"`
+				ID      string `json:"id"`
+				Expired bool   `json:"timeToLiveExpired"`
+			} `json:"metadata"`
+			Current struct{ ID string } `json:"current"`
+		}
+		if err := json.Unmarshal(d, &ev); err != nil {
+			t.Fatal(err)
+		}
+		id := ev.Current.ID
+		if ev.Metadata.Op == "delete" {
+			id = ev.Metadata.ID
+		}
+		got = append(got, fmt.Sprintf("%s %s %v", ev.Metadata.Op, id, ev.Metadata.Expired))
+	}
+	want := []string{"create swept false", "create rewritten false", "create deleted false", "delete deleted false",
+		"delete rewritten true", "create rewritten false", "delete swept true"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events\n got %v\nwant %v", got, want)
+	}
+}

@@ -20,7 +20,7 @@ import (
 //	            0x03 bit 3; an earlier command decodes as before)
 //	kind      = 0x01 items | 0x02 split | 0x03 reindex
 //	items     = flags:1 (bit 0: atomic, bit 1: ifVersion follows,
-//	            bit 2: ifSeq follows, bit 3: keep versions)
+//	            bit 2: ifSeq follows, bit 3: keep versions, bit 4: expiry)
 //	            ts:varint logicalLimit:varint partitionLimit:varint
 //	            [ifVersion:uvarint] [ifSeq:uvarint] count:uvarint op*
 //	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
@@ -119,6 +119,9 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	if c.Versions {
 		flags |= 8
 	}
+	if c.Expired {
+		flags |= 16
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, c.Ts)
 	dst = binary.AppendVarint(dst, c.Limits.LogicalBytes)
@@ -202,7 +205,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
 		flags := d.Byte()
-		known := byte(15)
+		known := byte(31)
 		switch version {
 		case 1:
 			known = 1
@@ -214,6 +217,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 		}
 		c.Atomic = flags&1 != 0
 		c.Versions = flags&8 != 0
+		c.Expired = flags&16 != 0
 		c.Ts = d.Varint()
 		c.Limits.LogicalBytes = d.Varint()
 		c.Limits.PartitionBytes = d.Varint()

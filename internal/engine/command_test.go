@@ -33,6 +33,7 @@ func sampleCommands() []*Command {
 		{Atomic: true, IfVersion: ptrTo(uint64(3)), IfSeq: ptrTo(uint64(1<<63 | 5<<40 | 77)), Ops: []Op{
 			{Kind: OpCreate, ID: "q", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"q","pk":"k"}`)}}},
 		{Versions: true, Ops: []Op{{Kind: OpDelete, ID: "v", Key: epk.Key{epk.String("k")}, EPK: "0A1B"}}},
+		{Versions: true, Expired: true, Ops: []Op{{Kind: OpDelete, ID: "x", Key: epk.Key{epk.String("k")}, EPK: "0A1B", IfMatch: `"e"`}}},
 		{IfVersion: ptrTo(uint64(0)), Ops: []Op{{Kind: OpCreate, ID: "z", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"z","pk":"k"}`)}}},
 		{Split: &SplitCommand{Range: "12", Bounds: []string{"1F", "3FFF"}, FirstChild: 77, RangesSeq: 9}},
 		{Split: &SplitCommand{Range: "0", FirstChild: 1}},
@@ -71,7 +72,7 @@ func ptrTo[T any](v T) *T { return &v }
 // take the new flag.
 func TestCommandVersion1Decodes(t *testing.T) {
 	for i, c := range sampleCommands() {
-		if c.IfVersion != nil || c.IfSeq != nil || c.Versions {
+		if c.IfVersion != nil || c.IfSeq != nil || c.Versions || c.Expired {
 			continue
 		}
 		b := EncodeCommand(nil, c)

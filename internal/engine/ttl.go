@@ -124,7 +124,7 @@ func (c *Container) clearExpired(p *Partition, x *expiry, ops []Op) error {
 	if len(dels) == 0 {
 		return nil
 	}
-	_, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits, Versions: c.versionRetention() > 0}})
+	_, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits, Versions: c.versionRetention() > 0, Expired: true}})
 	return err
 }
 
@@ -230,7 +230,7 @@ func (c *Container) sweepPartition(p *Partition, x *expiry) (int, error) {
 	if len(dels) == 0 {
 		return 0, nil
 	}
-	res, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits, Versions: c.versionRetention() > 0}})
+	res, err := p.submit(&request{cmd: &Command{Ops: dels, Ts: c.e.now(), Limits: c.storeLimits, Versions: c.versionRetention() > 0, Expired: true}})
 	n := 0
 	for _, r := range res {
 		if r.Err == nil {

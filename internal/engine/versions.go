@@ -26,9 +26,10 @@ const (
 	versionCreate  = 1
 	versionReplace = 2
 	versionDelete  = 3
+	versionExpire  = 4 // a delete of an expired item
 )
 
-var versionOps = [...]string{versionCreate: "create", versionReplace: "replace", versionDelete: "delete"}
+var versionOps = [...]string{versionCreate: "create", versionReplace: "replace", versionDelete: "delete", versionExpire: "delete"}
 
 // version is a decoded version-log entry.
 type version struct {
@@ -56,7 +57,7 @@ func encodeVersion(op byte, ts int64, lsn, prevLSN uint64, itemKey, doc []byte) 
 func decodeVersion(key, v []byte) (version, error) {
 	r := binfmt.NewReader(v, ErrCorrupt)
 	ver := version{op: r.Byte(), ts: r.Varint(), lsn: r.Uvarint(), prevLSN: r.Uvarint(), itemKey: r.Bytes(), doc: r.Bytes()}
-	if err := r.Err(); err != nil || ver.op < versionCreate || ver.op > versionDelete || r.Len() != 0 {
+	if err := r.Err(); err != nil || ver.op < versionCreate || ver.op > versionExpire || r.Len() != 0 {
 		return ver, corrupt("version-log entry %x does not decode", key)
 	}
 	return ver, nil
@@ -69,7 +70,8 @@ func decodeVersion(key, v []byte) (version, error) {
 func (v version) event(itemKey []byte) []byte {
 	b := make([]byte, 0, len(v.doc)+160)
 	b = append(b, '{')
-	if v.op == versionDelete {
+	deleted := v.op == versionDelete || v.op == versionExpire
+	if deleted {
 		b = append(b, `"previous":`...)
 	} else {
 		b = append(b, `"current":`...)
@@ -85,8 +87,9 @@ func (v version) event(itemKey []byte) []byte {
 		b = append(b, `,"previousImageLSN":`...)
 		b = strconv.AppendUint(b, v.prevLSN, 10)
 	}
-	b = append(b, `,"timeToLiveExpired":false`...)
-	if v.op == versionDelete {
+	b = append(b, `,"timeToLiveExpired":`...)
+	b = strconv.AppendBool(b, v.op == versionExpire)
+	if deleted {
 		if _, id, ok := storage.SplitItemKey(itemKey); ok {
 			b = append(b, `,"id":`...)
 			b = jsondoc.AppendQuote(b, string(id))
