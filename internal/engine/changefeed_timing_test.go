@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // BenchmarkChangeFeed reads the whole change feed of one partition of a
@@ -14,16 +13,7 @@ import (
 // to the container's read feed. Throughput is reported as changes (or
 // items) per second.
 func BenchmarkChangeFeed(b *testing.B) {
-	e, st := testEngineOpts(b, "", Options{PartitionMaxRUs: 10000, NoThrottle: true, Now: time.Now, TTLSweepInterval: -1})
-	defer st.Close()
-	defer e.Close()
-	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 40000}); err != nil {
-		b.Fatal(err)
-	}
-	c, _ := e.Container("db", "c")
+	_, c := benchContainer(b)
 	pad := strings.Repeat("x", 950)
 	for i := range 20000 {
 		pk := fmt.Sprint("p", i%1000)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/parsecdb/parsec/internal/query/parser"
 )
@@ -20,16 +19,7 @@ import (
 //   - query-plain and query-udf: a page of 100 documents of a query that
 //     projects one property, without and with a UDF call per document.
 func BenchmarkScripts(b *testing.B) {
-	e, st := testEngineOpts(b, "", Options{PartitionMaxRUs: 10000, NoThrottle: true, Now: time.Now})
-	defer st.Close()
-	defer e.Close()
-	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 40000}); err != nil {
-		b.Fatal(err)
-	}
-	c, _ := e.Container("db", "c")
+	_, c := benchContainer(b)
 	for _, s := range []struct {
 		kind     ScriptKind
 		id, body string

@@ -144,28 +144,15 @@ const (
 // version log past its retention, each interval.
 func (e *Engine) sweepLoop(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	every(interval, stop, done, func() {
-		for _, c := range e.allContainers() {
+		e.EachContainer(func(db string, c *Container) {
 			if _, err := c.SweepExpired(); err != nil {
-				e.opts.Logf("parsec: container %s/%s: sweeping expired items: %v", c.Info().DB, c.Info().ID, err)
+				e.opts.Logf("parsec: container %s/%s: sweeping expired items: %v", db, c.Info().ID, err)
 			}
 			if _, err := c.TrimVersions(); err != nil {
-				e.opts.Logf("parsec: container %s/%s: trimming the version log: %v", c.Info().DB, c.Info().ID, err)
+				e.opts.Logf("parsec: container %s/%s: trimming the version log: %v", db, c.Info().ID, err)
 			}
-		}
+		})
 	})
-}
-
-// allContainers lists every open container.
-func (e *Engine) allContainers() []*Container {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	var out []*Container
-	for _, db := range e.dbs {
-		for _, c := range db.colls {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // SweepExpired runs one tick of the sweep of c: for each partition, it
@@ -242,11 +229,11 @@ func (c *Container) sweepPartition(p *Partition, x *expiry) (int, error) {
 
 // keyOfStored reads the partition key of a stored document.
 func (c *Container) keyOfStored(doc []byte) (epk.Key, error) {
-	sc, err := jsondoc.Scan(doc, c.scanPaths)
+	sc, err := jsondoc.Scan(doc, c.paths)
 	if err != nil {
 		return nil, corrupt("a stored document is not valid JSON: %v", err)
 	}
-	return keyOf(sc.Values[:len(c.paths)])
+	return keyOf(sc.Values)
 }
 
 // unexpiredSource is a query source without the expired items of src.

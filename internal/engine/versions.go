@@ -127,6 +127,8 @@ func (c *Container) TrimVersions() (int, error) {
 	cutoff := int64(1) << 62
 	if keep > 0 {
 		cutoff = c.e.now() - int64(keep/time.Second)
+	} else if empty, err := c.noVersions(); err != nil || empty {
+		return 0, err // the common case, checked with one seek
 	}
 	m := &catalogBatch{}
 	n, scanned := 0, 0
@@ -157,4 +159,15 @@ func (c *Container) TrimVersions() (int, error) {
 		return 0, nil
 	}
 	return n, c.e.commitCatalog(m, "trim the version log")
+}
+
+// noVersions reports whether the container's version log is empty.
+func (c *Container) noVersions() (bool, error) {
+	lo, hi := storage.ContainerVersionsSpan(c.rid)
+	empty := true
+	err := c.e.store.Iterate(lo, hi, func(_, _ []byte) (bool, error) {
+		empty = false
+		return false, nil
+	})
+	return empty, err
 }

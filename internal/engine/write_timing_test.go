@@ -13,16 +13,7 @@ import (
 // documents of SELECT * FROM c, the query whose rows are the stored
 // documents, in a container of 4 partitions.
 func BenchmarkWritePath(b *testing.B) {
-	e, st := testEngineOpts(b, "", Options{PartitionMaxRUs: 10000, NoThrottle: true, Now: time.Now})
-	defer st.Close()
-	defer e.Close()
-	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 40000}); err != nil { // 4 partitions, never throttled
-		b.Fatal(err)
-	}
-	c, _ := e.Container("db", "c")
+	e, c := benchContainer(b)
 	pad := strings.Repeat("x", 950)
 	i := 0
 	b.Run("create", func(b *testing.B) {
@@ -70,4 +61,23 @@ func BenchmarkWritePath(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchContainer opens an in-memory engine for a benchmark (no throttling,
+// the real clock, no background sweep) with container db/c: 4 partitions
+// (40,000 RU/s), partition key /pk. It is closed when the benchmark ends.
+func benchContainer(b *testing.B) (*Engine, *Container) {
+	e, st := testEngineOpts(b, "", Options{PartitionMaxRUs: 10000, NoThrottle: true, Now: time.Now, TTLSweepInterval: -1})
+	b.Cleanup(func() {
+		e.Close()
+		st.Close()
+	})
+	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 40000}); err != nil {
+		b.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	return e, c
 }
