@@ -234,6 +234,15 @@ func Resource(path string) (resourceType, resourceLink string) {
 	return resourceType, resourceLink
 }
 
+// RidLink is Resource for a path that addresses resources by resource id
+// (/dbs/{rid}/colls/{rid}/docs/{rid}, the `_self` links): the SDKs sign it
+// with the last resource id of the link alone, lower-cased, as they sign
+// offers (GET /dbs/AbCdAA==/colls/AbCdAIxyZ90= is ("colls", "abcdaixyz90=")).
+func RidLink(path string) (resourceType, resourceLink string) {
+	resourceType, resourceLink = Resource(path)
+	return resourceType, strings.ToLower(resourceLink[strings.LastIndexByte(resourceLink, '/')+1:])
+}
+
 // SignRequest signs req with the master key as the SDKs do: it sets
 // x-ms-date to now (RFC 1123, GMT) and the Authorization header over req's
 // method and path (see Resource). Headers added afterwards are not signed,

@@ -518,6 +518,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		}
 		t.put(key, nil)
 		t.unchange(ac, curEtag)
+		if seq, ok := createdSeq(curDoc); ok {
+			t.put(storage.RidKey(nil, ac.rid, seq), nil)
+		}
 		if cmd.Versions {
 			op := byte(versionDelete)
 			if cmd.Expired {
@@ -603,6 +606,9 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		t.unchange(ac, curEtag)
 	}
 	t.put(storage.ChangeKey(nil, ac.rid, seq), key)
+	if !exists {
+		t.put(storage.RidKey(nil, ac.rid, seq), key)
+	}
 	if cmd.Versions {
 		op, prev := byte(versionCreate), uint64(0)
 		if exists {
@@ -721,6 +727,17 @@ func ridOf(doc []byte) string {
 	}
 	s, _ := jsondoc.UnquoteString(sc.Values[0])
 	return s
+}
+
+// createdSeq is the sequence number of the version that created a stored
+// document: the last 8 bytes of its "_rid", the key of its entry in the
+// resource-id index (storage.RidKey).
+func createdSeq(doc []byte) (uint64, bool) {
+	b, err := decodeRid(ridOf(doc))
+	if err != nil || len(b) != storage.RidLen+8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[storage.RidLen:]), true
 }
 
 // checkPatchedIdentity verifies that a patch changed neither the id nor the

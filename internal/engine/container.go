@@ -203,6 +203,7 @@ func (c *Container) deleteInto(m *catalogBatch) {
 	m.deleteRange(storage.IndexGenerationsSpan(c.rid, 0, 0))
 	m.deleteRange(storage.ContainerChangesSpan(c.rid))
 	m.deleteRange(storage.ContainerVersionsSpan(c.rid))
+	m.deleteRange(storage.ContainerRidsSpan(c.rid))
 	m.deleteRange(storage.ScriptsSpan(c.rid))
 }
 

@@ -176,6 +176,9 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if err := rewriteKeys(store, rekey); err != nil {
 		return nil, err
 	}
+	if err := backfillItemIndexes(store, opts.Logf); err != nil {
+		return nil, err
+	}
 	if err := e.loadUsers(); err != nil {
 		return nil, err
 	}

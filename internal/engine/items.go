@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -466,4 +467,26 @@ func (c *Container) Ranges() ([]RangeState, uint64) {
 		out[i] = RangeState{RangeInfo: p.Range(), LSN: p.LSN()}
 	}
 	return out, info.RangesSeq
+}
+
+// ItemIDByRid returns the id of the item whose "_rid" is rid, from the
+// resource-id index (storage.RidKey): how rid-addressed requests (the
+// `_self` links older clients follow) find their item.
+func (c *Container) ItemIDByRid(rid string) (string, error) {
+	b, err := decodeRid(rid)
+	if err != nil || len(b) != storage.RidLen+8 || !bytes.Equal(b[:storage.RidLen], c.rid[:]) {
+		return "", notFound("%q is not the resource id of an item of container %q", rid, c.Info().ID)
+	}
+	key, err := c.e.store.Get(nil, storage.RidKey(nil, c.rid, binary.BigEndian.Uint64(b[storage.RidLen:])))
+	if err == storage.ErrNotFound {
+		return "", notFound("no item with resource id %q in container %q", rid, c.Info().ID)
+	}
+	if err != nil {
+		return "", err
+	}
+	_, id, ok := storage.SplitItemKey(key)
+	if !ok {
+		return "", corrupt("the resource-id index entry of %q holds %x, not an item key", rid, key)
+	}
+	return string(id), nil
 }

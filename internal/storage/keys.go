@@ -12,7 +12,7 @@ const (
 // Why every key encoding is injective (no two different resources share a
 // key) and why every span holds only its own resource's keys:
 //
-//   - The first byte names the family (M, D, P, L, I, C, V), so families never mix.
+//   - The first byte names the family (M, D, P, L, I, C, V, R), so families never mix.
 //   - Catalog keys escape their names and end the database id with 0x00
 //     (see DatabaseKey).
 //   - Item keys are D <rid> <EPK> 0x00 <id>: the rid has a fixed length, the
@@ -142,6 +142,10 @@ func appendName(dst []byte, name string) []byte {
 // SeqKey is the key of the resource-id allocator's high-water mark.
 func SeqKey() []byte { return []byte{prefixMeta, 0, 's', 'e', 'q'} }
 
+// ItemIndexesKey is the key of the record that says the change index and
+// the resource-id index cover every item (see engine.backfillItemIndexes).
+func ItemIndexesKey() []byte { return []byte{prefixMeta, 0, 'i', 't', 'e', 'm', 'i', 'd', 'x'} }
+
 // ItemKey appends the key of an item to dst.
 func ItemKey(dst []byte, rid [RidLen]byte, epk string, id string) []byte {
 	dst = append(dst, prefixItem)
@@ -181,6 +185,12 @@ func SplitItemKey(key []byte) (epk, id []byte, ok bool) {
 // ContainerItemsSpan bounds every item of a container.
 func ContainerItemsSpan(rid [RidLen]byte) (lo, hi []byte) {
 	lo = append([]byte{prefixItem}, rid[:]...)
+	return lo, PrefixEnd(lo)
+}
+
+// AllItemsSpan bounds the items of every container.
+func AllItemsSpan() (lo, hi []byte) {
+	lo = []byte{prefixItem}
 	return lo, PrefixEnd(lo)
 }
 
@@ -354,5 +364,28 @@ func VersionKey(dst []byte, rid [RidLen]byte, seq uint64) []byte {
 // ContainerVersionsSpan bounds every version-log entry of a container.
 func ContainerVersionsSpan(rid [RidLen]byte) (lo, hi []byte) {
 	lo = append([]byte{prefixVersion}, rid[:]...)
+	return lo, PrefixEnd(lo)
+}
+
+// prefixRid keys the resource-id index: one entry per live item, keyed by
+// the sequence number its "_rid" was made from (the version that created
+// it), so that items can be found by "_rid" (the `_self` links older
+// clients follow) and read in insertion order.
+const prefixRid = 'R'
+
+// RidKey appends the key of a resource-id index entry to dst: the
+// container, then the sequence number of the item's creation (8 bytes,
+// big-endian; the last 8 bytes of the item's "_rid"). Its value is the
+// item's key. Like the change index, one partition's entries are one
+// contiguous span in creation order, and a child's sort after its parent's.
+func RidKey(dst []byte, rid [RidLen]byte, seq uint64) []byte {
+	dst = append(dst, prefixRid)
+	dst = append(dst, rid[:]...)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// ContainerRidsSpan bounds every resource-id index entry of a container.
+func ContainerRidsSpan(rid [RidLen]byte) (lo, hi []byte) {
+	lo = append([]byte{prefixRid}, rid[:]...)
 	return lo, PrefixEnd(lo)
 }

@@ -20,8 +20,9 @@ import (
 func (ts *testServer) stateOutside(t testing.TB, keyEPK string) [sha256.Size]byte {
 	t.Helper()
 	return ts.stateExcept(t, func(k, v []byte) bool {
-		// A change-index entry (C) belongs to the item its value names.
-		return k[0] == 'P' || k[0] != 'M' && bytes.Contains(k, []byte(keyEPK)) || k[0] == 'C' && bytes.Contains(v, []byte(keyEPK))
+		// A change-index (C) or resource-id index (R) entry belongs to
+		// the item its value names.
+		return k[0] == 'P' || k[0] != 'M' && bytes.Contains(k, []byte(keyEPK)) || (k[0] == 'C' || k[0] == 'R') && bytes.Contains(v, []byte(keyEPK))
 	})
 }
 

@@ -25,6 +25,9 @@ func (s *Server) authenticate(req *request, op operation) error {
 		date = r.Header.Get("Date")
 	}
 	typ, link := auth.Resource(r.URL.Path) // decoded; ids cannot contain '/'
+	if req.ridBased {
+		typ, link = auth.RidLink(r.URL.Path)
+	}
 	access, grant, err := s.verifier.Authenticate(r.Method, typ, link, date, h, s.cfg.Now())
 	if access == auth.ResourceToken {
 		return s.authorizeGrant(req, op, grant)

@@ -74,7 +74,10 @@ type request struct {
 	w      http.ResponseWriter // lw, which sends Cosmos's header names in lower case
 	lw     lowerWriter
 	r      *http.Request
-	segs   []string // percent-decoded path segments
+	segs   []string // percent-decoded path segments, resource ids replaced by names
+	// ridBased is set when the path addressed resources by resource id
+	// (see resolveRids): the signature then covers a rid link.
+	ridBased bool
 	charge float64
 	// session is the session token to send; "" sends a neutral one.
 	session string
@@ -138,10 +141,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(req, errBadRequest("the request path is malformed: %v", err))
 		return
 	}
+	rp, ridBased := s.resolveRids(segs)
+	if ridBased {
+		segs, req.ridBased = rp.names, true
+	}
 	req.segs = segs
 	op := classify(r.Method, segs, r.Header)
 	if err := s.authenticate(req, op); err != nil {
 		s.writeError(req, err)
+		return
+	}
+	if rp.err != nil {
+		s.writeError(req, rp.err)
 		return
 	}
 	s.route(req, op)
