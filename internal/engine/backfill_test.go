@@ -71,4 +71,3 @@ func TestBackfillItemIndexes(t *testing.T) {
 		t.Fatalf("the change feed from the beginning has %d items after the backfill, want %d", seen, n)
 	}
 }
-

@@ -71,14 +71,14 @@ const ReadyPath = "/_ready"
 
 // request is one request in flight with what the handlers need of it.
 type request struct {
-	w      http.ResponseWriter // lw, which sends Cosmos's header names in lower case
-	lw     lowerWriter
-	r      *http.Request
-	segs   []string // percent-decoded path segments, resource ids replaced by names
+	w    http.ResponseWriter // lw, which sends Cosmos's header names in lower case
+	lw   lowerWriter
+	r    *http.Request
+	segs []string // percent-decoded path segments, resource ids replaced by names
 	// ridBased is set when the path addressed resources by resource id
 	// (see resolveRids): the signature then covers a rid link.
 	ridBased bool
-	charge float64
+	charge   float64
 	// session is the session token to send; "" sends a neutral one.
 	session string
 	// rangeID, when set, is the partition key range that served an item
