@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parsecdb/parsec/internal/epk"
@@ -337,36 +338,172 @@ const DefaultPageSize = 100
 
 const maxPageBytes = 4 << 20
 
-// ReadFeed returns a page of items in EPK order: of the whole container, or
-// of one range when rangeID is set. after, when not nil, is the Next of the
-// previous page of the same feed: the page starts after it. maxItems <= 0
-// means the server's choice.
+// ReadFeed returns a page of items. Of one range when rangeID is set: in
+// the order the items were created, which is the order of their "_rid",
+// as the service returns a partition's feed. Of the whole container
+// otherwise: range after range in EPK order, each in creation order. after,
+// when not nil, is the Next of the previous page of the same feed: the page
+// starts after it. maxItems <= 0 means the server's choice.
 func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, error) {
-	var f Feed
-	lo, hi := storage.ContainerItemsSpan(c.rid)
-	first := c.Partitions()[0]
-	var rd stateReader = c.e.store
+	if maxItems <= 0 {
+		maxItems = 1 << 30 // bounded by maxPageBytes
+	}
 	if rangeID != "" {
-		// One range's page is read from a snapshot of it, so that the page
-		// and its session token agree.
-		p, err := c.PartitionByID(rangeID)
-		if err != nil {
-			return f, err
+		var pos uint64
+		if after != nil {
+			if len(after) != 8 {
+				return Feed{}, badRequest("the continuation does not belong to a read feed of partition key range %s", rangeID)
+			}
+			pos = binary.BigEndian.Uint64(after)
 		}
-		snap, err := p.Snapshot()
-		if err != nil {
-			return f, err
+		pg, err := c.ChangeFeed(ChangeFeedScope{RangeID: rangeID, Created: true}, ChangeFeedStart{After: pos}, maxItems)
+		f := Feed{Docs: pg.Docs, Sessions: []Session{pg.Session}, Charge: pg.Charge}
+		if pg.More {
+			f.Next = binary.BigEndian.AppendUint64(nil, pg.Position)
 		}
-		defer snap.Close()
-		first, rd = p, snap
-		lo, hi = snap.ItemSpan()
-		f.Sessions = []Session{snap.Session()}
+		return f, err
+	}
+	// The whole container, range after range in EPK order. A position is
+	// the EPK bounds [lo, hi) of the range being read when the page ended
+	// and the sequence number reached in it.
+	var f Feed
+	lo, hi, pos := "", "", uint64(0)
+	if after != nil {
+		var ok bool
+		if lo, hi, pos, ok = decodeFeedPosition(after); !ok {
+			return f, badRequest("the continuation does not belong to a read feed of the whole container")
+		}
 	} else {
-		for _, p := range c.Partitions() {
-			f.Sessions = append(f.Sessions, p.Session())
+		r := c.Partitions()[0].Range()
+		lo, hi = r.Min, r.Max
+	}
+	for _, p := range c.Partitions() {
+		f.Sessions = append(f.Sessions, p.Session())
+	}
+	for {
+		reached, more, err := c.readCreated(&f, lo, hi, pos, maxItems)
+		if err != nil || more {
+			pos = reached
+			if more {
+				f.Next = encodeFeedPosition(lo, hi, pos)
+			}
+			return f, err
+		}
+		if hi == epk.MaxEPK {
+			return f, nil
+		}
+		r := c.PartitionFor(hi).Range()
+		lo, hi, pos = r.Min, r.Max, 0
+		if len(f.Docs) >= maxItems {
+			f.Next = encodeFeedPosition(lo, hi, 0)
+			return f, nil
 		}
 	}
-	return c.readFeedPage(f, first, rd, lo, hi, after, maxItems, rangeID == "")
+}
+
+// readCreated adds to f the items whose EPK lies in [lo, hi), in creation
+// order, from past the sequence number pos, up to maxItems items in f. It
+// returns the position reached, and whether items remain.
+//
+// The items of [lo, hi) were each created by a range that covered their
+// EPK then: an ancestor of a range that covers it now. So the entries to
+// read are in the resource-id index blocks of the lineages of the ranges
+// that overlap [lo, hi) now, and since a block's range number is greater
+// than those of every range older than it, these blocks in number order
+// are in sequence order: a position stays valid however [lo, hi) splits
+// between pages.
+func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int) (uint64, bool, error) {
+	var blocks []uint64
+	var first *Partition
+	for _, p := range c.Partitions() {
+		r := p.Range()
+		if r.Max <= lo || r.Min >= hi {
+			continue
+		}
+		if first == nil {
+			first = p
+		}
+		for _, id := range append(append([]string(nil), r.Parents...), r.ID) {
+			n, err := rangeNumber(id)
+			if err != nil {
+				return pos, false, err
+			}
+			blocks = append(blocks, n)
+		}
+	}
+	slices.Sort(blocks)
+	blocks = slices.Compact(blocks)
+	now := c.e.opts.Now()
+	if err := first.admit(now); err != nil {
+		return pos, false, err
+	}
+	x := c.expiry()
+	n, size, scanned, more := len(f.Docs), 0, 0, false
+	for _, num := range blocks {
+		start := seqPartitionBit | num<<seqCountBits
+		end := start + 1<<seqCountBits
+		if pos >= end-1 || more {
+			continue
+		}
+		err := c.e.store.Iterate(storage.RidKey(nil, c.rid, max(start, pos+1)), storage.RidKey(nil, c.rid, end), func(k, v []byte) (bool, error) {
+			if len(f.Docs) >= maxItems || size >= maxPageBytes || scanned >= changeScanLimit {
+				more = true
+				return false, nil
+			}
+			scanned++
+			pos = binary.BigEndian.Uint64(k[len(k)-8:])
+			e, _, ok := storage.SplitItemKey(v)
+			if !ok {
+				return false, corrupt("resource-id index entry %x names %x, which is not an item key", k, v)
+			}
+			if string(e) < lo || string(e) >= hi {
+				return true, nil
+			}
+			iv, err := c.e.store.Get(nil, v)
+			if err != nil {
+				return false, fmt.Errorf("resource-id index entry %x: cannot read its item: %w", k, err)
+			}
+			_, _, doc, err := decodeItem(v, iv)
+			if err != nil {
+				return false, err
+			}
+			if !x.expired(doc) {
+				f.Docs = append(f.Docs, append([]byte(nil), doc...))
+				size += len(doc)
+			}
+			return true, nil
+		})
+		if errors.Is(err, ErrCorrupt) {
+			return pos, false, err
+		}
+		if err != nil {
+			return pos, false, fmt.Errorf("%w: cannot read items: %v", ErrUnavailable, err)
+		}
+	}
+	charge := throughput.FeedCharge(len(f.Docs)-n, size)
+	first.charge(now, charge)
+	f.Charge += charge
+	return pos, more, nil
+}
+
+// encodeFeedPosition and decodeFeedPosition are the position of a read
+// feed of the whole container: the EPK bounds of the range being read (EPKs
+// are hex and never hold 0x00), then the sequence number reached.
+func encodeFeedPosition(lo, hi string, seq uint64) []byte {
+	b := append(append(append([]byte(lo), 0), hi...), 0)
+	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+func decodeFeedPosition(b []byte) (lo, hi string, seq uint64, ok bool) {
+	if len(b) < 10 {
+		return "", "", 0, false
+	}
+	i := bytes.IndexByte(b, 0)
+	j := bytes.IndexByte(b[i+1:], 0) + i + 1
+	if i < 0 || j <= i || j != len(b)-9 {
+		return "", "", 0, false
+	}
+	return string(b[:i]), string(b[i+1 : j]), binary.BigEndian.Uint64(b[j+1:]), true
 }
 
 // ReadKeyFeed returns a page of the items of one logical partition (or of
