@@ -163,6 +163,16 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	// With a time to live, expired items are filtered out of every source
 	// (unexpiredSource), which reads in key order: no reading in index order.
 	sorted := x == nil && c.orderFromIndex(plan, ix, scope, lk, len(cands), plan.Want(state, pageSize), len(spans))
+	// A full scan reads each partition in creation order, as the service
+	// does. The order a query's first page read in is kept to its last,
+	// whatever the index could offer in between (a build that completes),
+	// since a position is a key of that order.
+	created := false
+	if k := state.Key(); isCreatedKey(k) {
+		created, sorted, lk = true, false, nil
+	} else if k == nil && !sorted && lk == nil {
+		created = true
+	}
 	if sorted {
 		lk = nil
 	}
@@ -187,8 +197,22 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 			sources[i] = src
 		}
 	default:
+		var db reader = c.e.store
+		if created {
+			// The index entries and the items they name are read from
+			// one snapshot, so that they agree.
+			snap := c.e.store.NewSnapshot()
+			defer snap.Close()
+			db = snap
+		}
+		if created {
+			if sources, scans, err = c.createdSources(db, spans, state); err != nil {
+				return page, err
+			}
+			break
+		}
 		for i, s := range spans {
-			src := &itemSource{db: c.e.store, lo: s.lo, hi: s.hi}
+			src := &itemSource{db: db, lo: s.lo, hi: s.hi}
 			scans = append(scans, src)
 			sources[i] = src
 		}
@@ -249,6 +273,38 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		}
 	}
 	return page, nil
+}
+
+// createdSources returns the sources of a full scan of spans in creation
+// order (see createdOrder): one per span, except that the spans within the
+// range of the state's position, which split from it, are read as that
+// one range; spans of one EPK are read in key order.
+func (c *Container) createdSources(db reader, spans []span, state *exec.State) ([]exec.Source, []*itemSource, error) {
+	plo, phi, _, resumed := createdPosition(state.Key())
+	var sources []exec.Source
+	var scans []*itemSource
+	for i := 0; i < len(spans); i++ {
+		s := spans[i]
+		src := &itemSource{db: db, lo: s.lo, hi: s.hi}
+		parts, lo, hi := []*Partition{s.p}, s.min, s.max
+		within := func(s span) bool { return !s.point && s.min >= plo && (phi == "" || s.max != "" && s.max <= phi) }
+		if resumed && within(s) {
+			for i+1 < len(spans) && within(spans[i+1]) {
+				i++
+				parts = append(parts, spans[i].p)
+			}
+			lo, hi = plo, phi
+		}
+		if !s.point {
+			var err error
+			if src.created, err = newCreatedOrder(c.rid, parts, lo, hi); err != nil {
+				return nil, nil, err
+			}
+		}
+		scans = append(scans, src)
+		sources = append(sources, src)
+	}
+	return sources, scans, nil
 }
 
 // execPage runs one page of a query over its sources. Shapes that need

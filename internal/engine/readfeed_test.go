@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/parsecdb/parsec/internal/query/exec"
 )
 
 // readAllFeed pages through a read feed (of one range, or of the whole
@@ -80,7 +82,7 @@ func TestReadFeedInsertionOrder(t *testing.T) {
 				if r, ok := items[id]; ok {
 					pk = r.pk
 				}
-				op, err := c.PrepareWrite(OpUpsert, []byte(fmt.Sprintf(`{"id":%q,"pk":%q}`, id, pk)), key(pk), true)
+				op, err := c.PrepareWrite(OpUpsert, []byte(fmt.Sprintf(`{"id":%q,"pk":%q,"a":[1,2,3]}`, id, pk)), key(pk), true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,6 +117,25 @@ func TestReadFeedInsertionOrder(t *testing.T) {
 				if got := readAllFeed(t, c, "", 1+rng.IntN(7), nil); !slices.Equal(got, all) {
 					t.Fatalf("%s: the container's feed:\n got %v\nwant %v", when, got, all)
 				}
+				// A query without ORDER BY reads in the same order, over
+				// one range or the container, whatever its page size; a
+				// JOIN's pages may end inside a document.
+				for _, p := range c.Partitions() {
+					w := want(p.info.Min, openMax(p.info.Max))
+					if got := queryAll(t, c, "SELECT * FROM c", QueryScope{RangeID: p.ID()}, 1+rng.IntN(7), nil); !slices.Equal(got, w) {
+						t.Fatalf("%s: query of range %s:\n got %v\nwant %v", when, p.ID(), got, w)
+					}
+				}
+				if got := queryAll(t, c, "SELECT * FROM c", QueryScope{}, 1+rng.IntN(7), nil); !slices.Equal(got, all) {
+					t.Fatalf("%s: query of the container:\n got %v\nwant %v", when, got, all)
+				}
+				var fanned []string
+				for _, id := range all {
+					fanned = append(fanned, id+"/1", id+"/2", id+"/3")
+				}
+				if got := queryAll(t, c, "SELECT VALUE CONCAT(c.id, '/', ToString(x)) FROM c JOIN x IN c.a", QueryScope{}, 1+rng.IntN(7), nil); !slices.Equal(got, fanned) {
+					t.Fatalf("%s: JOIN query of the container:\n got %v\nwant %v", when, got, fanned)
+				}
 			}
 			for range 120 {
 				step()
@@ -148,6 +169,80 @@ func TestReadFeedInsertionOrder(t *testing.T) {
 			if !slices.Equal(got, live) {
 				t.Fatalf("the container's feed across splits:\n got %v\nwant %v", got, live)
 			}
+			// And so does a query's.
+			splits = 0
+			got = queryAll(t, c, "SELECT * FROM c", QueryScope{}, 3, func() {
+				if splits < 3 {
+					parts := c.Partitions()
+					if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
+						t.Fatal(err)
+					}
+					splits++
+				}
+			})
+			slices.Sort(got)
+			if !slices.Equal(got, live) {
+				t.Fatalf("a query across splits:\n got %v\nwant %v", got, live)
+			}
+			// A JOIN whose pages end inside documents, across splits: every
+			// row exactly once.
+			var fanned []string
+			for _, id := range live {
+				fanned = append(fanned, id+"/1", id+"/2", id+"/3")
+			}
+			splits = 0
+			got = queryAll(t, c, "SELECT VALUE CONCAT(c.id, '/', ToString(x)) FROM c JOIN x IN c.a", QueryScope{}, 2, func() {
+				if splits < 3 {
+					parts := c.Partitions()
+					if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
+						t.Fatal(err)
+					}
+					splits++
+				}
+			})
+			slices.Sort(got)
+			slices.Sort(fanned)
+			if !slices.Equal(got, fanned) {
+				t.Fatalf("a JOIN query across splits:\n got %v\nwant %v", got, fanned)
+			}
 		})
+	}
+}
+
+// queryAll pages through a query with pages of n rows and returns the
+// rows' ids (or the rows, for a query of strings) in the order read.
+// between, when set, runs after each page.
+func queryAll(t *testing.T, c *Container, text string, scope QueryScope, n int, between func()) []string {
+	t.Helper()
+	plan := compileQuery(t, text)
+	var out []string
+	var state *exec.State
+	for pages := 0; ; pages++ {
+		if pages > 10000 {
+			t.Fatal("the query does not end")
+		}
+		pg, err := c.Query(plan, scope, state, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range pg.Rows {
+			var x struct {
+				ID string `json:"id"`
+			}
+			var str string
+			if json.Unmarshal(r, &str) == nil {
+				out = append(out, str)
+			} else if err := json.Unmarshal(r, &x); err != nil {
+				t.Fatal(err)
+			} else {
+				out = append(out, x.ID)
+			}
+		}
+		if state = pg.Next; state == nil {
+			return out
+		}
+		if between != nil {
+			between()
+		}
 	}
 }

@@ -32,6 +32,10 @@ type QueryScope struct {
 type span struct {
 	p      *Partition
 	lo, hi []byte
+	// min and max are the EPK bounds of lo and hi (max "" is open), and
+	// point is set for the span of one EPK.
+	min, max string
+	point    bool
 }
 
 // queryRange returns the EPK range a scope covers, and whether the scope
@@ -175,7 +179,7 @@ func (c *Container) spans(scope QueryScope) ([]span, error) {
 			continue
 		}
 		klo, khi := storage.ItemSpan(c.rid, s.Min, openMax(s.Max))
-		out = append(out, span{p: p, lo: klo, hi: khi})
+		out = append(out, span{p: p, lo: klo, hi: khi, min: s.Min, max: openMax(s.Max)})
 	}
 	return out, nil
 }
@@ -184,7 +188,7 @@ func (c *Container) spans(scope QueryScope) ([]span, error) {
 func pointSpan(p *Partition, rid [storage.RidLen]byte, e string) span {
 	lo := storage.ItemKey(nil, rid, e, "")
 	hi := append(storage.ItemKey(nil, rid, e, "")[:len(lo)-1], 1)
-	return span{p: p, lo: lo, hi: hi}
+	return span{p: p, lo: lo, hi: hi, min: e, point: true}
 }
 
 // keyEPKs returns the distinct EPKs of full keys, ascending.

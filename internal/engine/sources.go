@@ -2,6 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/parsecdb/parsec/internal/query/eval"
@@ -17,9 +20,10 @@ type reader interface {
 	Get(dst, key []byte) ([]byte, error)
 }
 
-// itemSource feeds a partition's items to the executor, in key order. It
-// opens its iterator lazily, and a Seek restarts it at a later key, so a
-// streaming query resumes without reading what earlier pages read.
+// itemSource feeds a partition's items to the executor, in key order, or
+// in creation order when created is set. It opens its iterator lazily,
+// and a Seek restarts it at a later key, so a streaming query resumes
+// without reading what earlier pages read.
 type itemSource struct {
 	db         reader
 	lo, hi     []byte
@@ -27,6 +31,7 @@ type itemSource struct {
 	positioned bool
 	docs       int
 	bytes      int
+	created    *createdOrder
 }
 
 // Seek positions the source at the first key at or after key.
@@ -34,10 +39,149 @@ func (s *itemSource) Seek(key []byte) error {
 	if err := s.close(); err != nil {
 		return err
 	}
+	if s.created != nil {
+		s.created.seek(key)
+		return nil
+	}
 	if bytes.Compare(key, s.lo) > 0 {
 		s.lo = append([]byte(nil), key...)
 	}
 	return nil
+}
+
+// createdOrder makes an itemSource read the items of an EPK range in the
+// order they were created, which is the order of their "_rid" and the
+// order in which the service scans a partition. It reads the resource-id
+// index (storage.RidKey) in the sequence-number blocks of the range's
+// lineage (its parents, oldest first, then itself: see changefeed.go),
+// keeping the entries whose item lies in the range.
+//
+// The executor needs keys that increase within a source and from one
+// partition's source to the next, and a position that stays meaningful
+// when a range splits between pages. So each item is given the source key
+//
+//	<item key of the range's lowest EPK, with an empty id> 0xFF <sequence number, 8 bytes> <the range's highest EPK>
+//
+// 0xFF cannot start an id (ids are UTF-8), so such a key is never an
+// item's (isCreatedKey); keys sort by range, then by sequence number. A
+// page that resumes a position reads the current ranges that lie within
+// the position's range as that one range (the union of their lineages'
+// blocks, in sequence order, filtered to its bounds), so the position's
+// sequence number applies to all of them and the item at the position,
+// read again for the rows of it the position did not reach (a JOIN's
+// fan-out), has the position's key.
+type createdOrder struct {
+	rid    [storage.RidLen]byte
+	blocks []uint64 // range numbers, ascending
+	lo, hi string   // EPK bounds; hi "" is open
+	prefix []byte
+	block  int    // index in blocks of the block being read
+	after  uint64 // sequence number of the last entry read
+	key    []byte // the source key of the last item read
+	item   []byte // and its item key
+}
+
+// newCreatedOrder reads the items of [lo, hi), which the partitions parts
+// cover, in creation order.
+func newCreatedOrder(rid [storage.RidLen]byte, parts []*Partition, lo, hi string) (*createdOrder, error) {
+	o := &createdOrder{rid: rid, lo: lo, hi: hi, prefix: append(storage.ItemKey(nil, rid, lo, ""), 0xff)}
+	for _, p := range parts {
+		r := p.Range()
+		for _, id := range append(append([]string(nil), r.Parents...), r.ID) {
+			n, err := rangeNumber(id)
+			if err != nil {
+				return nil, err
+			}
+			o.blocks = append(o.blocks, n)
+		}
+	}
+	slices.Sort(o.blocks)
+	o.blocks = slices.Compact(o.blocks)
+	return o, nil
+}
+
+// createdPosition parses a createdOrder's source key: the range it was
+// read from and the sequence number reached.
+func createdPosition(k []byte) (lo, hi string, seq uint64, ok bool) {
+	e, id, ok := storage.SplitItemKey(k)
+	if !ok || len(id) < 9 || id[0] != 0xff {
+		return "", "", 0, false
+	}
+	return string(e), string(id[9:]), binary.BigEndian.Uint64(id[1:9]), true
+}
+
+// isCreatedKey reports whether a source key is a createdOrder's.
+func isCreatedKey(k []byte) bool {
+	_, _, _, ok := createdPosition(k)
+	return ok
+}
+
+// seek skips what a query read before the source key k: the entries
+// before its sequence number when k is this range's (the entry at k is
+// read again, for the rows of it the position did not reach), everything
+// when k is in a later range, nothing when k is in an earlier one.
+func (o *createdOrder) seek(k []byte) {
+	lo, hi, seq, ok := createdPosition(k)
+	switch {
+	case !ok:
+	case lo == o.lo && hi == o.hi:
+		o.after = max(o.after, seq-1)
+	case lo > o.lo:
+		o.block = len(o.blocks)
+	}
+}
+
+// next returns the next item of the range in creation order, with its
+// source key and stored value.
+func (s *itemSource) nextCreated() (key, v []byte, ok bool, err error) {
+	o := s.created
+	for o.block < len(o.blocks) {
+		if s.it == nil {
+			first := seqPartitionBit | o.blocks[o.block]<<seqCountBits
+			end := first + 1<<seqCountBits
+			if o.after >= end-1 {
+				o.block++
+				continue
+			}
+			it, err := s.db.NewIter(storage.RidKey(nil, o.rid, max(first, o.after+1)), storage.RidKey(nil, o.rid, end))
+			if err != nil {
+				return nil, nil, false, err
+			}
+			s.it, s.positioned = it, false
+		}
+		if !s.positioned {
+			ok, s.positioned = s.it.First(), true
+		} else {
+			ok = s.it.Next()
+		}
+		if !ok {
+			if err := s.close(); err != nil {
+				return nil, nil, false, err
+			}
+			o.block++
+			continue
+		}
+		k := s.it.Key()
+		o.after = binary.BigEndian.Uint64(k[len(k)-8:])
+		itemKey, err := s.it.Value()
+		if err != nil {
+			return nil, nil, false, err
+		}
+		e, _, ok := storage.SplitItemKey(itemKey)
+		if !ok {
+			return nil, nil, false, corrupt("resource-id index entry %x names %x, which is not an item key", k, itemKey)
+		}
+		if string(e) < o.lo || o.hi != "" && string(e) >= o.hi {
+			continue
+		}
+		if v, err = s.db.Get(nil, itemKey); err != nil {
+			return nil, nil, false, fmt.Errorf("resource-id index entry %x: cannot read its item: %w", k, err)
+		}
+		o.key = append(binary.BigEndian.AppendUint64(append(o.key[:0], o.prefix...), o.after), o.hi...)
+		o.item = append(o.item[:0], itemKey...)
+		return o.key, v, true, nil
+	}
+	return nil, nil, false, nil
 }
 
 func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
@@ -45,7 +189,7 @@ func (s *itemSource) Next() ([]byte, eval.Value, bool, error) {
 	if err != nil || !ok {
 		return nil, eval.Value{}, false, err
 	}
-	val, n, err := storedValue(key, v)
+	val, n, err := storedValue(s.itemKey(key), v)
 	if err != nil {
 		return nil, eval.Value{}, false, err
 	}
@@ -62,6 +206,7 @@ func (s *itemSource) NextRaw() (key, raw []byte, size int, doc eval.Value, ok bo
 		return nil, nil, 0, eval.Value{}, false, err
 	}
 	key = append([]byte(nil), k...)
+	k = s.itemKey(k)
 	_, _, d, err := decodeItem(k, v)
 	if err != nil {
 		return nil, nil, 0, eval.Value{}, false, err
@@ -77,9 +222,20 @@ func (s *itemSource) NextRaw() (key, raw []byte, size int, doc eval.Value, ok bo
 	return key, nil, 0, doc, true, nil
 }
 
+// itemKey is the item key of the source key k that next returned.
+func (s *itemSource) itemKey(k []byte) []byte {
+	if s.created != nil {
+		return s.created.item
+	}
+	return k
+}
+
 // next moves to the next item and returns its key and stored value, valid
 // until the following call.
 func (s *itemSource) next() (key, v []byte, ok bool, err error) {
+	if s.created != nil {
+		return s.nextCreated()
+	}
 	if s.it == nil {
 		it, err := s.db.NewIter(s.lo, s.hi)
 		if err != nil {

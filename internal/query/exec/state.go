@@ -73,6 +73,16 @@ func (p *Plan) Start() *State {
 // Done reports whether the query has no more rows.
 func (s *State) Done() bool { return s != nil && s.done }
 
+// Key is the source key of the state's position (see the table above),
+// or nil before the first page. Sources that can read a partition in more
+// than one order use it to keep reading in the order that produced it.
+func (s *State) Key() []byte {
+	if s == nil || !s.started {
+		return nil
+	}
+	return s.pos.key
+}
+
 // MarshalBinary returns the binary form of s.
 func (s *State) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, 64)
