@@ -764,15 +764,20 @@ func checkPatchedIdentity(ac *applyCtx, doc []byte, op *Op) error {
 }
 
 // keyOf turns the raw values at the partition-key paths into a key; a missing
-// value is the undefined component.
+// value, an object or an array is the undefined component.
 func keyOf(values [][]byte) (epk.Key, error) {
 	key := make(epk.Key, len(values))
 	for i, v := range values {
-		if v == nil {
+		v = bytes.TrimSpace(v)
+		if len(v) == 0 || v[0] == '{' || v[0] == '[' {
+			// A path the document does not hold, or that holds an object
+			// or an array, which are not key values: the service gives
+			// the document the undefined key component there, as the
+			// SDKs do when they extract a key ({} is their "none").
 			key[i] = epk.Component{Kind: epk.KindUndefined}
 			continue
 		}
-		c, err := epk.ComponentFromJSON(bytes.TrimSpace(v))
+		c, err := epk.ComponentFromJSON(v)
 		if err != nil {
 			return nil, err
 		}

@@ -76,6 +76,14 @@ func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...)
 }
 
+// MsgBadContinuation is the service's message for a continuation token it
+// cannot use, which clients match on; badContinuation adds what was wrong.
+const MsgBadContinuation = "The continuation token specified in the request is malformed. Re-run the query without it and iterate."
+
+func badContinuation(format string, args ...any) error {
+	return badRequest("%s (%s)", MsgBadContinuation, fmt.Sprintf(format, args...))
+}
+
 func notFound(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotFound}, args...)...)
 }

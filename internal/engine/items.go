@@ -141,7 +141,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 			return Op{}, err
 		}
 		if !hk.Equal(key) {
-			return Op{}, fmt.Errorf("%w: the partition key in the request, %s, does not match the item's partition key %s = %s",
+			return Op{}, fmt.Errorf("%w: PartitionKey extracted from document doesn't match the one specified in the header: the request gives %s, the item's partition key %s is %s",
 				ErrPartitionKeyMismatch, hk, strings.Join(c.def.Paths, ", "), key)
 		}
 	}
@@ -352,7 +352,7 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 		var pos uint64
 		if after != nil {
 			if len(after) != 8 {
-				return Feed{}, badRequest("the continuation does not belong to a read feed of partition key range %s", rangeID)
+				return Feed{}, badContinuation("it does not belong to a read feed of partition key range %s", rangeID)
 			}
 			pos = binary.BigEndian.Uint64(after)
 		}
@@ -371,7 +371,7 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 	if after != nil {
 		var ok bool
 		if lo, hi, pos, ok = decodeFeedPosition(after); !ok {
-			return f, badRequest("the continuation does not belong to a read feed of the whole container")
+			return f, badContinuation("it does not belong to a read feed of the whole container")
 		}
 	} else {
 		r := c.Partitions()[0].Range()

@@ -250,7 +250,9 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		// environment the server does not have); storage failures are not.
 		var qe *eval.Error
 		switch {
-		case errors.As(err, &qe) || errors.Is(err, eval.ErrInvalidQuery) || errors.Is(err, exec.ErrBadContinuation):
+		case errors.Is(err, exec.ErrBadContinuation):
+			return page, badContinuation("%v", err)
+		case errors.As(err, &qe) || errors.Is(err, eval.ErrInvalidQuery):
 			return page, badRequest("%v", err)
 		case errors.Is(err, exec.ErrPageTime):
 			return page, badRequest("the query did not finish a page within its time budget of %v (%v): a query with ORDER BY, DISTINCT, GROUP BY or aggregates reads every item in scope for each page, and a streaming query must finish at least one row; narrow the query with a filter or a partition key", c.e.opts.Query.pageTime(plan), err)

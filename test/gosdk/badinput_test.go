@@ -2,6 +2,7 @@ package gosdk
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -37,9 +38,9 @@ func TestBadInput(t *testing.T) {
 		{"slash in id", `{"id":"a/b","pk":"p"}`, 400, "cannot contain"},
 		{"backslash in id", `{"id":"a\\b","pk":"p"}`, 400, "cannot contain"},
 		{"hash in id", `{"id":"a#b","pk":"p"}`, 400, "cannot contain"},
-		{"key mismatch", `{"id":"x","pk":"q"}`, 400, "does not match"},
-		{"object key", `{"id":"x","pk":{"a":1}}`, 400, "partition key"},
-		{"over 2 MB", `{"id":"big","pk":"p","s":"` + strings.Repeat("x", 2<<20) + `"}`, 413, "limit"},
+		{"key mismatch", `{"id":"x","pk":"q"}`, 400, "doesn't match the one specified in the header"},
+		{"object key", `{"id":"x","pk":{"a":1}}`, 400, "doesn't match the one specified in the header"},
+		{"over 2 MB", `{"id":"big","pk":"p","s":"` + strings.Repeat("x", 2<<20) + `"}`, 413, "Request size is too large"},
 	}
 	raw := newRaw(t, s, auth.EmulatorKey)
 	for _, tc := range cases {
@@ -60,6 +61,22 @@ func TestBadInput(t *testing.T) {
 	r := raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"x","pk":"q"}`), map[string]string{"x-ms-documentdb-partitionkey": `["p"]`})
 	if r.Header.Get("x-ms-substatus") != "1001" {
 		t.Errorf("key mismatch substatus %q, want 1001", r.Header.Get("x-ms-substatus"))
+	}
+	// An object or an array where the key is is the undefined component,
+	// as the service has it: the document is written and read with the
+	// undefined key ([{}]), like one without the path.
+	if r := raw.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"u","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`), nil); r.Status != 201 {
+		t.Fatalf("create container u: %d %s", r.Status, r.Body)
+	}
+	for i, body := range []string{`{"id":"o1","pk":{"a":1}}`, `{"id":"o2","pk":[1,2]}`, `{"id":"o3","pk":{}}`, `{"id":"o4"}`} {
+		id := fmt.Sprintf("o%d", i+1)
+		r := raw.do(t, "POST", "/dbs/db/colls/u/docs", []byte(body), map[string]string{"x-ms-documentdb-partitionkey": `[{}]`})
+		if r.Status != 201 {
+			t.Errorf("create %s with the undefined key: %d %s", body, r.Status, r.Body)
+		}
+		if r := raw.do(t, "GET", "/dbs/db/colls/u/docs/"+id, nil, map[string]string{"x-ms-documentdb-partitionkey": `[{}]`}); r.Status != 200 {
+			t.Errorf("read %s with the undefined key: %d %s", id, r.Status, r.Body)
+		}
 	}
 	r = raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"x","pk":"p"}`), nil)
 	if r.Status != 400 {
@@ -103,6 +120,29 @@ func TestBadInput(t *testing.T) {
 	nd, _ := c.NewContainer("nodb", "c")
 	_, err = nd.ReadItem(ctx(), pk, "keep", nil)
 	wantStatus(t, err, http.StatusNotFound, "unknown database")
+
+	// The service's messages where clients match on them: a continuation
+	// token it cannot use, and a batch operation for another key (with
+	// substatus 1001, as a single write).
+	for _, h := range []map[string]string{
+		{"x-ms-continuation": "garbage"},
+		{"x-ms-continuation": "garbage", "x-ms-documentdb-partitionkeyrangeid": "0"},
+	} {
+		r := raw.do(t, "GET", "/dbs/db/colls/c/docs", nil, h)
+		if m, _ := r.JSON(t)["message"].(string); r.Status != 400 || !strings.HasPrefix(m, "The continuation token specified in the request is malformed. Re-run the query without it and iterate.") {
+			t.Errorf("read feed with a bad continuation (%v): %d %s", h, r.Status, r.Body)
+		}
+	}
+	r = raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"query":"SELECT * FROM c"}`), map[string]string{
+		"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true", "x-ms-documentdb-partitionkey": `["p"]`, "x-ms-continuation": "eyJyaWQiOjF9"})
+	if m, _ := r.JSON(t)["message"].(string); r.Status != 400 || !strings.HasPrefix(m, "The continuation token specified in the request is malformed.") {
+		t.Errorf("query with a bad continuation: %d %s", r.Status, r.Body)
+	}
+	r = raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`[{"operationType":"Create","resourceBody":{"id":"b1","pk":"q"}}]`), map[string]string{
+		"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-cosmos-is-batch-request": "true", "x-ms-cosmos-batch-atomic": "true", "Content-Type": "application/json"})
+	if m, _ := r.JSON(t)["message"].(string); r.Status != 400 || r.Header.Get("x-ms-substatus") != "1001" || !strings.Contains(m, "PartitionKey extracted from document doesn't match the one specified in the header") {
+		t.Errorf("batch operation for another key: %d substatus %q %s", r.Status, r.Header.Get("x-ms-substatus"), r.Body)
+	}
 
 	// Nothing above changed stored data.
 	rd, err := cc.ReadItem(ctx(), pk, "keep", nil)

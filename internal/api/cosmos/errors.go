@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"strings"
 
 	"github.com/parsecdb/parsec/internal/engine"
 )
@@ -114,6 +115,10 @@ func successStatus(kind engine.OpKind, created bool) int {
 // error: the code already says it.
 func messageOf(err error) string {
 	msg := err.Error()
+	if errors.Is(err, engine.ErrTooLarge) {
+		// The service's words, which clients match on, then the detail.
+		return "Request size is too large: " + strings.TrimPrefix(msg, engine.ErrTooLarge.Error()+": ")
+	}
 	for _, s := range []error{engine.ErrBadRequest, engine.ErrPartitionKeyMismatch, engine.ErrNotFound, engine.ErrConflict,
 		engine.ErrPreconditionFailed, engine.ErrTooLarge, engine.ErrPartitionGone, engine.ErrUnavailable, engine.ErrFailedDependency,
 		engine.ErrLogicalPartitionFull} {

@@ -342,7 +342,11 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 	for i, bo := range in {
 		op, err := prepareBatchOp(c, bo, hdrKey, hasHdr)
 		if err != nil {
-			return errBadRequest("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err))
+			e := &apiError{status: http.StatusBadRequest, code: "BadRequest", msg: fmt.Sprintf("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err))}
+			if errors.Is(err, engine.ErrPartitionKeyMismatch) {
+				e.sub = subPartitionKeyMismatch
+			}
+			return e
 		}
 		if err := checkScopeKey(req, i, op.Key); err != nil {
 			return err

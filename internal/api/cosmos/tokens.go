@@ -46,6 +46,12 @@ func sessionTokens(ss []engine.Session) string {
 	return strings.Join(parts, ",")
 }
 
+// errBadContinuation is the 400 of a continuation token the server cannot
+// use: the service's message, which clients match on, and what was wrong.
+func errBadContinuation(format string, args ...any) error {
+	return errBadRequest("%s (%s)", engine.MsgBadContinuation, fmt.Sprintf(format, args...))
+}
+
 // feedToken is the content of a read-feed continuation token. The token is
 // the unpadded base64url encoding of its JSON:
 //
@@ -78,10 +84,10 @@ func decodeFeedToken(token, rid, rangeID string) ([]byte, error) {
 		after, err = hex.DecodeString(t.After)
 	}
 	if err != nil {
-		return nil, errBadRequest("the continuation token is malformed")
+		return nil, errBadContinuation("it is not a token this server gave")
 	}
 	if t.Rid != rid || t.Range != rangeID {
-		return nil, errBadRequest("the continuation token belongs to another container or partition key range")
+		return nil, errBadContinuation("it belongs to another container or partition key range")
 	}
 	return after, nil
 }
@@ -120,14 +126,14 @@ func decodeQueryToken(token, rid, rangeID string, plan *exec.Plan) (*exec.State,
 		err = json.Unmarshal(raw, &t)
 	}
 	if err != nil {
-		return nil, errBadRequest("the continuation token is malformed")
+		return nil, errBadContinuation("it is not a token this server gave")
 	}
 	if t.Rid != rid || t.Range != rangeID {
-		return nil, errBadRequest("the continuation token belongs to another container or partition key range")
+		return nil, errBadContinuation("it belongs to another container or partition key range")
 	}
 	state, err := plan.UnmarshalState(t.State)
 	if err != nil {
-		return nil, errBadRequest("the continuation token does not belong to this query: %v", err)
+		return nil, errBadContinuation("it does not belong to this query: %v", err)
 	}
 	return state, nil
 }
