@@ -85,8 +85,10 @@ func SplitPath(p string) []string {
 // must be non-empty, and the wildcards * and ? are not allowed. Errors wrap
 // ErrInvalidDefinition.
 func ParsePath(p string) ([]string, error) {
+	var i int // the position reached, which the message names
 	fail := func(why string) ([]string, error) {
-		return nil, fmt.Errorf("%w: path %q %s", ErrInvalidDefinition, p, why)
+		return nil, fmt.Errorf("%w: The partition key component definition path '%s' could not be accepted, failed near position '%d'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character. (The path %s.)",
+			ErrInvalidDefinition, p, i, why)
 	}
 	if p == "" {
 		return fail("is empty")
@@ -95,7 +97,6 @@ func ParsePath(p string) ([]string, error) {
 		return fail("must start with '/'")
 	}
 	var segs []string
-	i := 0
 	for i < len(p) {
 		i++ // the '/'
 		if i < len(p) && p[i] == '"' {

@@ -39,13 +39,13 @@ func TestDefinitionValidate(t *testing.T) {
 	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{`/"a"`, "/a"}}, "appears twice")
 	bad(Definition{Kind: "Range", Version: 1, Paths: []string{"/a"}}, `unsupported kind "Range"; want Hash or MultiHash`)
 	bad(Definition{Kind: "", Version: 1, Paths: []string{"/a"}}, `unsupported kind ""`)
-	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"a"}}, `path "a" must start with '/'`)
-	bad(Definition{Kind: Hash, Version: 2, Paths: []string{""}}, `path "" is empty`)
+	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"a"}}, `The partition key component definition path 'a' could not be accepted, failed near position '0'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character. (The path must start with '/'.)`)
+	bad(Definition{Kind: Hash, Version: 2, Paths: []string{""}}, "path '' could not be accepted, failed near position '0'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character. (The path is empty.)")
 	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"/"}}, "has an empty segment")
 	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"/a//b"}}, "has an empty segment")
-	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"/a/"}}, "has an empty segment")
+	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"/a/"}}, "path '/a/' could not be accepted, failed near position '3'")
 	bad(Definition{Kind: Hash, Version: 2, Paths: []string{"/a/*"}}, "wildcard")
-	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{"/a", "/b/"}}, `path "/b/" has an empty segment`)
+	bad(Definition{Kind: MultiHash, Version: 2, Paths: []string{"/a", "/b/"}}, `path '/b/' could not be accepted, failed near position '3'`)
 }
 
 func TestParsePath(t *testing.T) {
