@@ -35,11 +35,13 @@ function shortEPK(b) {
 }
 
 // heat is the colour of a partition using share u of its budget: none for
-// an idle one, then from green (little) to red (all of it, or more).
+// an idle one, then from green (little) to red (all of it, or more). The
+// lightness keeps the dark label readable on every hue of the range (a
+// contrast of at least 5:1, red being the darkest).
 export function heat(u) {
   if (!(u > 0.0005)) return null;
   const hue = Math.round(120 * (1 - Math.min(u, 1)));
-  return `hsl(${hue}, 72%, 52%)`;
+  return `hsl(${hue}, 72%, 62%)`;
 }
 
 export function renderPartitions(root, { db, coll, container, guard, status }) {
