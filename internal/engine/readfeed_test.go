@@ -137,6 +137,12 @@ func TestReadFeedInsertionOrder(t *testing.T) {
 					t.Fatalf("%s: JOIN query of the container:\n got %v\nwant %v", when, got, fanned)
 				}
 			}
+			split := func() {
+				parts := c.Partitions()
+				if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for range 120 {
 				step()
 			}
@@ -145,41 +151,31 @@ func TestReadFeedInsertionOrder(t *testing.T) {
 				for range 40 {
 					step()
 				}
-				parts := c.Partitions()
-				if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
-					t.Fatal(err)
-				}
+				split()
 				check(fmt.Sprint("after split ", round))
 			}
 			// Splits between the pages of the container's feed: every item
 			// still comes exactly once.
 			live := want("", "")
-			splits := 0
-			got := readAllFeed(t, c, "", 3, func() {
-				if splits < 3 {
-					parts := c.Partitions()
-					if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
-						t.Fatal(err)
+			// splitting returns a function that splits a random range the
+			// first three times it is called.
+			splitting := func() func() {
+				splits := 0
+				return func() {
+					if splits < 3 {
+						split()
+						splits++
 					}
-					splits++
 				}
-			})
+			}
+			got := readAllFeed(t, c, "", 3, splitting())
 			slices.Sort(got)
 			slices.Sort(live)
 			if !slices.Equal(got, live) {
 				t.Fatalf("the container's feed across splits:\n got %v\nwant %v", got, live)
 			}
 			// And so does a query's.
-			splits = 0
-			got = queryAll(t, c, "SELECT * FROM c", QueryScope{}, 3, func() {
-				if splits < 3 {
-					parts := c.Partitions()
-					if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
-						t.Fatal(err)
-					}
-					splits++
-				}
-			})
+			got = queryAll(t, c, "SELECT * FROM c", QueryScope{}, 3, splitting())
 			slices.Sort(got)
 			if !slices.Equal(got, live) {
 				t.Fatalf("a query across splits:\n got %v\nwant %v", got, live)
@@ -190,16 +186,7 @@ func TestReadFeedInsertionOrder(t *testing.T) {
 			for _, id := range live {
 				fanned = append(fanned, id+"/1", id+"/2", id+"/3")
 			}
-			splits = 0
-			got = queryAll(t, c, "SELECT VALUE CONCAT(c.id, '/', ToString(x)) FROM c JOIN x IN c.a", QueryScope{}, 2, func() {
-				if splits < 3 {
-					parts := c.Partitions()
-					if _, err := c.splitForStorage(parts[rng.IntN(len(parts))]); err != nil {
-						t.Fatal(err)
-					}
-					splits++
-				}
-			})
+			got = queryAll(t, c, "SELECT VALUE CONCAT(c.id, '/', ToString(x)) FROM c JOIN x IN c.a", QueryScope{}, 2, splitting())
 			slices.Sort(got)
 			slices.Sort(fanned)
 			if !slices.Equal(got, fanned) {

@@ -149,12 +149,7 @@ func (s *itemSource) nextCreated() (key, v []byte, ok bool, err error) {
 			}
 			s.it, s.positioned = it, false
 		}
-		if !s.positioned {
-			ok, s.positioned = s.it.First(), true
-		} else {
-			ok = s.it.Next()
-		}
-		if !ok {
+		if !s.step() {
 			if err := s.close(); err != nil {
 				return nil, nil, false, err
 			}
@@ -232,6 +227,15 @@ func (s *itemSource) NextRaw() (key, raw []byte, size int, doc eval.Value, ok bo
 	return key, nil, 0, doc, true, nil
 }
 
+// step moves the iterator to its first entry, or to the next one.
+func (s *itemSource) step() bool {
+	if !s.positioned {
+		s.positioned = true
+		return s.it.First()
+	}
+	return s.it.Next()
+}
+
 // itemKey is the item key of the source key k that next returned.
 func (s *itemSource) itemKey(k []byte) []byte {
 	if s.created != nil {
@@ -253,12 +257,7 @@ func (s *itemSource) next() (key, v []byte, ok bool, err error) {
 		}
 		s.it, s.positioned = it, false
 	}
-	if !s.positioned {
-		ok, s.positioned = s.it.First(), true
-	} else {
-		ok = s.it.Next()
-	}
-	if !ok {
+	if !s.step() {
 		return nil, nil, false, nil
 	}
 	if v, err = s.it.Value(); err != nil {
