@@ -1,0 +1,4 @@
+package mql
+
+// Aggregation expressions ($field references, literals, arithmetic, $concat, $cond, $ifNull,
+// comparison operators, $size, $toString) live here.
