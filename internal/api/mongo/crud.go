@@ -1,0 +1,465 @@
+package mongo
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
+)
+
+// maxBufferedBytes bounds what a sort, findAndModify with sort, distinct
+// or aggregate holds in memory (MongoDB's 100 MB blocking-stage limit).
+const maxBufferedBytes = 100 << 20
+
+// maxRetries bounds how often a read-modify-write retries after a
+// concurrent change to the same document.
+const maxRetries = 20
+
+func writeError(i int, err error) bson.D {
+	ce := toCmdError(err)
+	return bson.D{{Key: "index", Value: int32(i)}, {Key: "code", Value: ce.Code}, {Key: "codeName", Value: ce.CodeName}, {Key: "errmsg", Value: ce.Msg}}
+}
+
+// fatalWriteErr reports errors that end a write command instead of
+// being one statement's write error.
+func fatalWriteErr(err error) bool {
+	ce := toCmdError(err)
+	return ce.Code == codeThrottled
+}
+
+func cmdInsert(r *request) (bson.D, error) {
+	name, err := r.collName()
+	if err != nil {
+		return nil, err
+	}
+	ordered := true
+	if v, ok := r.get("ordered"); ok {
+		ordered = truthy(v)
+	}
+	docsVal := r.raw.Lookup("documents")
+	arr, ok := docsVal.ArrayOK()
+	if !ok {
+		return nil, typeMismatch("insert needs an array 'documents'")
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return nil, badValue("invalid documents: %v", err)
+	}
+	if len(vals) > 100000 {
+		return nil, badValue("write batch of %d documents is over the limit of 100000", len(vals))
+	}
+	col, err := r.s.ensureColl(r.db, name)
+	if err != nil {
+		return nil, err
+	}
+	n := int32(0)
+	var werrs bson.A
+	for i, v := range vals {
+		raw, ok := v.DocumentOK()
+		if !ok {
+			return nil, typeMismatch("documents[%d] is not a document", i)
+		}
+		err := col.insertRaw(raw)
+		if err == nil {
+			n++
+			continue
+		}
+		if fatalWriteErr(err) && n == 0 && len(werrs) == 0 {
+			return nil, err
+		}
+		werrs = append(werrs, writeError(i, err))
+		if ordered {
+			break
+		}
+	}
+	out := bson.D{{Key: "n", Value: n}}
+	if len(werrs) > 0 {
+		out = append(out, bson.E{Key: "writeErrors", Value: werrs})
+	}
+	return out, nil
+}
+
+// insertRaw inserts one document, adding an ObjectId _id if it has none and
+// moving _id first.
+func (col *coll) insertRaw(raw bson.Raw) error {
+	if len(raw) > MaxDocumentBytes {
+		return newErr(10334, "BSONObjectTooLarge", "the document is %d bytes; the limit is %d bytes", len(raw), MaxDocumentBytes)
+	}
+	var d bson.D
+	if err := bson.Unmarshal(raw, &d); err != nil {
+		return badValue("invalid document: %v", err)
+	}
+	return col.insertDoc(idFirst(d))
+}
+
+// idFirst returns d with _id as its first field, adding a new ObjectId when
+// it has none.
+func idFirst(d bson.D) bson.D {
+	for i, e := range d {
+		if e.Key == "_id" {
+			if i == 0 {
+				return d
+			}
+			out := make(bson.D, 0, len(d))
+			out = append(out, e)
+			out = append(out, d[:i]...)
+			return append(out, d[i+1:]...)
+		}
+	}
+	return append(bson.D{{Key: "_id", Value: bson.NewObjectID()}}, d...)
+}
+
+func (col *coll) insertDoc(d bson.D) error {
+	op, err := col.prepare(engine.OpCreate, d)
+	if err != nil {
+		return err
+	}
+	if _, err := col.exec(op); err != nil {
+		if errors.Is(err, engine.ErrConflict) {
+			idv, _ := lookupField(d, "_id")
+			return newErr(codeDuplicateKey, "DuplicateKey", "E11000 duplicate key error collection: %s index: _id_ dup key: { _id: %s }", col.ns(), showValue(idv))
+		}
+		return toCmdError(err)
+	}
+	return nil
+}
+
+func showValue(v any) string {
+	raw, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, false, false)
+	if err != nil || len(raw) < 7 {
+		return fmt.Sprint(v)
+	}
+	return string(raw[5 : len(raw)-1])
+}
+
+// parseFilter parses a filter field (absent: match everything).
+func parseFilter(f bson.D) (*mql.Filter, error) {
+	if f == nil {
+		f = bson.D{}
+	}
+	return mql.ParseFilter(f)
+}
+
+// findSpec is what find, count and aggregate's pushdown read.
+type findSpec struct {
+	filter     *mql.Filter
+	sort       *mql.Sort
+	proj       *mql.Projection
+	skip       int64
+	limit      int64 // 0: none
+	batchSize  int64
+	single     bool
+	hasBatch   bool
+	projection bson.D
+}
+
+func cmdFind(r *request) (bson.D, error) {
+	name, err := r.collName()
+	if err != nil {
+		return nil, err
+	}
+	var fs findSpec
+	fd, err := r.doc("filter")
+	if err != nil {
+		return nil, err
+	}
+	if fs.filter, err = parseFilter(fd); err != nil {
+		return nil, err
+	}
+	if sd, err := r.doc("sort"); err != nil {
+		return nil, err
+	} else if len(sd) > 0 {
+		if fs.sort, err = mql.ParseSort(sd); err != nil {
+			return nil, err
+		}
+	}
+	if pd, err := r.doc("projection"); err != nil {
+		return nil, err
+	} else if len(pd) > 0 {
+		if fs.proj, err = mql.ParseProjection(pd); err != nil {
+			return nil, err
+		}
+	}
+	if fs.skip, err = r.integer("skip", 0); err != nil {
+		return nil, err
+	}
+	if fs.limit, err = r.integer("limit", 0); err != nil {
+		return nil, err
+	}
+	if fs.skip < 0 {
+		return nil, badValue("skip must not be negative")
+	}
+	fs.single = r.boolean("singleBatch")
+	if fs.limit < 0 {
+		fs.limit, fs.single = -fs.limit, true
+	}
+	if fs.batchSize, err = r.integer("batchSize", 101); err != nil {
+		return nil, err
+	}
+	ns := r.db + "." + name
+	col, err := r.s.openColl(r.db, name)
+	if err != nil {
+		if isNotFound(err) {
+			return cursorReply(0, ns, "firstBatch", bson.A{}), nil
+		}
+		return nil, err
+	}
+	src, err := col.query(fs.filter, fs.sort, fs.skip, fs.limit)
+	if err != nil {
+		return nil, err
+	}
+	cur := &cursor{ns: ns, src: src, proj: fs.proj, left: -1}
+	if fs.limit > 0 {
+		cur.left = fs.limit
+		if fs.batchSize > fs.limit {
+			fs.batchSize = fs.limit
+		}
+	}
+	return r.firstBatch(cur, fs.batchSize, fs.single)
+}
+
+// query returns the documents matching f, sorted, with skip applied
+// (limit only bounds what a sort keeps).
+func (col *coll) query(f *mql.Filter, s *mql.Sort, skip, limit int64) (source, error) {
+	sc := col.scan(f)
+	if s == nil {
+		for ; skip > 0; skip-- {
+			if _, ok, err := sc.next(); err != nil || !ok {
+				return &sliceSource{}, err
+			}
+		}
+		return sc, nil
+	}
+	all, err := collect(sc)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(all, func(i, j int) bool { return s.Compare(all[i], all[j]) < 0 })
+	if skip >= int64(len(all)) {
+		return &sliceSource{}, nil
+	}
+	all = all[skip:]
+	if limit > 0 && limit < int64(len(all)) {
+		all = all[:limit]
+	}
+	return &sliceSource{docs: all}, nil
+}
+
+// collect reads a source to the end, within maxBufferedBytes.
+func collect(src source) ([]bson.D, error) {
+	var all []bson.D
+	size := 0
+	for {
+		d, ok, err := src.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return all, nil
+		}
+		size += approxSize(d)
+		if size > maxBufferedBytes {
+			return nil, newErr(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "the operation holds more than %d bytes of documents in memory; add a filter or an index-free limit", maxBufferedBytes)
+		}
+		all = append(all, d)
+	}
+}
+
+func approxSize(d bson.D) int {
+	raw, err := bson.Marshal(d)
+	if err != nil {
+		return 1 << 10
+	}
+	return len(raw)
+}
+
+func cmdCount(r *request) (bson.D, error) {
+	name, err := r.collName()
+	if err != nil {
+		return nil, err
+	}
+	q, err := r.doc("query")
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseFilter(q)
+	if err != nil {
+		return nil, err
+	}
+	skip, err := r.integer("skip", 0)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := r.integer("limit", 0)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 0 {
+		limit = -limit
+	}
+	col, err := r.s.openColl(r.db, name)
+	if err != nil {
+		if isNotFound(err) {
+			return bson.D{{Key: "n", Value: int32(0)}}, nil
+		}
+		return nil, err
+	}
+	var n int64
+	if len(q) == 0 {
+		items, _ := col.c.Usage()
+		n = items
+	} else {
+		sc := col.scan(f)
+		for {
+			_, ok, err := sc.next()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			n++
+		}
+	}
+	n = max(n-skip, 0)
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	return bson.D{{Key: "n", Value: int32(n)}}, nil
+}
+
+func cmdDistinct(r *request) (bson.D, error) {
+	name, err := r.collName()
+	if err != nil {
+		return nil, err
+	}
+	key, err := r.str("key")
+	if err != nil {
+		return nil, err
+	}
+	if key == "" {
+		return nil, badValue("distinct needs a 'key'")
+	}
+	q, err := r.doc("query")
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseFilter(q)
+	if err != nil {
+		return nil, err
+	}
+	col, err := r.s.openColl(r.db, name)
+	if err != nil {
+		if isNotFound(err) {
+			return bson.D{{Key: "values", Value: bson.A{}}}, nil
+		}
+		return nil, err
+	}
+	var vals []any
+	sc := col.scan(f)
+	size := 0
+	for {
+		d, ok, err := sc.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		for _, v := range mql.Lookup(d, key) {
+			add := []any{v}
+			if a, isArr := v.(bson.A); isArr {
+				add = a
+			}
+			for _, x := range add {
+				dup := false
+				for _, y := range vals {
+					if mql.Compare(x, y) == 0 {
+						dup = true
+						break
+					}
+				}
+				if !dup {
+					vals = append(vals, x)
+					size += approxSize(bson.D{{Key: "v", Value: x}})
+					if size > maxDocumentBytesForDistinct {
+						return nil, newErr(17217, "Location17217", "distinct too big, 16mb cap")
+					}
+				}
+			}
+		}
+	}
+	sort.SliceStable(vals, func(i, j int) bool { return mql.Compare(vals[i], vals[j]) < 0 })
+	return bson.D{{Key: "values", Value: bson.A(vals)}}, nil
+}
+
+const maxDocumentBytesForDistinct = MaxDocumentBytes - 64<<10
+
+func cmdAggregate(r *request) (bson.D, error) {
+	name, isStr := r.cmd[0].Value.(string)
+	if !isStr {
+		return nil, newErr(115, "CommandNotSupported", "aggregate without a collection (aggregate: 1) is not supported")
+	}
+	v, _ := r.get("pipeline")
+	stages, ok := docs(v)
+	if !ok {
+		return nil, typeMismatch("'pipeline' must be an array of documents")
+	}
+	for _, st := range stages {
+		if len(st) == 1 && (st[0].Key == "$out" || st[0].Key == "$merge") {
+			return nil, newErr(115, "CommandNotSupported", "%s is not supported", st[0].Key)
+		}
+	}
+	cd, err := r.doc("cursor")
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := r.get("cursor"); !ok && !r.boolean("explain") {
+		return nil, newErr(9, "FailedToParse", "The 'cursor' option is required, except for aggregate with the explain argument")
+	}
+	batchSize := int64(101)
+	for _, e := range cd {
+		if e.Key == "batchSize" {
+			n, ok := asInt(e.Value)
+			if !ok || n < 0 {
+				return nil, badValue("cursor.batchSize must be a non-negative number")
+			}
+			batchSize = n
+		}
+	}
+	lookup := func(other string) ([]bson.D, error) {
+		oc, err := r.s.openColl(r.db, other)
+		if err != nil {
+			if isNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		return collect(oc.scan(nil))
+	}
+	p, err := mql.ParsePipeline(stages, lookup)
+	if err != nil {
+		return nil, err
+	}
+	ns := r.db + "." + name
+	var input []bson.D
+	col, err := r.s.openColl(r.db, name)
+	switch {
+	case err == nil:
+		if input, err = collect(col.scan(p.LeadingMatch())); err != nil {
+			return nil, err
+		}
+	case !isNotFound(err):
+		return nil, err
+	}
+	out, err := p.Run(input)
+	if err != nil {
+		return nil, err
+	}
+	cur := &cursor{ns: ns, src: &sliceSource{docs: out}, left: -1}
+	return r.firstBatch(cur, batchSize, false)
+}

@@ -1,0 +1,16 @@
+package mongo
+
+import (
+	"testing"
+
+	"github.com/parsecdb/parsec/internal/engine"
+)
+
+func mustContainer(t testing.TB, env *testEnv, db, coll string) *engine.Container {
+	t.Helper()
+	c, err := env.eng.Container(db, coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,106 @@
+package mongo
+
+import (
+	"context"
+	"io"
+	"log"
+	"net"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// testEnv is an engine on an in-memory store, the Mongo API on a loopback
+// port, and a driver client connected to it.
+type testEnv struct {
+	eng    *engine.Engine
+	srv    *Server
+	addr   string
+	client *mongo.Client
+}
+
+type envOptions struct {
+	throttle        bool
+	partitionMaxRUs int
+}
+
+func newEnv(t testing.TB, o envOptions) *testEnv {
+	t.Helper()
+	st, err := storage.Open(storage.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open(st, engine.Options{NoThrottle: !o.throttle, PartitionMaxRUs: o.partitionMaxRUs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Config{Engine: eng, Logger: log.New(io.Discard, "", 0)})
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	env := &testEnv{eng: eng, srv: srv, addr: ln.Addr().String()}
+	env.client = env.connect(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		env.client.Disconnect(ctx)
+		srv.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		eng.Close()
+		st.Close()
+	})
+	return env
+}
+
+func (env *testEnv) connect(t testing.TB) *mongo.Client {
+	t.Helper()
+	c, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + env.addr + "/?directConnection=true&retryWrites=false").
+		SetServerSelectionTimeout(10 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// mustDocs decodes every document of a cursor.
+func mustDocs(t testing.TB, cur *mongo.Cursor) []bson.D {
+	t.Helper()
+	var out []bson.D
+	if err := cur.All(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// cmdErr returns the server error code of err (0 if none).
+func cmdCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var se mongo.ServerError
+	if ok := asServerError(err, &se); ok {
+		for _, c := range []int{11000, 66, 16500, 26, 48, 59, 43, 10334, 2, 14, 9, 52} {
+			if se.HasErrorCode(c) {
+				return c
+			}
+		}
+	}
+	return -1
+}
