@@ -253,10 +253,10 @@ func cmpFloat(a, b float64) int {
 
 // compareFloatInt compares a non-NaN float64 with an int64 exactly.
 func compareFloatInt(f float64, i int64) int {
-	if f >= 9.3e18 {
+	if f >= 0x1p63 {
 		return 1
 	}
-	if f <= -9.3e18 {
+	if f < -0x1p63 {
 		return -1
 	}
 	t := math.Trunc(f)
