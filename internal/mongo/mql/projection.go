@@ -39,7 +39,7 @@ type projNode struct {
 
 	skip, limit int64 // $slice: skip < 0 counts from the end; limit < 0 means "last -limit" (single form)
 	single      bool  // $slice: n rather than [skip, limit]
-	elem        pred // $elemMatch, applied to a one-element array
+	elem        pred  // $elemMatch, applied to a one-element array
 	expr        expression
 }
 
