@@ -30,3 +30,6 @@ func (p *Pipeline) LeadingMatch() *Filter {
 func (p *Pipeline) Run(docs []bson.D) ([]bson.D, error) {
 	return nil, notImplemented("Pipeline.Run")
 }
+
+// maxBuffered bounds the state a pipeline buffers (and any single value it builds), in bytes.
+const maxBuffered = 100 << 20
