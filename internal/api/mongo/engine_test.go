@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 func mustContainer(t testing.TB, env *testEnv, db, coll string) *engine.Container {
@@ -14,3 +15,5 @@ func mustContainer(t testing.TB, env *testEnv, db, coll string) *engine.Containe
 	}
 	return c
 }
+
+func mqlCompare(a, b any) int { return mql.Compare(a, b) }
