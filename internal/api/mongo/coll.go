@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"errors"
+	"sort"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -205,6 +206,30 @@ type scanner struct {
 	after []byte
 	buf   []stored
 	done  bool
+	// ranges are the partitions a full scan still has to read, in EPK
+	// order, each with where to resume in it (nil: at its start); nil
+	// until the scan starts.
+	ranges []rangePos
+	begun  bool
+}
+
+type rangePos struct {
+	id, min, max string
+	after        []byte
+}
+
+// rangesIn returns the current partitions overlapping [lo, hi), in EPK
+// order (hi "FF" or "" is the end).
+func rangesIn(c *engine.Container, lo, hi string) []rangePos {
+	var out []rangePos
+	for _, p := range c.Partitions() {
+		r := p.Range()
+		if (hi == "" || hi == "FF" || r.Min < hi) && (r.Max == "FF" || r.Max > lo) {
+			out = append(out, rangePos{id: r.ID, min: r.Min, max: r.Max})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].min < out[j].min })
+	return out
 }
 
 func (c *coll) scan(f *mql.Filter) *scanner {
@@ -254,14 +279,42 @@ func (s *scanner) fill() error {
 	var err error
 	if s.sc.keyed && s.c.shard != "" {
 		f, err = c.ReadKeyFeed(s.sc.key, s.after, pageSize)
+		if err != nil {
+			return toCmdError(err)
+		}
+		s.after = f.Next
+		s.done = f.Next == nil
 	} else {
-		f, err = c.ReadFeed("", s.after, pageSize)
+		// A full scan reads each partition in turn, so that each is
+		// charged for what it serves.
+		if !s.begun {
+			s.begun = true
+			s.ranges = rangesIn(c, "", "FF")
+		}
+		if len(s.ranges) == 0 {
+			s.done = true
+			return nil
+		}
+		r := &s.ranges[0]
+		f, err = c.ReadFeed(r.id, r.after, pageSize)
+		if errors.Is(err, engine.ErrPartitionGone) {
+			// The partition split meanwhile: read its children from the
+			// same position instead.
+			kids := rangesIn(c, r.min, r.max)
+			for i := range kids {
+				kids[i].after = r.after
+			}
+			s.ranges = append(kids, s.ranges[1:]...)
+			return nil
+		}
+		if err != nil {
+			return toCmdError(err)
+		}
+		r.after = f.Next
+		if f.Next == nil {
+			s.ranges = s.ranges[1:]
+		}
 	}
-	if err != nil {
-		return toCmdError(err)
-	}
-	s.after = f.Next
-	s.done = f.Next == nil
 	for _, raw := range f.Docs {
 		if err := s.add(raw); err != nil {
 			return err
