@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -74,7 +75,13 @@ func fromBigFloat(f *big.Float) bson.Decimal128 {
 		d, _ := bson.ParseDecimal128("Infinity")
 		return d
 	}
-	d, err := bson.ParseDecimal128(f.Text('e', 33))
+	// 34 significant digits, trailing zeros of the significand dropped ("1.1", not "1.100...0").
+	text := f.Text('e', 33)
+	if mant, exp, ok := strings.Cut(text, "e"); ok && strings.Contains(mant, ".") {
+		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+		text = mant + "e" + exp
+	}
+	d, err := bson.ParseDecimal128(text)
 	if err != nil {
 		d, _ = bson.ParseDecimal128("NaN")
 	}
