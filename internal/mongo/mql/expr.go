@@ -26,6 +26,7 @@ type expression interface {
 type evalCtx struct {
 	root bson.D
 	vars map[string]any
+	err  error // the first error of a computed projection field (Projection.Apply has no error result)
 }
 
 type literalExpr struct{ v any }

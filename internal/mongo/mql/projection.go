@@ -263,12 +263,25 @@ func (n *projNode) sliceArray(a bson.A) bson.A {
 	return append(bson.A{}, a[from:to]...)
 }
 
-// Apply returns the projected copy of doc; doc is not modified.
+// Apply returns the projected copy of doc; doc is not modified. A computed field whose expression
+// fails (e.g. $divide by zero) is left out; TryApply reports such errors instead.
 func (p *Projection) Apply(doc bson.D) bson.D {
+	out, _ := p.TryApply(doc)
+	return out
+}
+
+// TryApply is Apply that fails with the *Error of the first computed field whose expression fails,
+// as an aggregation $project stage must.
+func (p *Projection) TryApply(doc bson.D) (bson.D, error) {
 	if p == nil {
-		return doc
+		return doc, nil
 	}
 	c := &evalCtx{root: doc}
+	out := p.apply(doc, c)
+	return out, c.err
+}
+
+func (p *Projection) apply(doc bson.D, c *evalCtx) bson.D {
 	if !p.inclusion {
 		return p.exclude(doc, p.root)
 	}
@@ -335,6 +348,9 @@ func (p *Projection) includeValue(v any, n *projNode, c *evalCtx) (any, bool) {
 		return v, v != missing
 	case projComputed:
 		r, err := n.expr.eval(c)
+		if err != nil && c.err == nil {
+			c.err = err
+		}
 		if err != nil || r == missing {
 			return nil, false
 		}
