@@ -230,3 +230,62 @@ func TestIndexes(t *testing.T) {
 		t.Fatalf("indexes after drop %v %v", specs, err)
 	}
 }
+
+func TestAggregate(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	db := env.client.Database("agg")
+	c := db.Collection("orders")
+	insertN(t, c, 30)
+	n, err := c.CountDocuments(ctx, bson.D{{Key: "g", Value: "g1"}})
+	if err != nil || n != 10 {
+		t.Fatalf("CountDocuments: %d %v", n, err)
+	}
+	n, err = c.CountDocuments(ctx, bson.D{}, options.Count().SetSkip(5).SetLimit(20))
+	if err != nil || n != 20 {
+		t.Fatalf("CountDocuments skip/limit: %d %v", n, err)
+	}
+	cur, err := c.Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$lt", Value: 9}}}}}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$g"}, {Key: "total", Value: bson.D{{Key: "$sum", Value: "$n"}}}}}},
+		{{Key: "$sort", Value: bson.D{{Key: "_id", Value: 1}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustDocs(t, cur)
+	want := fmt.Sprint([]bson.D{{{Key: "_id", Value: "g0"}, {Key: "total", Value: int32(9)}}, {{Key: "_id", Value: "g1"}, {Key: "total", Value: int32(12)}}, {{Key: "_id", Value: "g2"}, {Key: "total", Value: int32(15)}}})
+	if fmt.Sprint(got) != want {
+		t.Fatalf("group: %v, want %v", got, want)
+	}
+	// $lookup reads another collection of the database.
+	names := db.Collection("groups")
+	if _, err := names.InsertMany(ctx, []any{bson.D{{Key: "_id", Value: "g0"}, {Key: "label", Value: "zero"}}, bson.D{{Key: "_id", Value: "g1"}, {Key: "label", Value: "one"}}}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err = c.Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{1, 3}}}}}}},
+		{{Key: "$lookup", Value: bson.D{{Key: "from", Value: "groups"}, {Key: "localField", Value: "g"}, {Key: "foreignField", Value: "_id"}, {Key: "as", Value: "grp"}}}},
+		{{Key: "$project", Value: bson.D{{Key: "g", Value: 1}, {Key: "grp.label", Value: 1}}}},
+		{{Key: "$sort", Value: bson.D{{Key: "_id", Value: 1}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = mustDocs(t, cur)
+	want = fmt.Sprint([]bson.D{
+		{{Key: "_id", Value: int32(1)}, {Key: "g", Value: "g1"}, {Key: "grp", Value: bson.A{bson.D{{Key: "label", Value: "one"}}}}},
+		{{Key: "_id", Value: int32(3)}, {Key: "g", Value: "g0"}, {Key: "grp", Value: bson.A{bson.D{{Key: "label", Value: "zero"}}}}},
+	})
+	if fmt.Sprint(got) != want {
+		t.Fatalf("lookup: %v, want %v", got, want)
+	}
+	// A large result in batches.
+	cur, err = c.Aggregate(ctx, mongo.Pipeline{{{Key: "$sort", Value: bson.D{{Key: "n", Value: 1}}}}}, options.Aggregate().SetBatchSize(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustDocs(t, cur); len(got) != 30 {
+		t.Fatalf("aggregate in batches: %d", len(got))
+	}
+}

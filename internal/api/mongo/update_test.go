@@ -48,8 +48,8 @@ func TestUpdateOperators(t *testing.T) {
 		t.Fatalf("UpdateMany: %+v %v", r, err)
 	}
 	n, err := c.CountDocuments(ctx, bson.D{{Key: "flag", Value: true}})
-	if err == nil && n != 4 {
-		t.Fatalf("flagged: %d", n)
+	if err != nil || n != 4 {
+		t.Fatalf("flagged: %d %v", n, err)
 	}
 	// Upsert with operators: the filter's equalities seed the document.
 	r, err = c.UpdateOne(ctx, bson.D{{Key: "_id", Value: "new"}, {Key: "k", Value: "v"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: int32(1)}}}, {Key: "$setOnInsert", Value: bson.D{{Key: "created", Value: true}}}},
