@@ -146,15 +146,13 @@ func parseFilter(f bson.D) (*mql.Filter, error) {
 
 // findSpec is what find, count and aggregate's pushdown read.
 type findSpec struct {
-	filter     *mql.Filter
-	sort       *mql.Sort
-	proj       *mql.Projection
-	skip       int64
-	limit      int64 // 0: none
-	batchSize  int64
-	single     bool
-	hasBatch   bool
-	projection bson.D
+	filter    *mql.Filter
+	sort      *mql.Sort
+	proj      *mql.Projection
+	skip      int64
+	limit     int64 // 0: none
+	batchSize int64
+	single    bool
 }
 
 func cmdFind(r *request) (bson.D, error) {

@@ -209,19 +209,17 @@ func (s *Server) serveConn(nc net.Conn) {
 			return
 		}
 		nc.SetReadDeadline(time.Time{})
-		out, err = c.handle(m, out[:0])
-		if err != nil {
-			s.cfg.Logger.Printf("closing connection %d from %s: %v", c.id, c.remote, err)
-			return
-		}
+		out = c.handle(m, out[:0])
 		if len(out) == 0 {
 			continue
 		}
 		nc.SetWriteDeadline(time.Now().Add(5 * time.Minute))
-		if _, err := w.Write(out); err == nil {
-			err = w.Flush()
+		_, werr := w.Write(out)
+		if werr == nil {
+			werr = w.Flush()
 		}
-		if err != nil {
+		if werr != nil {
+			s.cfg.Logger.Printf("closing connection %d from %s: cannot write the reply: %v", c.id, c.remote, werr)
 			return
 		}
 		if cap(out) > 1<<20 {
@@ -231,8 +229,8 @@ func (s *Server) serveConn(nc net.Conn) {
 }
 
 // handle answers one message; it returns the reply's bytes (none for
-// moreToCome) or an error that closes the connection.
-func (c *conn) handle(m *Message, out []byte) (reply []byte, err error) {
+// moreToCome).
+func (c *conn) handle(m *Message, out []byte) []byte {
 	doc := c.run(m)
 	raw, merr := bson.Marshal(doc)
 	if merr != nil {
@@ -242,12 +240,12 @@ func (c *conn) handle(m *Message, out []byte) (reply []byte, err error) {
 		raw, _ = bson.Marshal(errorReply(newErr(10334, "BSONObjectTooLarge", "the reply would be %d bytes, over the %d-byte limit", len(raw), MaxDocumentBytes)))
 	}
 	if m.MoreToCome {
-		return out, nil
+		return out
 	}
-	if m.OpCode == wiremessage.OpQuery {
-		return appendOpReply(out, wiremessage.NextRequestID(), m.RequestID, raw), nil
+	if m.OpCode == opQuery {
+		return appendOpReply(out, wiremessage.NextRequestID(), m.RequestID, raw)
 	}
-	return appendOpMsg(out, wiremessage.NextRequestID(), m.RequestID, raw), nil
+	return appendOpMsg(out, wiremessage.NextRequestID(), m.RequestID, raw)
 }
 
 // run runs a command and returns its reply; a panic in a handler is
@@ -260,7 +258,7 @@ func (c *conn) run(m *Message) (reply bson.D) {
 		}
 	}()
 	cmd := bson.Raw(m.Command)
-	if m.OpCode == wiremessage.OpQuery {
+	if m.OpCode == opQuery {
 		return c.runQuery(m.Namespace, cmd)
 	}
 	return c.dispatch(cmd)

@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ func DecodeMessage(buf []byte) (*Message, error) {
 	switch op {
 	case wiremessage.OpMsg:
 		return m, decodeMsg(m, buf, rem)
-	case wiremessage.OpQuery:
+	case opQuery:
 		return m, decodeQuery(m, rem)
 	default:
 		return nil, malformed("opcode %d is not supported (only OP_MSG and the OP_QUERY handshake)", int32(op))
@@ -201,22 +202,27 @@ func decodeMsg(m *Message, whole, body []byte) error {
 	return nil
 }
 
+// opQuery is the legacy OP_QUERY opcode (the driver's constant is
+// deprecated: drivers only send it for the first handshake).
+const opQuery wiremessage.OpCode = 2004
+
+// decodeQuery reads an OP_QUERY: int32 flags, cstring full collection
+// name, int32 numberToSkip, int32 numberToReturn, the query document (an
+// optional field selector may follow and is ignored).
 func decodeQuery(m *Message, body []byte) error {
-	_, rem, ok := wiremessage.ReadQueryFlags(body)
-	if !ok {
+	if len(body) < 4 {
 		return malformed("truncated OP_QUERY")
 	}
-	m.Namespace, rem, ok = wiremessage.ReadQueryFullCollectionName(rem)
-	if !ok {
+	rem := body[4:]
+	nul := bytes.IndexByte(rem, 0)
+	if nul < 0 {
 		return malformed("truncated OP_QUERY namespace")
 	}
-	if _, rem, ok = wiremessage.ReadQueryNumberToSkip(rem); !ok {
+	m.Namespace, rem = string(rem[:nul]), rem[nul+1:]
+	if len(rem) < 8 {
 		return malformed("truncated OP_QUERY")
 	}
-	if _, rem, ok = wiremessage.ReadQueryNumberToReturn(rem); !ok {
-		return malformed("truncated OP_QUERY")
-	}
-	q, _, ok := wiremessage.ReadQueryQuery(rem)
+	q, _, ok := bsoncore.ReadDocument(rem[8:])
 	if !ok {
 		return malformed("truncated OP_QUERY query")
 	}

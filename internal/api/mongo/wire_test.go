@@ -50,8 +50,8 @@ func opMsg(reqID int32, flags wiremessage.MsgFlag, cmd []byte, seqID string, seq
 	return bsoncore.UpdateLength(b, idx, int32(len(b)))
 }
 
-func opQuery(reqID int32, ns string, q []byte) []byte {
-	idx, b := wiremessage.AppendHeaderStart(nil, reqID, 0, wiremessage.OpQuery)
+func opQueryMsg(reqID int32, ns string, q []byte) []byte {
+	idx, b := wiremessage.AppendHeaderStart(nil, reqID, 0, opQuery)
 	b = wiremessage.AppendQueryFlags(b, 0)
 	b = wiremessage.AppendQueryFullCollectionName(b, ns)
 	b = wiremessage.AppendQueryNumberToSkip(b, 0)
@@ -131,13 +131,13 @@ func TestWireHandshakeAndSections(t *testing.T) {
 	env := newEnv(t, envOptions{})
 	c := dialRaw(t, env)
 	// The legacy handshake over OP_QUERY gets an OP_REPLY.
-	op, d := c.roundTrip(opQuery(1, "admin.$cmd", mustMarshal(t, bson.D{{Key: "isMaster", Value: 1}, {Key: "helloOk", Value: true}})))
+	op, d := c.roundTrip(opQueryMsg(1, "admin.$cmd", mustMarshal(t, bson.D{{Key: "isMaster", Value: 1}, {Key: "helloOk", Value: true}})))
 	m := toMap(d)
 	if op != wiremessage.OpReply || m["ismaster"] != true || m["helloOk"] != true || m["ok"] != 1.0 {
 		t.Fatalf("OP_QUERY isMaster: %v %v", op, d)
 	}
 	// Other commands over OP_QUERY are refused.
-	_, d = c.roundTrip(opQuery(2, "admin.$cmd", mustMarshal(t, bson.D{{Key: "ping", Value: 1}})))
+	_, d = c.roundTrip(opQueryMsg(2, "admin.$cmd", mustMarshal(t, bson.D{{Key: "ping", Value: 1}})))
 	if toMap(d)["ok"] != 0.0 {
 		t.Fatalf("OP_QUERY ping: %v", d)
 	}
@@ -198,7 +198,7 @@ func TestWireMalformedCloses(t *testing.T) {
 func FuzzReadMessage(f *testing.F) {
 	f.Add(opMsg(1, 0, mustMarshal(f, bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "a"}}), ""))
 	f.Add(opMsg(1, wiremessage.ChecksumPresent, mustMarshal(f, bson.D{{Key: "insert", Value: "c"}, {Key: "$db", Value: "a"}}), "documents", mustMarshal(f, bson.D{{Key: "x", Value: 1}})))
-	f.Add(opQuery(1, "admin.$cmd", mustMarshal(f, bson.D{{Key: "isMaster", Value: 1}})))
+	f.Add(opQueryMsg(1, "admin.$cmd", mustMarshal(f, bson.D{{Key: "isMaster", Value: 1}})))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := DecodeMessage(b)
 		if err == nil && m.Command != nil {
