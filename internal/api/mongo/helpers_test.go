@@ -28,6 +28,8 @@ type testEnv struct {
 type envOptions struct {
 	throttle        bool
 	partitionMaxRUs int
+	// cfg adjusts the server's configuration.
+	cfg func(*Config)
 }
 
 func newEnv(t testing.TB, o envOptions) *testEnv {
@@ -44,7 +46,11 @@ func newEnv(t testing.TB, o envOptions) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{Engine: eng, Logger: log.New(io.Discard, "", 0)})
+	cfg := Config{Engine: eng, Logger: log.New(io.Discard, "", 0)}
+	if o.cfg != nil {
+		o.cfg(&cfg)
+	}
+	srv := New(cfg)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	env := &testEnv{eng: eng, srv: srv, addr: ln.Addr().String()}
