@@ -250,12 +250,20 @@ func idString(v any) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		s = "~" + bson.Raw(raw).Lookup("v").Type.String() + ":" + escapeID(string(body))
+		s = "~" + idTags[bson.Raw(raw).Lookup("v").Type] + ":" + escapeID(string(body))
 	}
 	if len(s) > 1023 {
 		return "", badValue("_id is too long: its encoding as an item id is %d bytes; the limit is 1023", len(s))
 	}
 	return s, nil
+}
+
+// idTags name the types of the _id values encoded with their stored JSON.
+var idTags = map[bson.Type]string{
+	bson.TypeEmbeddedDocument: "doc", bson.TypeBinary: "bin", bson.TypeBoolean: "bool",
+	bson.TypeDateTime: "date", bson.TypeNull: "null", bson.TypeDBPointer: "dbptr",
+	bson.TypeJavaScript: "js", bson.TypeSymbol: "sym", bson.TypeCodeWithScope: "cws",
+	bson.TypeTimestamp: "ts", bson.TypeDecimal128: "dec", bson.TypeMinKey: "minkey", bson.TypeMaxKey: "maxkey",
 }
 
 func plainStringID(s string) bool {

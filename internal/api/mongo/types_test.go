@@ -164,7 +164,10 @@ func TestIDEncoding(t *testing.T) {
 		{int64(1), "~n:1"},
 		{1.0, "~n:1"},
 		{1.5, "~n:1.5"},
-		{true, `~boolean:true`},
+		{true, `~bool:true`},
+		{nil, `~null:null`},
+		{bson.DateTime(0), `~date:{"$date":{"$numberLong":"0"}}`},
+		{bson.D{{Key: "a", Value: "x/y"}}, `~doc:{"a":"x%2Fy"}`},
 	}
 	seen := map[string]any{}
 	for _, c := range cases {
