@@ -611,6 +611,9 @@ func evalMath1(name string, v any) (any, error) {
 			if i < 0 {
 				i = -i
 			}
+			if i > math.MaxInt32 {
+				return i, nil // |MinInt32| does not fit an int32
+			}
 			return int64OrInt32(i, kindOf(v)), nil
 		case "$sqrt":
 			if i < 0 {

@@ -258,7 +258,10 @@ func (n *projNode) sliceArray(a bson.A) bson.A {
 			from = max(l+from, 0)
 		}
 		from = min(from, l)
-		to = min(from+n.limit, l)
+		to = l
+		if n.limit < l-from {
+			to = from + n.limit
+		}
 	}
 	return append(bson.A{}, a[from:to]...)
 }
