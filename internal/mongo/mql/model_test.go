@@ -486,11 +486,7 @@ func modelApply(d bson.D, ops []modelOp) (bson.D, error) {
 }
 
 func cloneDoc(d bson.D) bson.D {
-	out := bson.D{}
-	for _, e := range d {
-		out = append(out, e)
-	}
-	return out
+	return append(bson.D{}, d...)
 }
 
 func modelLeaf(d bson.D, key string, op modelOp) (bson.D, error) {

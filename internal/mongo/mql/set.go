@@ -86,4 +86,3 @@ func writeHashKey(b *strings.Builder, v any) {
 		fmt.Fprintf(b, "%v", v)
 	}
 }
-
