@@ -118,7 +118,7 @@ func parseStage(name string, v any, lookup LookupFunc) (stage, error) {
 		if len(d) == 0 {
 			return nil, newError(51272, "$project specification must have at least one field")
 		}
-		pr, err := ParseProjection(d)
+		pr, err := parseProjection(d, true)
 		if err != nil {
 			return nil, err
 		}
@@ -467,7 +467,7 @@ func parseUnwind(v any) (stage, error) {
 	return st, nil
 }
 
-func (s *unwindStage) run(_ *runState, in []bson.D) ([]bson.D, error) {
+func (s *unwindStage) run(r *runState, in []bson.D) ([]bson.D, error) {
 	var out []bson.D
 	idxPath := strings.Split(s.index, ".")
 	withIndex := func(d bson.D, i any) bson.D {
@@ -487,6 +487,10 @@ func (s *unwindStage) run(_ *runState, in []bson.D) ([]bson.D, error) {
 				continue
 			}
 			for i, el := range x {
+				// Each output document is a shallow copy along the path: charge that.
+				if err := r.charge(int64(64+16*len(d)), "$unwind"); err != nil {
+					return nil, err
+				}
 				out = append(out, withIndex(setField(d, s.path, el), int64(i)))
 			}
 		default:
