@@ -63,7 +63,3 @@ func newError(code int32, format string, args ...any) *Error {
 func badValue(format string, args ...any) *Error {
 	return newError(CodeBadValue, format, args...)
 }
-
-func notImplemented(what string) *Error {
-	return badValue("%s: not implemented yet", what)
-}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -16,6 +17,10 @@ import (
 type missingT struct{}
 
 var missing = missingT{}
+
+// maxValueSize bounds a single value an expression builds (a string, an array), as the BSON
+// document size limit would.
+const maxValueSize = 16 << 20
 
 // expression is a parsed aggregation expression.
 type expression interface {
@@ -368,6 +373,18 @@ func parseOperator(name string, v any, depth int) (expression, error) {
 		return op(1, 1, func(a []any) (any, error) { return convertToString(a[0]) })
 	case "$toInt", "$toLong", "$toDouble", "$toDecimal":
 		return op(1, 1, func(a []any) (any, error) { return convertNumber(name, a[0]) })
+	case "$slice":
+		return op(2, 3, evalSlice)
+	case "$concatArrays":
+		return op(0, -1, evalConcatArrays)
+	case "$sum", "$avg", "$max", "$min":
+		return op(1, -1, func(a []any) (any, error) { return evalListAccumulator(name, a) })
+	case "$substr", "$substrBytes":
+		return op(3, 3, evalSubstrBytes)
+	case "$split":
+		return op(2, 2, evalSplit)
+	case "$mergeObjects":
+		return op(0, -1, evalMergeObjects)
 	case "$toBool":
 		return op(1, 1, func(a []any) (any, error) {
 			if isNullish(unmissing(a[0])) {
@@ -611,6 +628,9 @@ func evalMath1(name string, v any) (any, error) {
 			if i < 0 {
 				i = -i
 			}
+			if i > math.MaxInt32 {
+				return i, nil // |MinInt32| does not fit an int32
+			}
 			return int64OrInt32(i, kindOf(v)), nil
 		case "$sqrt":
 			if i < 0 {
@@ -657,7 +677,7 @@ func evalConcat(a []any) (any, error) {
 		if !ok {
 			return nil, newError(16702, "$concat only supports strings, not %s", typeNameOf(v))
 		}
-		if b.Len()+len(s) > maxBuffered {
+		if b.Len()+len(s) > maxValueSize {
 			return nil, newError(CodeExceededMemoryLimit, "$concat result exceeds the memory limit")
 		}
 		b.WriteString(s)
@@ -800,4 +820,180 @@ func convertNumber(name string, v any) (any, error) {
 		return nil, newError(241, "Conversion would overflow target type in $convert with no onError value")
 	}
 	return int64(f), nil
+}
+
+func evalSlice(a []any) (any, error) {
+	if anyNullish(a[:1]) {
+		return nil, nil
+	}
+	arr, ok := a[0].(bson.A)
+	if !ok {
+		return nil, newError(28724, "First argument to $slice must be an array, but is of type: %s", typeNameOf(a[0]))
+	}
+	l := int64(len(arr))
+	pos, ok := wholeNumber(a[1])
+	if !ok {
+		return nil, newError(28725, "Second argument to $slice must be a numeric value, but is of type: %s", typeNameOf(a[1]))
+	}
+	var from, to int64
+	if len(a) == 2 {
+		if pos >= 0 {
+			from, to = 0, min(pos, l)
+		} else {
+			from, to = max(l+pos, 0), l
+		}
+	} else {
+		n, ok := wholeNumber(a[2])
+		if !ok {
+			return nil, newError(28727, "Third argument to $slice must be numeric, but is of type: %s", typeNameOf(a[2]))
+		}
+		if n <= 0 {
+			return nil, newError(28729, "Third argument to $slice must be positive: %d", n)
+		}
+		if pos < 0 {
+			pos = max(l+pos, 0)
+		}
+		from = min(pos, l)
+		to = l
+		if n < l-from {
+			to = from + n
+		}
+	}
+	return append(bson.A{}, arr[from:to]...), nil
+}
+
+func evalConcatArrays(a []any) (any, error) {
+	out := bson.A{}
+	for _, v := range a {
+		if isNullish(unmissing(v)) {
+			return nil, nil
+		}
+		arr, ok := v.(bson.A)
+		if !ok {
+			return nil, newError(28664, "$concatArrays only supports arrays, not %s", typeNameOf(v))
+		}
+		if len(out)+len(arr) > maxValueSize/8 {
+			return nil, newError(CodeExceededMemoryLimit, "$concatArrays result exceeds the memory limit")
+		}
+		out = append(out, arr...)
+	}
+	return out, nil
+}
+
+// evalListAccumulator is $sum/$avg/$max/$min as expressions: over the elements of a single array
+// argument, or over the arguments; non-numbers are ignored by $sum/$avg and nulls by $max/$min.
+func evalListAccumulator(name string, a []any) (any, error) {
+	vals := a
+	if len(a) == 1 {
+		if arr, ok := a[0].(bson.A); ok {
+			vals = arr
+		}
+	}
+	switch name {
+	case "$sum", "$avg":
+		var sum any = int32(0)
+		n := 0
+		for _, v := range vals {
+			if isNumber(v) {
+				sum, _ = arith('+', sum, v)
+				n++
+			}
+		}
+		if name == "$sum" {
+			return sum, nil
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		if kindOf(sum) == kindDecimal {
+			x, ok := toBigFloat(sum)
+			if !ok {
+				return sum, nil
+			}
+			return fromBigFloat(bigFloat().Quo(x, bigFloat().SetInt64(int64(n)))), nil
+		}
+		f, _ := toFloat(sum)
+		return f / float64(n), nil
+	}
+	var best any
+	seen := false
+	for _, v := range vals {
+		v = unmissing(v)
+		if isNullish(v) {
+			continue
+		}
+		c := Compare(v, best)
+		if !seen || (name == "$max" && c > 0) || (name == "$min" && c < 0) {
+			best, seen = v, true
+		}
+	}
+	return best, nil
+}
+
+func evalSubstrBytes(a []any) (any, error) {
+	s, err := toStr("$substrBytes", a[0])
+	if err != nil {
+		return nil, err
+	}
+	start, ok1 := wholeNumber(a[1])
+	n, ok2 := wholeNumber(a[2])
+	if !ok1 || !ok2 {
+		return nil, newError(16034, "$substrBytes: starting index and length must be numeric")
+	}
+	if start < 0 {
+		return nil, newError(50752, "$substrBytes: starting index must be non-negative (got: %d)", start)
+	}
+	l := int64(len(s))
+	if start >= l {
+		return "", nil
+	}
+	end := l
+	if n >= 0 && n < l-start {
+		end = start + n
+	}
+	out := s[start:end]
+	if !utf8.ValidString(out) && utf8.ValidString(s) {
+		return nil, newError(28656, "$substrBytes: Invalid range, starting index is a UTF-8 continuation byte.")
+	}
+	return out, nil
+}
+
+func evalSplit(a []any) (any, error) {
+	if anyNullish(a[:1]) {
+		return nil, nil
+	}
+	s, ok := a[0].(string)
+	if !ok {
+		return nil, newError(40085, "$split requires an expression that evaluates to a string as a first argument, found: %s", typeNameOf(a[0]))
+	}
+	d, ok := a[1].(string)
+	if !ok {
+		return nil, newError(40086, "$split requires an expression that evaluates to a string as a second argument, found: %s", typeNameOf(a[1]))
+	}
+	if d == "" {
+		return nil, newError(40087, "$split requires a non-empty separator")
+	}
+	out := bson.A{}
+	for _, part := range strings.Split(s, d) {
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+func evalMergeObjects(a []any) (any, error) {
+	vals := a
+	out := bson.D{}
+	for _, v := range vals {
+		if isNullish(unmissing(v)) {
+			continue
+		}
+		d, ok := v.(bson.D)
+		if !ok {
+			return nil, newError(40400, "$mergeObjects requires object inputs, but input %s is of type %s", truncate(formatValue(v)), typeNameOf(v))
+		}
+		for _, e := range d {
+			out = setField(out, []string{e.Key}, e.Value)
+		}
+	}
+	return out, nil
 }

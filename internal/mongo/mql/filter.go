@@ -288,11 +288,9 @@ func (p *filterParser) parseOp(op bson.E, depth int, path string, top bool) (pre
 			if d, ok := item.(bson.D); ok && len(d) > 0 && strings.HasPrefix(d[0].Key, "$") {
 				return nil, badValue("cannot nest $ under %s", op.Key)
 			}
-			if item == nil {
-				in.hasNull = true
-			}
 			in.values = append(in.values, item)
 		}
+		in.finish()
 		if op.Key == "$nin" {
 			return notPred{in}, nil
 		}
@@ -685,21 +683,47 @@ func (p cmpPred) test(v any) bool {
 
 type inPred struct {
 	values  []any
+	set     *valueSet // the values, once there are many
 	regexes []*regexp.Regexp
 	hasNull bool
 }
 
+// inSetThreshold is the number of $in values from which lookups go through a valueSet.
+const inSetThreshold = 8
+
+// finish records whether the values include null and, for long lists, indexes them. It is called
+// once, before the predicate is shared.
+func (p *inPred) finish() *inPred {
+	for _, v := range p.values {
+		if isNullish(v) {
+			p.hasNull = true
+		}
+	}
+	if len(p.values) >= inSetThreshold {
+		p.set = newValueSet()
+		for _, v := range p.values {
+			if !isNullish(v) {
+				p.set.add(v)
+			}
+		}
+	}
+	return p
+}
+
 func (p *inPred) matches(bs []branch) bool {
 	return anyValue(bs, p.hasNull, func(v any) bool {
-		for _, q := range p.values {
-			if isNullish(q) {
-				if isNullish(v) {
+		if p.hasNull && isNullish(v) {
+			return true
+		}
+		if p.set != nil {
+			if p.set.contains(v) {
+				return true
+			}
+		} else {
+			for _, q := range p.values {
+				if !isNullish(q) && equalValues(v, q) {
 					return true
 				}
-				continue
-			}
-			if equalValues(v, q) {
-				return true
 			}
 		}
 		if len(p.regexes) > 0 {

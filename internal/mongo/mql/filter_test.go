@@ -282,3 +282,27 @@ func TestFilterEquality_ShardKey(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterLongIn checks $in and $nin with enough values to be looked up through a set: numbers
+// of every type, documents, arrays, null and regexes behave as with a short list.
+func TestFilterLongIn(t *testing.T) {
+	list := arr(int32(1), int64(2), 3.5, dec(t, "4"), "five", doc("x", int32(6)), arr(int32(7)), bson.DateTime(8), false, bson.Regex{Pattern: "^re"})
+	withNull := append(arr(nil), list...)
+	runFilterCases(t, []filterCase{
+		{"int as double", doc("a", doc("$in", list)), doc("a", 1.0), true},
+		{"long as decimal", doc("a", doc("$in", list)), doc("a", dec(t, "2")), true},
+		{"decimal as int", doc("a", doc("$in", list)), doc("a", int32(4)), true},
+		{"negative zero", doc("a", doc("$in", append(arr(0.0), list...))), doc("a", math.Copysign(0, -1)), true},
+		{"string", doc("a", doc("$in", list)), doc("a", "five"), true},
+		{"document", doc("a", doc("$in", list)), doc("a", doc("x", 6.0)), true},
+		{"document other order", doc("a", doc("$in", list)), doc("a", doc("x", int32(6), "y", int32(1))), false},
+		{"array element", doc("a", doc("$in", list)), doc("a", arr(int32(9), "five")), true},
+		{"whole array", doc("a", doc("$in", list)), doc("a", arr(arr(int32(7)))), true},
+		{"regex", doc("a", doc("$in", list)), doc("a", "red"), true},
+		{"miss", doc("a", doc("$in", list)), doc("a", int32(9)), false},
+		{"missing no null", doc("a", doc("$in", list)), doc(), false},
+		{"missing with null", doc("a", doc("$in", withNull)), doc(), true},
+		{"nin", doc("a", doc("$nin", list)), doc("a", "six"), true},
+		{"nin hit", doc("a", doc("$nin", list)), doc("a", bson.DateTime(8)), false},
+	})
+}

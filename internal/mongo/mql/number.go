@@ -159,33 +159,68 @@ func floatOp(op byte, x, y float64) float64 {
 	return x * y
 }
 
-// formatValue renders a value for an error message.
+// maxFormatted bounds the length of a value rendered into an error message.
+const maxFormatted = 512
+
+// formatValue renders a value for an error message, cut off after maxFormatted bytes.
 func formatValue(v any) string {
+	var b strings.Builder
+	writeValue(&b, v, 0)
+	if b.Len() > maxFormatted {
+		return b.String()[:maxFormatted] + "..."
+	}
+	return b.String()
+}
+
+func writeValue(b *strings.Builder, v any, depth int) {
+	if b.Len() > maxFormatted || depth > maxDepth {
+		b.WriteString("...")
+		return
+	}
 	switch x := v.(type) {
 	case string:
-		return strconv.Quote(x)
+		b.WriteString(strconv.Quote(x))
 	case nil:
-		return "null"
+		b.WriteString("null")
 	case bson.D:
-		s := "{"
+		b.WriteByte('{')
 		for i, e := range x {
 			if i > 0 {
-				s += ", "
+				b.WriteString(", ")
 			}
-			s += e.Key + ": " + formatValue(e.Value)
+			if b.Len() > maxFormatted {
+				b.WriteString("...")
+				break
+			}
+			b.WriteString(e.Key)
+			b.WriteString(": ")
+			writeValue(b, e.Value, depth+1)
 		}
-		return s + "}"
+		b.WriteByte('}')
 	case bson.A:
-		s := "["
+		b.WriteByte('[')
 		for i, e := range x {
 			if i > 0 {
-				s += ", "
+				b.WriteString(", ")
 			}
-			s += formatValue(e)
+			if b.Len() > maxFormatted {
+				b.WriteString("...")
+				break
+			}
+			writeValue(b, e, depth+1)
 		}
-		return s + "]"
+		b.WriteByte(']')
+	case bson.Binary:
+		fmt.Fprintf(b, "BinData(%d, %d bytes)", x.Subtype, len(x.Data))
+	case bson.CodeWithScope:
+		b.WriteString("Code(...)")
+	default:
+		s := fmt.Sprint(v)
+		if len(s) > maxFormatted {
+			s = s[:maxFormatted]
+		}
+		b.WriteString(s)
 	}
-	return fmt.Sprint(v)
 }
 
 func bigFloat() *big.Float { return new(big.Float).SetPrec(256) }

@@ -1,7 +1,6 @@
 package mql
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -119,7 +118,7 @@ func parseStage(name string, v any, lookup LookupFunc) (stage, error) {
 		if len(d) == 0 {
 			return nil, newError(51272, "$project specification must have at least one field")
 		}
-		pr, err := ParseProjection(d)
+		pr, err := parseProjection(d, true)
 		if err != nil {
 			return nil, err
 		}
@@ -468,7 +467,7 @@ func parseUnwind(v any) (stage, error) {
 	return st, nil
 }
 
-func (s *unwindStage) run(_ *runState, in []bson.D) ([]bson.D, error) {
+func (s *unwindStage) run(r *runState, in []bson.D) ([]bson.D, error) {
 	var out []bson.D
 	idxPath := strings.Split(s.index, ".")
 	withIndex := func(d bson.D, i any) bson.D {
@@ -488,6 +487,10 @@ func (s *unwindStage) run(_ *runState, in []bson.D) ([]bson.D, error) {
 				continue
 			}
 			for i, el := range x {
+				// Each output document is a shallow copy along the path: charge that.
+				if err := r.charge(int64(64+16*len(d)), "$unwind"); err != nil {
+					return nil, err
+				}
 				out = append(out, withIndex(setField(d, s.path, el), int64(i)))
 			}
 		default:
@@ -603,13 +606,7 @@ func (s *lookupStage) run(r *runState, in []bson.D) ([]bson.D, error) {
 		if len(locals) == 0 {
 			locals = []any{nil}
 		}
-		eq := &inPred{}
-		for _, l := range locals {
-			if isNullish(l) {
-				eq.hasNull = true
-			}
-			eq.values = append(eq.values, l)
-		}
+		eq := (&inPred{values: locals}).finish()
 		matched := bson.A{}
 		for _, fd := range foreign {
 			m := pathMatcher{path: fpath, pred: eq}
@@ -703,6 +700,7 @@ type accState struct {
 	val   any   // $sum total, $min/$max/$first/$last value
 	count int64 // $avg count, $first "seen" marker
 	list  bson.A
+	set   *valueSet // $addToSet: the values in list
 	seen  bool
 }
 
@@ -782,8 +780,13 @@ func accumulate(r *runState, st *accState, op string, v any) error {
 		if v == missing {
 			return nil
 		}
-		if op == "$addToSet" && slices.ContainsFunc(st.list, func(x any) bool { return Compare(x, v) == 0 }) {
-			return nil
+		if op == "$addToSet" {
+			if st.set == nil {
+				st.set = newValueSet()
+			}
+			if !st.set.add(v) {
+				return nil
+			}
 		}
 		if err := r.charge(approxSize(v), "$group"); err != nil {
 			return err
@@ -820,55 +823,6 @@ func finish(st *accState, op string) any {
 		return st.list
 	}
 	return st.val
-}
-
-// hashKey maps a value to a string such that values equal under Compare map to the same string
-// (numbers by their float64 value, so 1, 1.0 and NumberDecimal("1") share a key); distinct values may
-// share a key too, and group lookup then compares them exactly.
-func hashKey(v any) string {
-	var b strings.Builder
-	writeHashKey(&b, v)
-	return b.String()
-}
-
-func writeHashKey(b *strings.Builder, v any) {
-	fmt.Fprintf(b, "%d:", bracket(v))
-	switch x := v.(type) {
-	case bson.D:
-		b.WriteByte('{')
-		for _, e := range x {
-			b.WriteString(e.Key)
-			b.WriteByte('=')
-			writeHashKey(b, e.Value)
-			b.WriteByte(',')
-		}
-		b.WriteByte('}')
-	case bson.A:
-		b.WriteByte('[')
-		for _, e := range x {
-			writeHashKey(b, e)
-			b.WriteByte(',')
-		}
-		b.WriteByte(']')
-	default:
-		if isNumber(v) {
-			f, _ := toFloat(v)
-			switch {
-			case isNaN(v):
-				b.WriteString("NaN")
-			case f == 0:
-				b.WriteString("0") // -0 equals 0
-			default:
-				fmt.Fprintf(b, "%g", f)
-			}
-			return
-		}
-		if s, ok := regexTarget(v); ok {
-			b.WriteString(s)
-			return
-		}
-		fmt.Fprintf(b, "%v", v)
-	}
 }
 
 // approxSize estimates the BSON size of a value in bytes, for memory accounting.

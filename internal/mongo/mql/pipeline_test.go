@@ -223,6 +223,18 @@ func TestPipelineExpressions(t *testing.T) {
 		{arr("$a", "$missing"), arr(int32(7), nil)},
 		{doc("x", "$b"), doc("x", int32(2))},
 		{"$$ROOT.a", int32(7)},
+		{doc("$slice", arr("$arr", int32(2))), arr(int32(1), int32(2))},
+		{doc("$slice", arr("$arr", int32(-1))), arr(int32(3))},
+		{doc("$slice", arr("$arr", int32(1), int32(5))), arr(int32(2), int32(3))},
+		{doc("$concatArrays", arr("$arr", arr("x"))), arr(int32(1), int32(2), int32(3), "x")},
+		{doc("$sum", "$arr"), int32(6)},
+		{doc("$sum", arr("$a", "$b", "$s")), int32(9)},
+		{doc("$avg", "$arr"), 2.0},
+		{doc("$max", "$arr"), int32(3)},
+		{doc("$min", arr("$a", "$b", "$n")), int32(2)},
+		{doc("$substrBytes", arr("hello", int32(1), int32(3))), "ell"},
+		{doc("$split", arr("a,b,,c", ",")), arr("a", "b", "", "c")},
+		{doc("$mergeObjects", arr(doc("x", int32(1), "y", int32(1)), "$n", doc("y", int32(2)))), doc("x", int32(1), "y", int32(2))},
 	}
 	for _, c := range cases {
 		out := runPipeline(t, []bson.D{doc("$project", doc("_id", int32(0), "r", c.expr))}, src, nil)

@@ -61,6 +61,12 @@ func (n *projNode) child(name string) *projNode {
 // $elemMatch, and computed fields (a non-numeric, non-boolean value is an aggregation expression). A
 // malformed or mixed projection yields an *Error.
 func ParseProjection(p bson.D) (*Projection, error) {
+	return parseProjection(p, false)
+}
+
+// parseProjection parses a find projection, or with agg an aggregation $project specification, where
+// $slice and $elemMatch are expression operators rather than projection operators.
+func parseProjection(p bson.D, agg bool) (*Projection, error) {
 	proj := &Projection{root: &projNode{}}
 	mode := 0 // 0 undecided, 1 inclusion, -1 exclusion
 	idIncluded := false
@@ -107,7 +113,11 @@ func ParseProjection(p bson.D) (*Projection, error) {
 					}
 					continue
 				}
-				switch v[0].Key {
+				op := v[0].Key
+				if agg {
+					op = "" // every operator is an expression
+				}
+				switch op {
 				case "$slice":
 					if err := parseSlice(node, v); err != nil {
 						return err
@@ -258,7 +268,10 @@ func (n *projNode) sliceArray(a bson.A) bson.A {
 			from = max(l+from, 0)
 		}
 		from = min(from, l)
-		to = min(from+n.limit, l)
+		to = l
+		if n.limit < l-from {
+			to = from + n.limit
+		}
 	}
 	return append(bson.A{}, a[from:to]...)
 }

@@ -503,8 +503,12 @@ func (a *applier) apply(cur any, op *updateOp) (any, error) {
 				if r == nil {
 					r = bson.A{}
 				}
+				set := newValueSet()
+				for _, x := range r {
+					set.add(x)
+				}
 				for _, v := range op.each {
-					if !slices.ContainsFunc(r, func(x any) bool { return equalValues(x, v) }) {
+					if set.add(v) {
 						r = append(r, v)
 					}
 				}
@@ -586,10 +590,13 @@ func (op *updateOp) removeFrom(list bson.A) bson.A {
 		}
 		return slices.Clone(list[1:])
 	case "$pullAll":
-		vals := op.value.(bson.A)
+		set := newValueSet()
+		for _, v := range op.value.(bson.A) {
+			set.add(v)
+		}
 		out := bson.A{}
 		for _, el := range list {
-			if !slices.ContainsFunc(vals, func(v any) bool { return equalValues(v, el) }) {
+			if !set.contains(el) {
 				out = append(out, el)
 			}
 		}
