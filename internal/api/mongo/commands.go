@@ -127,6 +127,13 @@ func (r *request) run() bson.D {
 	if r.db == "" {
 		return errorReply(newErr(40571, "Location40571", "OP_MSG requests require a $db argument"))
 	}
+	// The server is a standalone: it has no transactions, and must not
+	// run a transaction's statements as if they were committed one by one.
+	for _, k := range []string{"txnNumber", "startTransaction", "autocommit"} {
+		if _, ok := r.get(k); ok {
+			return errorReply(newErr(20, "IllegalOperation", "Transaction numbers are only allowed on a replica set member or mongos: Parsec's MongoDB API has no transactions yet"))
+		}
+	}
 	out, err := h(r)
 	if err != nil {
 		return errorReply(toCmdError(err))
