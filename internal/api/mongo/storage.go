@@ -192,17 +192,29 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 	if err := bson.UnmarshalExtJSON(raw, false, &d); err != nil {
 		return nil, "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
 	}
-	out := d[:0]
+	out := make(bson.D, 0, len(d)+1)
 	etag := ""
+	var itemID any
+	hasID := false
 	for _, e := range d {
 		if systemNames[e.Key] {
-			if e.Key == "_etag" {
+			switch e.Key {
+			case "_etag":
 				etag, _ = e.Value.(string)
+			case "id":
+				itemID = e.Value
 			}
 			continue
 		}
+		if e.Key == "_id" {
+			hasID = true
+		}
 		e.Key = unescapeName(e.Key)
 		out = append(out, e)
+	}
+	if !hasID && itemID != nil {
+		// An item written through the NoSQL API: its id is its _id.
+		out = append(bson.D{{Key: "_id", Value: itemID}}, out...)
 	}
 	return out, etag, nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/parsecdb/parsec/internal/engine"
 )
 
 // everyType is a document holding every BSON type, and top-level names the
@@ -187,5 +189,35 @@ func TestIDEncoding(t *testing.T) {
 		if _, err := idString(bad); err == nil {
 			t.Errorf("idString(%v) accepted", bad)
 		}
+	}
+}
+
+// TestNoSQLItemsReadable: an item written through the engine's NoSQL side
+// reads as a document whose _id is the item's id, and can be updated.
+func TestNoSQLItemsReadable(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("mix").Collection("c")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	ec := mustContainer(t, env, "mix", "c")
+	op, err := ec.PrepareWrite(engine.OpCreate, []byte(`{"id":"plain","n":1,"f":2.5,"s":"x"}`), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _, err := ec.Execute(&engine.Command{Ops: []engine.Op{op}}, ""); err != nil || res[0].Err != nil {
+		t.Fatal(err, res)
+	}
+	got := findID(t, c, "plain")
+	want := bson.D{{Key: "_id", Value: "plain"}, {Key: "n", Value: int32(1)}, {Key: "f", Value: 2.5}, {Key: "s", Value: "x"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("NoSQL item read as %v, want %v", got, want)
+	}
+	if r, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: "plain"}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}}); err != nil || r.ModifiedCount != 1 {
+		t.Fatalf("update of a NoSQL item: %+v %v", r, err)
+	}
+	if v, _ := lookupField(findID(t, c, "plain"), "n"); v != int32(2) {
+		t.Fatalf("after $inc: %v", v)
 	}
 }
