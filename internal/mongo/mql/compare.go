@@ -369,6 +369,9 @@ func identical(a, b any) bool {
 	case bson.Binary:
 		y, ok := b.(bson.Binary)
 		return ok && x.Equal(y)
+	case bson.Decimal128:
+		y, ok := b.(bson.Decimal128)
+		return ok && x == y // 1.0 and 1.00 are different values to store
 	case bson.CodeWithScope:
 		y, ok := b.(bson.CodeWithScope)
 		return ok && x.Code == y.Code && identical(x.Scope, y.Scope)

@@ -215,6 +215,9 @@ func TestIdentical(t *testing.T) {
 	if identical(doc("a", int32(1), "b", int32(2)), doc("b", int32(2), "a", int32(1))) {
 		t.Error("field order matters")
 	}
+	if identical(dec(t, "1.0"), dec(t, "1.00")) || !identical(dec(t, "1.0"), dec(t, "1.0")) {
+		t.Error("decimals are identical when their representation is")
+	}
 	if !identical(math.NaN(), math.NaN()) {
 		t.Error("NaN is identical to itself")
 	}

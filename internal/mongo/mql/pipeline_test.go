@@ -64,6 +64,9 @@ func TestPipelineSimpleStages(t *testing.T) {
 	wantDocs(t, "replaceRoot", runPipeline(t, []bson.D{
 		doc("$replaceRoot", doc("newRoot", doc("k", "$item"))), doc("$limit", int32(1)),
 	}, sales, nil), []bson.D{doc("k", "a")})
+	wantDocs(t, "replaceWith", runPipeline(t, []bson.D{
+		doc("$replaceWith", doc("$mergeObjects", arr(doc("k", int32(0)), doc("k", "$qty")))), doc("$skip", int32(3)),
+	}, sales, nil), []bson.D{doc("k", int32(3))})
 	wantDocs(t, "empty pipeline", runPipeline(t, nil, sales, nil), sales)
 }
 
