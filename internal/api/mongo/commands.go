@@ -1,7 +1,6 @@
 package mongo
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -468,5 +467,3 @@ func cmdKillCursors(r *request) (bson.D, error) {
 	return bson.D{{Key: "cursorsKilled", Value: killed}, {Key: "cursorsNotFound", Value: notFound},
 		{Key: "cursorsAlive", Value: bson.A{}}, {Key: "cursorsUnknown", Value: bson.A{}}}, nil
 }
-
-var _ = fmt.Sprint

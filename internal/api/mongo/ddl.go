@@ -3,13 +3,11 @@ package mongo
 import (
 	"encoding/json"
 	"errors"
-	"sort"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/parsecdb/parsec/internal/engine"
-	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 // indexesProperty is the container property that records the collection's
@@ -496,8 +494,3 @@ func throughputFields(rus, autoMax int) bson.D {
 	}
 	return nil
 }
-
-var (
-	_ = sort.Strings
-	_ = mql.Compare
-)

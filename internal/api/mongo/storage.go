@@ -313,7 +313,8 @@ func escapeID(s string) string {
 }
 
 // keyComponent is the engine's partition key component for a shard key
-// value; ok is false for a type the engine cannot key by.
+// value (present false: the field is absent); a type the engine cannot key
+// by is a BadValue error.
 func keyComponent(v any, present bool) (epk.Component, error) {
 	if !present {
 		return epk.Undefined(), nil

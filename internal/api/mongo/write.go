@@ -2,7 +2,6 @@ package mongo
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -550,5 +549,3 @@ func (col *coll) first(f *mql.Filter, s *mql.Sort) (stored, bool, error) {
 	sort.SliceStable(all, func(i, j int) bool { return s.Compare(all[i].doc, all[j].doc) < 0 })
 	return all[0], true, nil
 }
-
-var _ = fmt.Sprint
