@@ -62,6 +62,8 @@ func init() {
 		"deleteIndexes":    cmdDropIndexes,
 		"shardCollection":  cmdShardCollection,
 		"customAction":     cmdCustomAction,
+		"collStats":        cmdCollStats,
+		"dbStats":          cmdDBStats,
 		"saslStart":        cmdSASL,
 		"saslContinue":     cmdSASL,
 	}

@@ -167,6 +167,13 @@ func TestShardedCollection(t *testing.T) {
 	if def := mustContainer(t, env, "geo", "cities").Definition(); fmt.Sprint(def.Paths) != "[/country]" {
 		t.Fatalf("cities partition key %v", def.Paths)
 	}
+	var stats bson.D
+	if err := db.RunCommand(ctx, bson.D{{Key: "collStats", Value: "people"}}).Decode(&stats); err != nil {
+		t.Fatal(err)
+	}
+	if sm := toMap(stats); sm["count"] != int64(201) || sm["sharded"] != true || sm["physicalPartitions"] != int32(4) {
+		t.Fatalf("collStats: %v", stats)
+	}
 	// UpdateCollection changes the throughput: 80,000 RU/s splits to 8.
 	if err := db.RunCommand(ctx, bson.D{{Key: "customAction", Value: "UpdateCollection"}, {Key: "collection", Value: "people"}, {Key: "offerThroughput", Value: int32(80000)}}).Err(); err != nil {
 		t.Fatal(err)
