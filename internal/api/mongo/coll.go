@@ -211,6 +211,9 @@ type scanner struct {
 	// until the scan starts.
 	ranges []rangePos
 	begun  bool
+	// guards includes unique-index guard items (unique.go), which scans
+	// otherwise skip.
+	guards bool
 }
 
 type rangePos struct {
@@ -327,6 +330,9 @@ func (s *scanner) add(raw []byte) error {
 	d, etag, err := decodeItem(raw)
 	if err != nil {
 		return toCmdError(err)
+	}
+	if !s.guards && isGuard(d) {
+		return nil
 	}
 	if s.sc.filter == nil || s.sc.filter.Match(d) {
 		s.buf = append(s.buf, stored{doc: d, etag: etag})

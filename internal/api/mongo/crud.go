@@ -118,7 +118,15 @@ func (col *coll) insertDoc(d bson.D) error {
 	if err != nil {
 		return err
 	}
-	if _, err := col.exec(op); err != nil {
+	guards, names, err := col.guardChanges(nil, d, op.ID)
+	if err != nil {
+		return err
+	}
+	if err := col.execGuarded(op, guards, names, d); err != nil {
+		var ce *cmdError
+		if errors.As(err, &ce) {
+			return ce
+		}
 		if errors.Is(err, engine.ErrConflict) {
 			idv, _ := lookupField(d, "_id")
 			return newErr(codeDuplicateKey, "DuplicateKey", "E11000 duplicate key error collection: %s index: _id_ dup key: { _id: %s }", col.ns(), showValue(idv))
@@ -307,7 +315,7 @@ func cmdCount(r *request) (bson.D, error) {
 		return nil, err
 	}
 	var n int64
-	if len(q) == 0 {
+	if len(q) == 0 && len(col.uniques()) == 0 {
 		items, _ := col.c.Usage()
 		n = items
 	} else {

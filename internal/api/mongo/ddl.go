@@ -227,6 +227,11 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 		if dup {
 			continue
 		}
+		if u, _ := lookupField(sp, "unique"); truthy(u) {
+			if err := col.checkUnique(kd); err != nil {
+				return nil, err
+			}
+		}
 		if _, ok := lookupField(sp, "v"); !ok {
 			sp = append(bson.D{{Key: "v", Value: int32(2)}}, sp...)
 		}
@@ -309,8 +314,20 @@ func cmdDropIndexes(r *request) (bson.D, error) {
 			return nil, newErr(27, "IndexNotFound", "index not found with name [%v]", v)
 		}
 	}
+	dropped := map[string]bool{}
+	for _, u := range col.uniques() {
+		dropped[u.name] = true
+	}
 	if err := r.s.setIndexes(col, keep); err != nil {
 		return nil, err
+	}
+	for _, u := range col.uniques() {
+		delete(dropped, u.name)
+	}
+	for name := range dropped {
+		if err := col.dropGuards(name); err != nil {
+			return nil, err
+		}
 	}
 	return bson.D{{Key: "nIndexesWas", Value: was}}, nil
 }
@@ -535,4 +552,22 @@ func cmdDBStats(r *request) (bson.D, error) {
 	return bson.D{{Key: "db", Value: r.db}, {Key: "collections", Value: int32(len(cs))}, {Key: "views", Value: int32(0)},
 		{Key: "objects", Value: items}, {Key: "dataSize", Value: float64(size)}, {Key: "storageSize", Value: float64(size)},
 		{Key: "indexes", Value: int32(len(cs))}, {Key: "indexSize", Value: 0.0}}, nil
+}
+
+// checkUnique refuses a unique index Parsec cannot enforce: on a
+// collection that has documents (as Cosmos), or on a sharded collection
+// without the shard key.
+func (col *coll) checkUnique(key bson.D) error {
+	if items, _ := col.c.Usage(); items > 0 {
+		return newErr(67, "CannotCreateIndex", "a unique index can only be created on an empty collection (%s has %d documents), as in Cosmos DB", col.ns(), items)
+	}
+	if col.shard == "" {
+		return nil
+	}
+	for _, e := range key {
+		if e.Key == col.shard {
+			return nil
+		}
+	}
+	return newErr(67, "CannotCreateIndex", "a unique index on the sharded collection %s must contain its shard key %q", col.ns(), col.shard)
 }

@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"errors"
 	"context"
 	"io"
 	"log"
@@ -95,17 +96,23 @@ func mustDocs(t testing.TB, cur *mongo.Cursor) []bson.D {
 	return out
 }
 
-// cmdErr returns the server error code of err (0 if none).
+// cmdCode returns the server error code of err: the command error's, or
+// the first write error's (0 if err is nil, -1 if it is no server error).
 func cmdCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	var se mongo.ServerError
-	if ok := asServerError(err, &se); ok {
-		for _, c := range []int{11000, 66, 16500, 26, 48, 59, 43, 10334, 2, 14, 9, 52} {
-			if se.HasErrorCode(c) {
-				return c
-			}
+	var ce mongo.CommandError
+	if errors.As(err, &ce) {
+		return int(ce.Code)
+	}
+	var we mongo.WriteException
+	if errors.As(err, &we) {
+		if len(we.WriteErrors) > 0 {
+			return we.WriteErrors[0].Code
+		}
+		if we.WriteConcernError != nil {
+			return we.WriteConcernError.Code
 		}
 	}
 	return -1

@@ -112,8 +112,15 @@ func (s *Server) updateDoc(col *coll, f *mql.Filter, m *modifier, st stored) (bs
 			return nil, false, err
 		}
 		op.IfMatch = st.etag
-		_, err = col.exec(op)
+		guards, names, err := col.guardChanges(st.doc, upd, op.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		err = col.execGuarded(op, guards, names, upd)
+		var ce *cmdError
 		switch {
+		case errors.As(err, &ce):
+			return nil, false, ce
 		case err == nil:
 			return upd, true, nil
 		case errors.Is(err, engine.ErrPreconditionFailed):
@@ -394,7 +401,11 @@ func (col *coll) deleteDoc(doc bson.D) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := col.exec(op); err != nil {
+	guards, names, err := col.guardChanges(doc, nil, op.ID)
+	if err != nil {
+		return false, err
+	}
+	if err := col.execGuarded(op, guards, names, doc); err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
 			return false, nil
 		}
