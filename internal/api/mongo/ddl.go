@@ -522,6 +522,12 @@ func cmdCollStats(r *request) (bson.D, error) {
 		return nil, err
 	}
 	items, size := col.c.Usage()
+	if len(col.uniques()) > 0 {
+		// Leave the unique indexes' guard items out of the count.
+		if items, err = countAll(col); err != nil {
+			return nil, err
+		}
+	}
 	nidx := int32(len(col.indexes()) + 1)
 	out := bson.D{{Key: "ns", Value: col.ns()}, {Key: "count", Value: items}, {Key: "size", Value: size},
 		{Key: "storageSize", Value: size}, {Key: "nindexes", Value: nidx}, {Key: "totalIndexSize", Value: int64(0)},
@@ -570,4 +576,20 @@ func (col *coll) checkUnique(key bson.D) error {
 		}
 	}
 	return newErr(67, "CannotCreateIndex", "a unique index on the sharded collection %s must contain its shard key %q", col.ns(), col.shard)
+}
+
+// countAll counts a collection's documents by reading them.
+func countAll(col *coll) (int64, error) {
+	sc := col.scan(nil)
+	var n int64
+	for {
+		_, ok, err := sc.next()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return n, nil
+		}
+		n++
+	}
 }

@@ -1,8 +1,8 @@
 package mongo
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net"
