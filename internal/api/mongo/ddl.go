@@ -14,6 +14,13 @@ import (
 // index definitions (Extended JSON of an array of index documents).
 const indexesProperty = "mongoIndexes"
 
+// Index limits: MongoDB's 64 indexes per collection, and few enough unique
+// indexes that a write's guard operations fit one engine batch.
+const (
+	maxIndexes       = 64
+	maxUniqueIndexes = 32
+)
+
 func cmdListDatabases(r *request) (bson.D, error) {
 	fd, err := r.doc("filter")
 	if err != nil {
@@ -236,6 +243,18 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 			sp = append(bson.D{{Key: "v", Value: int32(2)}}, sp...)
 		}
 		cur = append(cur, sp)
+	}
+	if len(cur)+1 > maxIndexes {
+		return nil, newErr(67, "CannotCreateIndex", "a collection can have at most %d indexes", maxIndexes)
+	}
+	nu := 0
+	for _, ix := range cur {
+		if u, _ := lookupField(ix, "unique"); truthy(u) {
+			nu++
+		}
+	}
+	if nu > maxUniqueIndexes {
+		return nil, newErr(67, "CannotCreateIndex", "a collection can have at most %d unique indexes (each write updates them in one engine batch of at most %d operations)", maxUniqueIndexes, engine.MaxBatchOps)
 	}
 	if int32(len(cur)+1) != before {
 		if err := r.s.setIndexes(col, cur); err != nil {
