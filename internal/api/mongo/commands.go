@@ -270,7 +270,7 @@ func cmdHello(r *request) (bson.D, error) {
 	out = append(out,
 		bson.E{Key: "maxBsonObjectSize", Value: int32(MaxDocumentBytes)},
 		bson.E{Key: "maxMessageSizeBytes", Value: int32(MaxMessageBytes)},
-		bson.E{Key: "maxWriteBatchSize", Value: int32(100000)},
+		bson.E{Key: "maxWriteBatchSize", Value: int32(maxWriteBatch)},
 		bson.E{Key: "localTime", Value: bson.NewDateTimeFromTime(r.s.cfg.Now())},
 		bson.E{Key: "logicalSessionTimeoutMinutes", Value: int32(30)},
 		bson.E{Key: "connectionId", Value: r.c.id},

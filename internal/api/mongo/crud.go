@@ -15,6 +15,10 @@ import (
 // or aggregate holds in memory (MongoDB's 100 MB blocking-stage limit).
 const maxBufferedBytes = 100 << 20
 
+// maxWriteBatch is the most statements one insert, update or delete may
+// carry (the hello reply's maxWriteBatchSize).
+const maxWriteBatch = 100_000
+
 // maxRetries bounds how often a read-modify-write retries after a
 // concurrent change to the same document.
 const maxRetries = 20
@@ -49,8 +53,8 @@ func cmdInsert(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, badValue("invalid documents: %v", err)
 	}
-	if len(vals) > 100000 {
-		return nil, badValue("write batch of %d documents is over the limit of 100000", len(vals))
+	if len(vals) > maxWriteBatch {
+		return nil, badValue("write batch of %d documents is over the limit of %d", len(vals), maxWriteBatch)
 	}
 	col, err := r.s.ensureColl(r.db, name)
 	if err != nil {

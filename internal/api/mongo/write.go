@@ -219,6 +219,9 @@ func cmdUpdate(r *request) (bson.D, error) {
 	if !ok {
 		return nil, typeMismatch("update needs an array 'updates' of documents")
 	}
+	if len(stmts) > maxWriteBatch {
+		return nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
+	}
 	col, err := r.s.ensureColl(r.db, name)
 	if err != nil {
 		return nil, err
@@ -319,6 +322,9 @@ func cmdDelete(r *request) (bson.D, error) {
 	stmts, ok := docs(v)
 	if !ok {
 		return nil, typeMismatch("delete needs an array 'deletes' of documents")
+	}
+	if len(stmts) > maxWriteBatch {
+		return nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
 	}
 	col, err := r.s.openColl(r.db, name)
 	if err != nil {
