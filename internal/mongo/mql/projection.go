@@ -18,20 +18,20 @@ const maxProjectionFields = 10000
 type Projection struct {
 	inclusion  bool
 	positional bool // has an "a.$" path, which needs the query (ApplyWithQuery)
-	excludeID bool
-	root      *projNode
+	excludeID  bool
+	root       *projNode
 }
 
 type projAction int
 
 const (
-	projNone      projAction = iota // an inner node: only children act
-	projInclude                     // keep the value
-	projExclude                     // drop the value
-	projSlice                       // keep the value, trimming arrays
-	projElemMatch                   // keep the first array element matching a filter
-	projComputed                    // the value of an expression
-	projPositional                  // keep the array element the query matched ("a.$")
+	projNone       projAction = iota // an inner node: only children act
+	projInclude                      // keep the value
+	projExclude                      // drop the value
+	projSlice                        // keep the value, trimming arrays
+	projElemMatch                    // keep the first array element matching a filter
+	projComputed                     // the value of an expression
+	projPositional                   // keep the array element the query matched ("a.$")
 )
 
 type projNode struct {
