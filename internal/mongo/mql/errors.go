@@ -33,21 +33,19 @@ const (
 )
 
 var codeNames = map[int32]string{
-	2:     "BadValue",
-	4:     "NoSuchKey",
-	9:     "FailedToParse",
-	14:    "TypeMismatch",
-	15:    "Overflow",
-	28:    "PathNotViable",
-	40:    "ConflictingUpdateOperators",
-	52:    "DollarPrefixedFieldName",
-	56:    "EmptyFieldName",
-	66:    "ImmutableField",
-	72:    "InvalidOptions",
-	292:   "QueryExceededMemoryLimitNoDiskUseAllowed",
-	40324: "UnrecognizedCommand",
-	40415: "Location40415",
-	51091: "Location51091",
+	2:   "BadValue",
+	4:   "NoSuchKey",
+	9:   "FailedToParse",
+	14:  "TypeMismatch",
+	15:  "Overflow",
+	28:  "PathNotViable",
+	40:  "ConflictingUpdateOperators",
+	52:  "DollarPrefixedFieldName",
+	56:  "EmptyFieldName",
+	66:  "ImmutableField",
+	168: "InvalidPipelineOperator",
+	241: "ConversionFailure",
+	292: "QueryExceededMemoryLimitNoDiskUseAllowed",
 }
 
 // newError builds an *Error with the code name MongoDB uses for code; codes without a name of their

@@ -32,6 +32,8 @@ type evalCtx struct {
 	root bson.D
 	vars map[string]any
 	err  error // the first error of a computed projection field (Projection.Apply has no error result)
+
+	query *Filter // the query, for a positional projection
 }
 
 type literalExpr struct{ v any }

@@ -105,3 +105,85 @@ func FuzzUpdate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzProjectionSort checks that parsing any document as a projection and as a sort and applying
+// them never panics.
+func FuzzProjectionSort(f *testing.F) {
+	target := doc("_id", int32(1), "a", arr(int32(1), doc("b", "x", "c", int32(2))), "s", "str")
+	for _, p := range []bson.D{
+		doc("a.b", int32(1), "_id", int32(0)),
+		doc("a", doc("$slice", arr(int32(-1), int32(1))), "s", int32(0)),
+		doc("a", doc("$elemMatch", doc("b", "x")), "t", doc("$concat", arr("$s", "!"))),
+		doc("a.$", int32(1)),
+	} {
+		f.Add(mustMarshal(f, p), mustMarshal(f, target))
+	}
+	f.Fuzz(func(t *testing.T, specBytes, docBytes []byte) {
+		spec, ok := decodeDoc(specBytes)
+		if !ok {
+			return
+		}
+		d, ok := decodeDoc(docBytes)
+		if !ok {
+			return
+		}
+		if p, err := ParseProjection(spec); err == nil {
+			q, _ := ParseFilter(doc("a", int32(1)))
+			if _, err := p.ApplyWithQuery(d, q); err != nil {
+				if _, isErr := err.(*Error); !isErr {
+					t.Fatalf("projection error %T is not *Error", err)
+				}
+			}
+		} else if _, isErr := err.(*Error); !isErr {
+			t.Fatalf("ParseProjection error %T is not *Error", err)
+		}
+		if s, err := ParseSort(spec); err == nil {
+			s.Compare(d, spec)
+		} else if _, isErr := err.(*Error); !isErr {
+			t.Fatalf("ParseSort error %T is not *Error", err)
+		}
+	})
+}
+
+// FuzzPipeline checks that any document whose values are stages parses and runs without panicking
+// over a few documents (and the decoded document itself).
+func FuzzPipeline(f *testing.F) {
+	target := doc("_id", int32(1), "a", arr(int32(1), doc("b", "x")), "n", int32(5), "s", "str")
+	for _, p := range []bson.D{
+		doc("1", doc("$match", doc("n", doc("$gt", int32(1)))), "2", doc("$group", doc("_id", "$s", "t", doc("$sum", "$n"), "l", doc("$push", "$a")))),
+		doc("1", doc("$unwind", doc("path", "$a", "includeArrayIndex", "i")), "2", doc("$sort", doc("i", int32(-1))), "3", doc("$limit", int32(2))),
+		doc("1", doc("$addFields", doc("x.y", doc("$cond", arr(doc("$gte", arr("$n", int32(3))), doc("$toString", "$n"), "$$REMOVE")))), "2", doc("$count", "c")),
+		doc("1", doc("$lookup", doc("from", "c", "localField", "a.b", "foreignField", "s", "as", "j")), "2", doc("$replaceRoot", doc("newRoot", doc("$mergeObjects", arr("$$ROOT", doc("k", int32(1))))))),
+	} {
+		f.Add(mustMarshal(f, p), mustMarshal(f, target))
+	}
+	f.Fuzz(func(t *testing.T, pipeBytes, docBytes []byte) {
+		spec, ok := decodeDoc(pipeBytes)
+		if !ok {
+			return
+		}
+		d, ok := decodeDoc(docBytes)
+		if !ok {
+			return
+		}
+		var stages []bson.D
+		for _, e := range spec {
+			if s, ok := e.Value.(bson.D); ok {
+				stages = append(stages, s)
+			}
+		}
+		lookup := func(string) ([]bson.D, error) { return []bson.D{d, target}, nil }
+		p, err := ParsePipeline(stages, lookup)
+		if err != nil {
+			if _, isErr := err.(*Error); !isErr {
+				t.Fatalf("ParsePipeline error %T is not *Error", err)
+			}
+			return
+		}
+		if _, err := p.Run([]bson.D{d, target, spec}); err != nil {
+			if _, isErr := err.(*Error); !isErr {
+				t.Fatalf("Run error %T is not *Error: %v", err, err)
+			}
+		}
+	})
+}

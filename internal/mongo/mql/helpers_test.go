@@ -52,3 +52,19 @@ func roundTrip(t testing.TB, d bson.D) bson.D {
 	}
 	return out
 }
+
+func TestErrorNames(t *testing.T) {
+	cases := map[int32]string{
+		CodeBadValue: "BadValue", CodeTypeMismatch: "TypeMismatch", CodeConflictingUpdate: "ConflictingUpdateOperators",
+		CodeRegexInvalid: "Location51091", CodeExceededMemoryLimit: "QueryExceededMemoryLimitNoDiskUseAllowed", 40324: "Location40324",
+	}
+	for code, name := range cases {
+		e := newError(code, "x %d", 1)
+		if e.CodeName != name || e.Code != code || e.Msg != "x 1" {
+			t.Errorf("newError(%d) = %+v, want code name %s", code, e, name)
+		}
+	}
+	if got := badValue("m").Error(); got != "BadValue: m" {
+		t.Errorf("Error() = %q", got)
+	}
+}

@@ -35,7 +35,7 @@ type stage interface {
 // runState is the state of one Run: the memory budget and the collections $lookup has read.
 type runState struct {
 	p       *Pipeline
-	used    int64
+	used    int64 // bytes buffered by the current stage
 	foreign map[string][]bson.D
 }
 
@@ -80,12 +80,13 @@ func (p *Pipeline) LeadingMatch() *Filter {
 }
 
 // Run runs the pipeline over docs and returns the result; docs are not modified. It fails with code
-// 292 (QueryExceededMemoryLimitNoDiskUseAllowed) when blocking stages ($group, $sort, $lookup) would
-// buffer more than 100 MB.
+// 292 (QueryExceededMemoryLimitNoDiskUseAllowed) when a stage ($group, $sort, $lookup, $unwind) would
+// buffer more than 100 MB. An error from the LookupFunc is returned as it is.
 func (p *Pipeline) Run(docs []bson.D) ([]bson.D, error) {
 	r := &runState{p: p, foreign: map[string][]bson.D{}}
 	cur := docs
 	for _, s := range p.stages {
+		r.used = 0 // the limit applies to each stage's buffered state, as in mongod
 		next, err := s.run(r, cur)
 		if err != nil {
 			return nil, err

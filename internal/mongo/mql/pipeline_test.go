@@ -388,3 +388,17 @@ func TestPipelineMemoryLimit(t *testing.T) {
 	_, err = p.Run(many)
 	wantCode(t, err, CodeExceededMemoryLimit)
 }
+
+// TestPipelineDriverShapes runs the pipelines drivers send for helpers: countDocuments with a filter,
+// skip and limit.
+func TestPipelineDriverShapes(t *testing.T) {
+	out := runPipeline(t, []bson.D{
+		doc("$match", doc("price", doc("$lt", int32(15)))),
+		doc("$skip", int64(1)),
+		doc("$limit", int64(5)),
+		doc("$group", doc("_id", int32(1), "n", doc("$sum", int32(1)))),
+	}, sales, nil)
+	wantDocs(t, "countDocuments", out, []bson.D{doc("_id", int32(1), "n", int32(2))})
+	out = runPipeline(t, []bson.D{doc("$match", doc()), doc("$group", doc("_id", int32(1), "n", doc("$sum", int32(1))))}, nil, nil)
+	wantDocs(t, "countDocuments on nothing", out, nil)
+}

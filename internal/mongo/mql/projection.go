@@ -16,20 +16,22 @@ const maxProjectionFields = 10000
 // but the excluded paths. $slice nodes are neutral: they trim an array whether or not other fields are
 // included.
 type Projection struct {
-	inclusion bool
-	excludeID bool
-	root      *projNode
+	inclusion  bool
+	positional bool // has an "a.$" path, which needs the query (ApplyWithQuery)
+	excludeID  bool
+	root       *projNode
 }
 
 type projAction int
 
 const (
-	projNone      projAction = iota // an inner node: only children act
-	projInclude                     // keep the value
-	projExclude                     // drop the value
-	projSlice                       // keep the value, trimming arrays
-	projElemMatch                   // keep the first array element matching a filter
-	projComputed                    // the value of an expression
+	projNone       projAction = iota // an inner node: only children act
+	projInclude                      // keep the value
+	projExclude                      // drop the value
+	projSlice                        // keep the value, trimming arrays
+	projElemMatch                    // keep the first array element matching a filter
+	projComputed                     // the value of an expression
+	projPositional                   // keep the array element the query matched ("a.$")
 )
 
 type projNode struct {
@@ -41,6 +43,7 @@ type projNode struct {
 	single      bool  // $slice: n rather than [skip, limit]
 	elem        pred  // $elemMatch, applied to a one-element array
 	expr        expression
+	path        []string // projPositional: the path of the array
 }
 
 func (n *projNode) child(name string) *projNode {
@@ -92,16 +95,40 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 				path = prefix + "." + e.Key
 			}
 			parts := strings.Split(path, ".")
-			for _, part := range parts {
+			positional := false
+			for i, part := range parts {
 				if part == "" {
 					return newError(15998, "FieldPath field names may not be empty strings.")
 				}
 				if part == "$" {
-					return badValue("positional projection (%s) is not supported", path)
+					if agg || i != len(parts)-1 || i == 0 {
+						return badValue("positional projection may only be used at the end of a find projection path: %s", path)
+					}
+					if proj.positional {
+						return newError(31276, "Cannot specify more than one positional projection per query.")
+					}
+					positional = true
 				}
 			}
 			node := &projNode{}
 			var kind int // +1 inclusion-like, -1 exclusion, 0 neutral
+			if positional {
+				if b, ok := e.Value.(bool); (ok && !b) || (!ok && (!isNumber(e.Value) || !truthyValue(e.Value))) {
+					return newError(31395, "positional projection cannot be used with exclusion or an expression: %s", path)
+				}
+				parts = parts[:len(parts)-1]
+				path = strings.Join(parts, ".")
+				proj.positional = true
+				node.action, node.path = projPositional, parts
+				if mode == -1 {
+					return newError(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+				}
+				mode = 1
+				if err := proj.place(parts, node); err != nil {
+					return err
+				}
+				continue
+			}
 			switch v := e.Value.(type) {
 			case bson.D:
 				if len(v) == 0 {
@@ -286,10 +313,17 @@ func (p *Projection) Apply(doc bson.D) bson.D {
 // TryApply is Apply that fails with the *Error of the first computed field whose expression fails,
 // as an aggregation $project stage must.
 func (p *Projection) TryApply(doc bson.D) (bson.D, error) {
+	return p.ApplyWithQuery(doc, nil)
+}
+
+// ApplyWithQuery is TryApply for a projection that may use the positional operator ("a.$": 1): it
+// keeps the first element of the array that query matched in doc. Without a query, or when the query
+// does not select an element, the positional field is left out.
+func (p *Projection) ApplyWithQuery(doc bson.D, query *Filter) (bson.D, error) {
 	if p == nil {
 		return doc, nil
 	}
-	c := &evalCtx{root: doc}
+	c := &evalCtx{root: doc, query: query}
 	out := p.apply(doc, c)
 	return out, c.err
 }
@@ -379,6 +413,12 @@ func (p *Projection) includeValue(v any, n *projNode, c *evalCtx) (any, bool) {
 			}
 		}
 		return nil, false
+	case projPositional:
+		el, ok := positionalElement(c.root, n.path, c.query)
+		if !ok {
+			return nil, false
+		}
+		return bson.A{el}, true
 	case projExclude:
 		return nil, false
 	}
@@ -441,4 +481,14 @@ func (p *Projection) excludeValue(v any, n *projNode) (any, bool) {
 		return out, true
 	}
 	return v, true
+}
+
+// positionalElement returns the element of the array at path that the query selected.
+func positionalElement(doc bson.D, path []string, query *Filter) (any, bool) {
+	i, ok := positionalIndex(doc, path, query)
+	if !ok {
+		return nil, false
+	}
+	v, _, _ := plainGet(doc, path, "positional")
+	return v.(bson.A)[i], true
 }

@@ -66,7 +66,11 @@ func TestProjectionErrors(t *testing.T) {
 		{doc("a", int32(0), "b", int32(1)), 31253},
 		{doc("a", int32(1), "a.b", int32(1)), 31250},
 		{doc("a.b", int32(1), "a", int32(1)), 31250},
-		{doc("a.$", int32(1)), CodeBadValue},
+		{doc("$.a", int32(1)), CodeBadValue},
+		{doc("a.$.b", int32(1)), CodeBadValue},
+		{doc("a.$", int32(0)), 31395},
+		{doc("a.$", int32(1), "b.$", int32(1)), 31276},
+		{doc("a.$", int32(1), "c", int32(0)), 31254},
 		{doc("$a", int32(1)), CodeBadValue},
 		{doc("a", doc("$slice", "x")), 28724},
 		{doc("a", doc("$slice", arr(int32(1), int32(0)))), 28724},
@@ -81,5 +85,32 @@ func TestProjectionErrors(t *testing.T) {
 			continue
 		}
 		wantCode(t, err, c.code)
+	}
+}
+
+func TestProjectionPositional(t *testing.T) {
+	p, err := ParseProjection(doc("grades.$", int32(1), "name", int32(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := doc("_id", int32(1), "name", "n", "grades", arr(int32(70), int32(85), int32(92)), "other", true)
+	q, err := ParseFilter(doc("grades", doc("$gte", int32(80))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.ApplyWithQuery(src, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := doc("_id", int32(1), "name", "n", "grades", arr(int32(85))); !identical(got, want) {
+		t.Errorf("positional: %v, want %v", got, want)
+	}
+	// Without the query (or with one that does not test the array) the field is left out.
+	if got, want := p.Apply(src), doc("_id", int32(1), "name", "n"); !identical(got, want) {
+		t.Errorf("without query: %v, want %v", got, want)
+	}
+	other, _ := ParseFilter(doc("name", "n"))
+	if got, _ := p.ApplyWithQuery(src, other); !identical(got, doc("_id", int32(1), "name", "n")) {
+		t.Errorf("unrelated query: %v", got)
 	}
 }

@@ -37,6 +37,7 @@ func compileRegex(pattern, options string) (*regexp.Regexp, error) {
 	if extended {
 		pattern = stripExtended(pattern)
 	}
+	pattern = translateEnds(pattern, strings.ContainsRune(flags.String(), 'm'))
 	if flags.Len() > 0 {
 		pattern = "(?" + flags.String() + ")" + pattern
 	}
@@ -81,6 +82,50 @@ func stripExtended(p string) string {
 			for i < len(p) && p[i] != '\n' {
 				i++
 			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// translateEnds rewrites PCRE's end anchors for RE2. In PCRE, without the m option "$" matches at
+// the end or before a final newline, and "\Z" always does; RE2's "$" matches only at the very end and
+// it has no "\Z". Both become "(?:\n?\z)", which gives the same answer to "does it match", the only
+// question filters ask.
+func translateEnds(p string, multiline bool) string {
+	const end = `(?:\n?\z)`
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			if !inClass && p[i+1] == 'Z' {
+				b.WriteString(end)
+			} else {
+				b.WriteByte(c)
+				b.WriteByte(p[i+1])
+			}
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+			b.WriteByte(c)
+		case c == '[':
+			inClass = true
+			b.WriteByte(c)
+			if i+1 < len(p) && p[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				b.WriteByte(']')
+				i++
+			}
+		case c == '$' && !multiline:
+			b.WriteString(end)
 		default:
 			b.WriteByte(c)
 		}

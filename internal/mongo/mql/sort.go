@@ -33,6 +33,13 @@ func ParseSort(s bson.D) (*Sort, error) {
 		if e.Key == "" {
 			return nil, badValue("FieldPath cannot be constructed with empty string")
 		}
+		if e.Key == "$natural" {
+			// Storage order: the caller's order, which a stable sort keeps.
+			if n, ok := wholeNumber(e.Value); !ok || (n != 1 && n != -1) {
+				return nil, newError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+			}
+			continue
+		}
 		if strings.HasPrefix(e.Key, "$") {
 			return nil, badValue("FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 		}

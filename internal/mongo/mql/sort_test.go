@@ -62,6 +62,10 @@ func TestSortCompound(t *testing.T) {
 	if err != nil || empty.Compare(x, z) != 0 {
 		t.Errorf("empty sort: %v", err)
 	}
+	natural, err := ParseSort(doc("$natural", int32(1)))
+	if err != nil || natural.Compare(z, x) != 0 {
+		t.Errorf("$natural sort keeps the input order: %v", err)
+	}
 }
 
 // TestSortIsConsistent checks that Sort.Compare is a total preorder on random documents.

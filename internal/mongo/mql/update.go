@@ -419,7 +419,7 @@ func (a *applier) idString() string {
 }
 
 func (a *applier) apply(cur any, op *updateOp) (any, error) {
-	path, err := a.resolvePositional(cur.(bson.D), op.path)
+	path, err := a.resolvePositional(op.path)
 	if err != nil {
 		return nil, err
 	}
@@ -619,43 +619,51 @@ func (op *updateOp) removeFrom(list bson.A) bson.A {
 
 // resolvePositional replaces a "$" component with the index of the first element of that array the
 // query matches.
-func (a *applier) resolvePositional(doc bson.D, path []string) ([]string, error) {
+func (a *applier) resolvePositional(path []string) ([]string, error) {
 	i := slices.Index(path, "$")
 	if i < 0 {
 		return path, nil
 	}
-	notFound := badValue("The positional operator did not find the match needed from the query.")
-	if a.query == nil {
-		return nil, notFound
+	idx, ok := positionalIndex(a.orig, path[:i], a.query)
+	if !ok {
+		return nil, badValue("The positional operator did not find the match needed from the query.")
 	}
-	prefix := strings.Join(path[:i], ".")
+	out := slices.Clone(path)
+	out[i] = itoa(idx)
+	return out, nil
+}
+
+// positionalIndex returns the index of the first element of the array at path (reached through
+// documents only) for which query matches doc with that array replaced by the element alone; the
+// query must test a path at or under the array's.
+func positionalIndex(doc bson.D, path []string, query *Filter) (int, bool) {
+	if query == nil {
+		return 0, false
+	}
+	prefix := strings.Join(path, ".")
 	mentioned := false
-	for _, p := range a.query.paths {
+	for _, p := range query.paths {
 		if p == prefix || strings.HasPrefix(p, prefix+".") {
 			mentioned = true
 		}
 	}
-	vals := Lookup(a.orig, prefix)
-	if !mentioned || len(vals) != 1 {
-		return nil, notFound
+	v, found, err := plainGet(doc, path, "positional")
+	list, isArray := v.(bson.A)
+	if !mentioned || err != nil || !found || !isArray {
+		return 0, false
 	}
-	list, ok := vals[0].(bson.A)
-	if !ok {
-		return nil, notFound
-	}
+	a := &applier{u: &Update{}}
 	for idx, el := range list {
 		one := func(any, bool) (any, leafAct, error) { return bson.A{el}, leafSet, nil }
-		candidate, _, err := a.modify(a.orig, path[:i], 0, false, one)
+		candidate, _, err := a.modify(doc, path, 0, false, one)
 		if err != nil {
-			return nil, err
+			return 0, false
 		}
-		if a.query.Match(candidate.(bson.D)) {
-			out := slices.Clone(path)
-			out[i] = itoa(idx)
-			return out, nil
+		if query.Match(candidate.(bson.D)) {
+			return idx, true
 		}
 	}
-	return nil, notFound
+	return 0, false
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
