@@ -254,3 +254,56 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("%d items, want %d", items, 8*40)
 	}
 }
+
+func TestCustomActions(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	db := env.client.Database("cosmos")
+	run := func(cmd bson.D) (bson.D, error) {
+		var out bson.D
+		err := db.RunCommand(ctx, cmd).Decode(&out)
+		return out, err
+	}
+	if _, err := run(bson.D{{Key: "customAction", Value: "CreateDatabase"}, {Key: "offerThroughput", Value: 1000}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(bson.D{{Key: "customAction", Value: "CreateDatabase"}}); cmdCode(err) != 48 {
+		t.Fatalf("second CreateDatabase: %v", err)
+	}
+	got, err := run(bson.D{{Key: "customAction", Value: "GetDatabase"}})
+	if err != nil || toMap(got)["provisionedThroughput"] != int32(1000) {
+		t.Fatalf("GetDatabase: %v %v", got, err)
+	}
+	if _, err := run(bson.D{{Key: "customAction", Value: "CreateCollection"}, {Key: "collection", Value: "auto"}, {Key: "shardKey", Value: "a.b"},
+		{Key: "autoScaleSettings", Value: bson.D{{Key: "maxThroughput", Value: 20000}}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = run(bson.D{{Key: "customAction", Value: "GetCollection"}, {Key: "collection", Value: "auto"}})
+	m := toMap(got)
+	if err != nil || fmt.Sprint(m["shardKeyDefinition"]) != fmt.Sprint(bson.D{{Key: "a.b", Value: "Hash"}}) ||
+		fmt.Sprint(m["autoScaleSettings"]) != fmt.Sprint(bson.D{{Key: "maxThroughput", Value: int32(20000)}}) {
+		t.Fatalf("GetCollection: %v %v", got, err)
+	}
+	if def := mustContainer(t, env, "cosmos", "auto").Definition(); fmt.Sprint(def.Paths) != "[/a/b]" {
+		t.Fatalf("nested shard key path %v", def.Paths)
+	}
+	// A nested shard key routes by the nested value.
+	c := db.Collection("auto")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: bson.D{{Key: "b", Value: "k"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FindOne(ctx, bson.D{{Key: "a.b", Value: "k"}, {Key: "_id", Value: 1}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// An unsharded collection is capped like a fixed container.
+	_, err = run(bson.D{{Key: "customAction", Value: "CreateCollection"}, {Key: "collection", Value: "fixed"}, {Key: "offerThroughput", Value: 50000}})
+	if cmdCode(err) != 2 || !strings.Contains(err.Error(), "partition key") {
+		t.Fatalf("unsharded 50,000 RU/s: %v", err)
+	}
+	if _, err := run(bson.D{{Key: "customAction", Value: "Frobnicate"}}); cmdCode(err) != 59 {
+		t.Fatalf("unknown customAction: %v", err)
+	}
+	if _, err := run(bson.D{{Key: "customAction", Value: "GetCollection"}, {Key: "collection", Value: "nope"}}); cmdCode(err) != 26 {
+		t.Fatalf("GetCollection of a missing collection: %v", err)
+	}
+}
