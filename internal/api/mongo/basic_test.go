@@ -2,11 +2,13 @@ package mongo
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 func asServerError(err error, se *mongo.ServerError) bool { return errors.As(err, se) }
@@ -93,5 +95,55 @@ func TestInsertDuplicate(t *testing.T) {
 	items, _ := mustContainer(t, env, "shop", "orders").Usage()
 	if items != 6 {
 		t.Fatalf("%d items, want 6", items)
+	}
+}
+
+// TestInsertManyErrors: batched inserts report each failure at its index;
+// an ordered insert stops at the first, an unordered one inserts the rest.
+func TestInsertManyErrors(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	for _, sharded := range []bool{false, true} {
+		db := env.client.Database(fmt.Sprintf("ins%v", sharded))
+		if sharded {
+			createSharded(t, db, "c", "k", 40000)
+		}
+		for _, ordered := range []bool{true, false} {
+			c := db.Collection("c")
+			if _, err := c.DeleteMany(ctx, bson.D{}); err != nil {
+				t.Fatal(err)
+			}
+			var docs []any
+			for i := range 250 {
+				id, k := i, i%4
+				if i == 120 || i == 200 {
+					// Duplicates of document 3, in its logical partition
+					// (an _id is unique per shard key value, as in Cosmos).
+					id, k = 3, 3
+				}
+				docs = append(docs, bson.D{{Key: "_id", Value: id}, {Key: "k", Value: fmt.Sprintf("k%d", k)}})
+			}
+			docs[150] = bson.D{{Key: "_id", Value: 150}, {Key: "bad", Value: bson.D{{Key: "$x", Value: 1}}}}
+			_, err := c.InsertMany(ctx, docs, options.InsertMany().SetOrdered(ordered))
+			var be mongo.BulkWriteException
+			if !errors.As(err, &be) {
+				t.Fatalf("sharded %v ordered %v: %v", sharded, ordered, err)
+			}
+			var idx []int
+			for _, we := range be.WriteErrors {
+				idx = append(idx, we.Index)
+			}
+			n, _ := c.CountDocuments(ctx, bson.D{})
+			if ordered {
+				if fmt.Sprint(idx) != "[120]" || n != 120 {
+					t.Fatalf("sharded %v ordered: errors at %v, %d inserted", sharded, idx, n)
+				}
+			} else if fmt.Sprint(idx) != "[120 150 200]" || n != 247 {
+				t.Fatalf("sharded %v unordered: errors at %v, %d inserted", sharded, idx, n)
+			}
+			if be.WriteErrors[0].Code != 11000 {
+				t.Fatalf("first error %v", be.WriteErrors[0])
+			}
+		}
 	}
 }

@@ -60,44 +60,190 @@ func cmdInsert(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := int32(0)
-	var werrs bson.A
+	ins := &inserter{col: col, ordered: ordered, batching: len(col.uniques()) == 0}
 	for i, v := range vals {
 		raw, ok := v.DocumentOK()
 		if !ok {
 			return nil, typeMismatch("documents[%d] is not a document", i)
 		}
-		err := col.insertRaw(raw)
-		if err == nil {
-			n++
-			continue
-		}
-		if fatalWriteErr(err) && n == 0 && len(werrs) == 0 {
-			return nil, err
-		}
-		werrs = append(werrs, writeError(i, err))
-		if ordered {
+		if !ins.add(i, raw) {
 			break
 		}
 	}
-	out := bson.D{{Key: "n", Value: n}}
-	if len(werrs) > 0 {
+	ins.flushAll()
+	if len(ins.errs) > 0 && ins.n == 0 && ins.errs[0].i == 0 && fatalWriteErr(ins.errs[0].err) {
+		return nil, ins.errs[0].err
+	}
+	sort.SliceStable(ins.errs, func(a, b int) bool { return ins.errs[a].i < ins.errs[b].i })
+	out := bson.D{{Key: "n", Value: ins.n}}
+	if len(ins.errs) > 0 {
+		werrs := bson.A{}
+		for _, e := range ins.errs {
+			werrs = append(werrs, writeError(e.i, e.err))
+		}
 		out = append(out, bson.E{Key: "writeErrors", Value: werrs})
 	}
 	return out, nil
 }
 
-// insertRaw inserts one document, adding an ObjectId _id if it has none and
-// moving _id first.
-func (col *coll) insertRaw(raw bson.Raw) error {
+// inserter runs an insert command's documents. Documents with the same
+// partition key go to the engine together, up to engine.MaxBatchOps in one
+// atomic batch (one commit instead of one each); a batch that fails is
+// run again one document at a time, so that each failure is reported at
+// its own index and an ordered insert stops exactly there. Unordered
+// inserts group documents by key; ordered ones batch runs of consecutive
+// documents with the same key. Collections with unique indexes insert one
+// document at a time (each write carries its guards).
+type inserter struct {
+	col      *coll
+	ordered  bool
+	batching bool
+	n        int32
+	errs     []indexedErr
+	stopped  bool
+	runs     map[string][]pendingDoc // unordered: by EPK
+	order    []string                // unordered: keys in first-seen order
+	run      []pendingDoc            // ordered: the current run
+}
+
+type indexedErr struct {
+	i   int
+	err error
+}
+
+type pendingDoc struct {
+	i  int
+	d  bson.D
+	op engine.Op
+}
+
+// add takes document i; false when an ordered insert must stop.
+func (ins *inserter) add(i int, raw bson.Raw) bool {
+	if ins.stopped {
+		return false
+	}
+	p, err := ins.col.prepareInsert(i, raw)
+	if err != nil {
+		if ins.ordered {
+			ins.flushRun()
+			if ins.stopped {
+				return false
+			}
+			ins.fail(i, err)
+			return false
+		}
+		ins.fail(i, err)
+		return true
+	}
+	if !ins.batching {
+		if err := ins.col.insertPrepared(p); err != nil {
+			ins.fail(i, err)
+			return !ins.ordered
+		}
+		ins.n++
+		return true
+	}
+	if ins.ordered {
+		if len(ins.run) > 0 && (ins.run[0].op.EPK != p.op.EPK || len(ins.run) == engine.MaxBatchOps) {
+			ins.flushRun()
+			if ins.stopped {
+				return false
+			}
+		}
+		ins.run = append(ins.run, p)
+		return true
+	}
+	if ins.runs == nil {
+		ins.runs = map[string][]pendingDoc{}
+	}
+	k := p.op.EPK
+	if _, ok := ins.runs[k]; !ok {
+		ins.order = append(ins.order, k)
+	}
+	ins.runs[k] = append(ins.runs[k], p)
+	if len(ins.runs[k]) == engine.MaxBatchOps {
+		ins.insertBatch(ins.runs[k])
+		ins.runs[k] = ins.runs[k][:0:0]
+	}
+	return true
+}
+
+func (ins *inserter) fail(i int, err error) {
+	ins.errs = append(ins.errs, indexedErr{i, err})
+	if ins.ordered {
+		ins.stopped = true
+	}
+}
+
+func (ins *inserter) flushRun() {
+	run := ins.run
+	ins.run = nil
+	ins.insertBatch(run)
+}
+
+func (ins *inserter) flushAll() {
+	if ins.ordered {
+		if !ins.stopped {
+			ins.flushRun()
+		}
+		return
+	}
+	for _, k := range ins.order {
+		ins.insertBatch(ins.runs[k])
+	}
+}
+
+// insertBatch inserts documents of one partition key: atomically when
+// there are several, one by one when that fails.
+func (ins *inserter) insertBatch(docs []pendingDoc) {
+	if len(docs) == 0 {
+		return
+	}
+	if len(docs) > 1 {
+		ops := make([]engine.Op, len(docs))
+		for j, p := range docs {
+			ops[j] = p.op
+		}
+		res, _, err := ins.col.c.Execute(&engine.Command{Ops: ops, Atomic: true}, "")
+		ok := err == nil
+		for _, r := range res {
+			if r.Err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			ins.n += int32(len(docs))
+			return
+		}
+	}
+	for _, p := range docs {
+		if err := ins.col.insertPrepared(p); err != nil {
+			ins.fail(p.i, err)
+			if ins.ordered {
+				return
+			}
+			continue
+		}
+		ins.n++
+	}
+}
+
+// prepareInsert decodes document i, gives it an _id first, and prepares
+// its engine create.
+func (col *coll) prepareInsert(i int, raw bson.Raw) (pendingDoc, error) {
 	if len(raw) > MaxDocumentBytes {
-		return newErr(10334, "BSONObjectTooLarge", "the document is %d bytes; the limit is %d bytes", len(raw), MaxDocumentBytes)
+		return pendingDoc{}, newErr(10334, "BSONObjectTooLarge", "the document is %d bytes; the limit is %d bytes", len(raw), MaxDocumentBytes)
 	}
 	var d bson.D
 	if err := bson.Unmarshal(raw, &d); err != nil {
-		return badValue("invalid document: %v", err)
+		return pendingDoc{}, badValue("invalid document: %v", err)
 	}
-	return col.insertDoc(idFirst(d))
+	d = idFirst(d)
+	op, err := col.prepare(engine.OpCreate, d)
+	if err != nil {
+		return pendingDoc{}, err
+	}
+	return pendingDoc{i: i, d: d, op: op}, nil
 }
 
 // idFirst returns d with _id as its first field, adding a new ObjectId when
@@ -122,6 +268,12 @@ func (col *coll) insertDoc(d bson.D) error {
 	if err != nil {
 		return err
 	}
+	return col.insertPrepared(pendingDoc{d: d, op: op})
+}
+
+// insertPrepared runs one prepared create with its unique-index guards.
+func (col *coll) insertPrepared(p pendingDoc) error {
+	d, op := p.d, p.op
 	guards, names, err := col.guardChanges(nil, d, op.ID)
 	if err != nil {
 		return err
