@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"sort"
@@ -396,7 +397,13 @@ func (col *coll) query(f *mql.Filter, s *mql.Sort, skip, limit int64) (source, e
 		}
 		return sc, nil
 	}
-	all, err := collect(sc)
+	var all []bson.D
+	var err error
+	if limit > 0 && skip+limit <= maxTopK {
+		all, err = topK(sc, s, int(skip+limit))
+	} else {
+		all, err = collect(sc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -409,6 +416,73 @@ func (col *coll) query(f *mql.Filter, s *mql.Sort, skip, limit int64) (source, e
 		all = all[:limit]
 	}
 	return &sliceSource{docs: all}, nil
+}
+
+// maxTopK is the largest skip+limit a sorted find keeps in a bounded heap
+// instead of sorting everything.
+const maxTopK = 10_000
+
+// topK reads a source to the end and keeps the k first documents in the
+// order of s (ties: the earlier read first, as a stable sort would).
+func topK(src source, s *mql.Sort, k int) ([]bson.D, error) {
+	h := &docHeap{s: s}
+	size := 0
+	for seq := 0; ; seq++ {
+		d, ok, err := src.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if h.Len() == k {
+			if h.less(seqDoc{d, seq}, h.items[0]) {
+				continue // not before the worst kept one
+			}
+			size -= approxSize(h.items[0].d)
+			heap.Pop(h)
+		}
+		size += approxSize(d)
+		if size > maxBufferedBytes {
+			return nil, newErr(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "the sort holds more than %d bytes of documents in memory", maxBufferedBytes)
+		}
+		heap.Push(h, seqDoc{d, seq})
+	}
+	sort.Slice(h.items, func(i, j int) bool { return h.less(h.items[j], h.items[i]) })
+	out := make([]bson.D, len(h.items))
+	for i, x := range h.items {
+		out[i] = x.d
+	}
+	return out, nil
+}
+
+type seqDoc struct {
+	d   bson.D
+	seq int
+}
+
+// docHeap is a max-heap in sort order: its root is the worst kept document.
+type docHeap struct {
+	s     *mql.Sort
+	items []seqDoc
+}
+
+// less reports whether a comes after b (so the root is the last).
+func (h *docHeap) less(a, b seqDoc) bool {
+	if c := h.s.Compare(a.d, b.d); c != 0 {
+		return c > 0
+	}
+	return a.seq > b.seq
+}
+
+func (h *docHeap) Len() int           { return len(h.items) }
+func (h *docHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
+func (h *docHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *docHeap) Push(x any)         { h.items = append(h.items, x.(seqDoc)) }
+func (h *docHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
 }
 
 // collect reads a source to the end, within maxBufferedBytes.

@@ -289,3 +289,35 @@ func TestAggregate(t *testing.T) {
 		t.Fatalf("aggregate in batches: %d", len(got))
 	}
 }
+
+// TestSortedLimitMatchesFullSort: a sorted find with a limit (a bounded
+// heap) returns what sorting everything and slicing returns, ties included.
+func TestSortedLimitMatchesFullSort(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("topk")
+	var docs []any
+	for i := range 300 {
+		docs = append(docs, bson.D{{Key: "_id", Value: int32(i)}, {Key: "v", Value: int32((i * 7919) % 37)}, {Key: "w", Value: int32(i % 3)}})
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	sortSpec := bson.D{{Key: "v", Value: -1}, {Key: "w", Value: 1}}
+	cur, err := c.Find(ctx, bson.D{}, options.Find().SetSort(sortSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := mustDocs(t, cur)
+	for _, sl := range [][2]int64{{0, 1}, {0, 10}, {5, 20}, {290, 50}, {0, 300}} {
+		cur, err := c.Find(ctx, bson.D{}, options.Find().SetSort(sortSpec).SetSkip(sl[0]).SetLimit(sl[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustDocs(t, cur)
+		want := all[min(sl[0], 300):min(sl[0]+sl[1], 300)]
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("skip %d limit %d: got %v, want %v", sl[0], sl[1], got, want)
+		}
+	}
+}
