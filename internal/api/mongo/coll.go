@@ -178,7 +178,9 @@ func (c *coll) scope(f *mql.Filter) scanScope {
 		return sc
 	}
 	if c.shard != "" {
-		if v, ok := f.Equality(c.shard); ok {
+		// {key: null} also matches documents without the key, which live
+		// under the undefined key: that one reads everything.
+		if v, ok := f.Equality(c.shard); ok && v != nil {
 			if comp, err := keyComponent(v, true); err == nil {
 				sc.key, sc.keyed = epk.Key{comp}, true
 			}

@@ -154,6 +154,16 @@ func TestShardedCollection(t *testing.T) {
 	if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: "nokey"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// {region: null} matches the documents without a region too.
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "nullkey"}, {Key: "region", Value: nil}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.CountDocuments(ctx, bson.D{{Key: "region", Value: nil}}); err != nil || n != 2 {
+		t.Fatalf("region null: %d %v", n, err)
+	}
+	if _, err := c.DeleteOne(ctx, bson.D{{Key: "_id", Value: "nullkey"}}); err != nil {
+		t.Fatal(err)
+	}
 	// An unsupported shard key type is a clear error.
 	_, err = c.InsertOne(ctx, bson.D{{Key: "region", Value: int64(5)}})
 	if cmdCode(err) != 2 || !strings.Contains(err.Error(), "shard key") {
