@@ -169,10 +169,14 @@ func (p *filterParser) parseElem(e bson.E, depth int, top bool) (matcher, error)
 }
 
 // operatorDoc reports whether v is a document of query operators ({$gt: 1, ...}): a non-empty document
-// whose first key starts with "$".
+// whose first key starts with "$", other than a DBRef ({$ref, $id, $db}), which is a literal value.
 func operatorDoc(v any) (bson.D, bool) {
 	d, ok := v.(bson.D)
 	if !ok || len(d) == 0 || !strings.HasPrefix(d[0].Key, "$") {
+		return nil, false
+	}
+	switch d[0].Key {
+	case "$ref", "$id", "$db":
 		return nil, false
 	}
 	return d, true

@@ -72,6 +72,8 @@ func TestFilterEquality(t *testing.T) {
 		{"ne missing", doc("a", doc("$ne", int32(1))), doc(), true},
 		{"ne null missing", doc("a", doc("$ne", nil)), doc(), false},
 		{"empty filter", doc(), doc("a", int32(1)), true},
+		{"dbref literal", doc("r", doc("$ref", "c", "$id", int32(1))), doc("r", doc("$ref", "c", "$id", int32(1))), true},
+		{"dbref literal miss", doc("r", doc("$ref", "c", "$id", int32(1))), doc("r", doc("$ref", "c", "$id", int32(2))), false},
 		{"NaN equals NaN", doc("a", math.NaN()), doc("a", dec(t, "NaN")), true},
 	})
 }
