@@ -89,7 +89,7 @@ func encodeItem(doc bson.Raw, id string) ([]byte, error) {
 }
 
 func checkFieldName(k string) error {
-	if strings.HasPrefix(k, "$") {
+	if strings.HasPrefix(k, "$") && k != "$ref" && k != "$id" && k != "$db" {
 		return &cmdError{Code: 52, CodeName: "DollarPrefixedFieldName", Msg: fmt.Sprintf("field names cannot start with '$' (%q) in stored documents", k)}
 	}
 	return nil

@@ -57,6 +57,8 @@ func everyType(t testing.TB) bson.D {
 		{Key: "cws", Value: bson.CodeWithScope{Code: "x", Scope: bson.D{{Key: "x", Value: int32(1)}}}},
 		{Key: "dbp", Value: bson.DBPointer{DB: "db.c", Pointer: oid}},
 		{Key: "nested", Value: bson.D{{Key: "z", Value: int32(1)}, {Key: "a", Value: bson.A{int32(1), int64(2), 3.0, bson.A{"x", bson.D{{Key: "deep", Value: bson.A{}}}}}}, {Key: "e", Value: bson.D{}}}},
+		{Key: "dbref", Value: bson.D{{Key: "$ref", Value: "other"}, {Key: "$id", Value: oid}, {Key: "$db", Value: "db"}}},
+		{Key: "dbref2", Value: bson.D{{Key: "$ref", Value: "other"}, {Key: "$id", Value: int32(5)}, {Key: "x", Value: true}}},
 		{Key: "id", Value: "the document's own id field"},
 		{Key: "id~", Value: int32(1)},
 		{Key: "ttl", Value: "not a time to live"},
