@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"bytes"
 	"bufio"
 	"encoding/binary"
 	"hash/crc32"
@@ -200,8 +201,13 @@ func FuzzReadMessage(f *testing.F) {
 	f.Add(opMsg(1, wiremessage.ChecksumPresent, mustMarshal(f, bson.D{{Key: "insert", Value: "c"}, {Key: "$db", Value: "a"}}), "documents", mustMarshal(f, bson.D{{Key: "x", Value: 1}})))
 	f.Add(opQueryMsg(1, "admin.$cmd", mustMarshal(f, bson.D{{Key: "isMaster", Value: 1}})))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeMessage(b)
-		if err == nil && m.Command != nil {
+		// The bytes as a stream of messages: read until an error.
+		r := bytes.NewReader(b)
+		for range 8 {
+			m, err := ReadMessage(r)
+			if err != nil {
+				return
+			}
 			if err := m.Command.Validate(); err != nil {
 				t.Fatalf("decoded an invalid command: %v", err)
 			}
