@@ -1,8 +1,8 @@
 package mongo
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"io"
