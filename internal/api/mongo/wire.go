@@ -61,15 +61,18 @@ func ReadMessage(r io.Reader) (*Message, error) {
 	if length < 16 || length > MaxMessageBytes {
 		return nil, malformed("message length %d is outside [16, %d]", length, MaxMessageBytes)
 	}
-	buf := make([]byte, length)
-	copy(buf, hdr[:])
-	if _, err := io.ReadFull(r, buf[16:]); err != nil {
+	// The buffer grows as the bytes arrive, so that a header claiming 48 MB
+	// costs nothing until the client sends them.
+	var buf bytes.Buffer
+	buf.Grow(int(min(length, 64<<10)))
+	buf.Write(hdr[:])
+	if _, err := io.CopyN(&buf, r, int64(length)-16); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, err
 	}
-	return DecodeMessage(buf)
+	return DecodeMessage(buf.Bytes())
 }
 
 // DecodeMessage decodes one whole message (header included).
