@@ -162,33 +162,39 @@ type stored struct {
 	etag string
 }
 
-// scanScope is where a filter's matches can be: one logical partition,
-// one item, or every partition.
+// scanScope is where a filter's matches can be: one item, some logical
+// partitions, or every partition.
 type scanScope struct {
-	key    epk.Key
+	// keys, when keyed, are the logical partitions that hold every match
+	// (one empty key for an unsharded collection).
+	keys   []epk.Key
 	keyed  bool
 	id     string
 	hasID  bool
 	filter *mql.Filter
 }
 
-func (c *coll) scope(f *mql.Filter) scanScope {
+// maxInKeys is the most shard key values of an $in that are read as
+// separate logical partitions; more read every partition.
+const maxInKeys = 100
+
+func (c *coll) scope(f *mql.Filter, raw bson.D) scanScope {
 	sc := scanScope{filter: f}
 	if f == nil {
 		return sc
 	}
-	if c.shard != "" {
+	if c.shard == "" {
+		sc.keys, sc.keyed = []epk.Key{nil}, true
+	} else if v, ok := f.Equality(c.shard); ok && v != nil {
 		// {key: null} also matches documents without the key, which live
 		// under the undefined key: that one reads everything.
-		if v, ok := f.Equality(c.shard); ok && v != nil {
-			if comp, err := keyComponent(v, true); err == nil {
-				sc.key, sc.keyed = epk.Key{comp}, true
-			}
+		if comp, err := keyComponent(v, true); err == nil {
+			sc.keys, sc.keyed = []epk.Key{{comp}}, true
 		}
-	} else {
-		sc.keyed = true
+	} else if keys, ok := c.inKeys(raw); ok {
+		sc.keys, sc.keyed = keys, true
 	}
-	if sc.keyed {
+	if sc.keyed && len(sc.keys) == 1 {
 		if v, ok := f.Equality("_id"); ok {
 			if id, err := idString(v); err == nil {
 				sc.id, sc.hasID = id, true
@@ -196,6 +202,44 @@ func (c *coll) scope(f *mql.Filter) scanScope {
 		}
 	}
 	return sc
+}
+
+// inKeys reads a top-level {shardKey: {$in: [...]}} of a filter: the
+// logical partitions its values name, when every value is one the engine
+// keys by (not null, which also matches a missing key, nor a regex or an
+// array, which match otherwise than by equality).
+func (c *coll) inKeys(raw bson.D) ([]epk.Key, bool) {
+	for _, e := range raw {
+		if e.Key != c.shard {
+			continue
+		}
+		op, ok := e.Value.(bson.D)
+		if !ok || len(op) != 1 || op[0].Key != "$in" {
+			return nil, false
+		}
+		vals, ok := op[0].Value.(bson.A)
+		if !ok || len(vals) == 0 || len(vals) > maxInKeys {
+			return nil, false
+		}
+		var keys []epk.Key
+		seen := map[string]bool{}
+		for _, v := range vals {
+			if v == nil {
+				return nil, false
+			}
+			comp, err := keyComponent(v, true)
+			if err != nil {
+				return nil, false
+			}
+			k := epk.Key{comp}
+			if s := k.String(); !seen[s] {
+				seen[s] = true
+				keys = append(keys, k)
+			}
+		}
+		return keys, true
+	}
+	return nil, false
 }
 
 // pageSize is how many items one engine page reads.
@@ -238,7 +282,13 @@ func rangesIn(c *engine.Container, lo, hi string) []rangePos {
 }
 
 func (c *coll) scan(f *mql.Filter) *scanner {
-	return &scanner{c: c, sc: c.scope(f)}
+	return &scanner{c: c, sc: c.scope(f, nil)}
+}
+
+// scanRaw is scan with the filter's document too, which routes an $in
+// on the shard key.
+func (c *coll) scanRaw(f *mql.Filter, raw bson.D) *scanner {
+	return &scanner{c: c, sc: c.scope(f, raw)}
 }
 
 // nextStored returns the next matching document.
@@ -267,7 +317,7 @@ func (s *scanner) fill() error {
 	c := s.c.c
 	if s.sc.hasID {
 		s.done = true
-		op, err := c.PrepareKeyed(engine.OpRead, s.sc.id, s.sc.key, s.c.shard != "")
+		op, err := c.PrepareKeyed(engine.OpRead, s.sc.id, s.sc.keys[0], s.c.shard != "")
 		if err != nil {
 			return toCmdError(err)
 		}
@@ -283,12 +333,16 @@ func (s *scanner) fill() error {
 	var f engine.Feed
 	var err error
 	if s.sc.keyed && s.c.shard != "" {
-		f, err = c.ReadKeyFeed(s.sc.key, s.after, pageSize)
+		f, err = c.ReadKeyFeed(s.sc.keys[0], s.after, pageSize)
 		if err != nil {
 			return toCmdError(err)
 		}
 		s.after = f.Next
-		s.done = f.Next == nil
+		if f.Next == nil {
+			// This logical partition is read: on to the next key.
+			s.sc.keys = s.sc.keys[1:]
+			s.done = len(s.sc.keys) == 0
+		}
 	} else {
 		// A full scan reads each partition in turn, so that each is
 		// charged for what it serves.

@@ -371,7 +371,7 @@ func cmdFind(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
-	src, err := col.query(fs.filter, fs.sort, fs.skip, fs.limit)
+	src, err := col.query(fs.filter, fd, fs.sort, fs.skip, fs.limit)
 	if err != nil {
 		return nil, err
 	}
@@ -387,8 +387,8 @@ func cmdFind(r *request) (bson.D, error) {
 
 // query returns the documents matching f, sorted, with skip applied
 // (limit only bounds what a sort keeps).
-func (col *coll) query(f *mql.Filter, s *mql.Sort, skip, limit int64) (source, error) {
-	sc := col.scan(f)
+func (col *coll) query(f *mql.Filter, raw bson.D, s *mql.Sort, skip, limit int64) (source, error) {
+	sc := col.scanRaw(f, raw)
 	if s == nil {
 		for ; skip > 0; skip-- {
 			if _, ok, err := sc.next(); err != nil || !ok {
@@ -549,7 +549,7 @@ func cmdCount(r *request) (bson.D, error) {
 		items, _ := col.c.Usage()
 		n = items
 	} else {
-		sc := col.scan(f)
+		sc := col.scanRaw(f, q)
 		for {
 			_, ok, err := sc.next()
 			if err != nil {
@@ -596,7 +596,7 @@ func cmdDistinct(r *request) (bson.D, error) {
 		return nil, err
 	}
 	var vals []any
-	sc := col.scan(f)
+	sc := col.scanRaw(f, q)
 	size := 0
 	for {
 		d, ok, err := sc.next()
@@ -686,7 +686,11 @@ func cmdAggregate(r *request) (bson.D, error) {
 	col, err := r.s.openColl(r.db, name)
 	switch {
 	case err == nil:
-		if input, err = collect(col.scan(p.LeadingMatch())); err != nil {
+		var raw bson.D
+		if len(stages) > 0 && len(stages[0]) == 1 && stages[0][0].Key == "$match" {
+			raw, _ = stages[0][0].Value.(bson.D)
+		}
+		if input, err = collect(col.scanRaw(p.LeadingMatch(), raw)); err != nil {
 			return nil, err
 		}
 	case !isNotFound(err):

@@ -129,6 +129,34 @@ func TestShardedCollection(t *testing.T) {
 	if touched != 4 {
 		t.Fatalf("a scan charged %d partitions, want 4", touched)
 	}
+	// An $in on the shard key reads the partitions of its values only.
+	before = consumed(t, ec)
+	cur, err = c.Find(ctx, bson.D{{Key: "region", Value: bson.D{{Key: "$in", Value: bson.A{"r7", "r12", "r7"}}}}, {Key: "i", Value: bson.D{{Key: "$lt", Value: 100}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := mustDocs(t, cur); len(found) != 6 { // i = 7, 47, 87 and 12, 52, 92
+		t.Fatalf("region in (r7, r12), i < 100: %d documents", len(found))
+	}
+	after = consumed(t, ec)
+	touched = 0
+	for id := range after {
+		if after[id] != before[id] {
+			touched++
+		}
+	}
+	wantTouched := map[string]bool{}
+	for _, r := range []string{"r7", "r12"} {
+		e, _ := def.EPK(epk.Key{epk.String(r)})
+		wantTouched[ec.PartitionFor(e).ID()] = true
+	}
+	if touched != len(wantTouched) {
+		t.Fatalf("an $in on two shard key values charged %d partitions, want %d", touched, len(wantTouched))
+	}
+	// Counting through the same routing.
+	if n, err := c.CountDocuments(ctx, bson.D{{Key: "region", Value: bson.D{{Key: "$in", Value: bson.A{"r1", "r2", "r3"}}}}}); err != nil || n != 15 {
+		t.Fatalf("CountDocuments region in (r1, r2, r3): %d %v", n, err)
+	}
 	// Point read by shard key and _id.
 	var one bson.D
 	if err := c.FindOne(ctx, bson.D{{Key: "region", Value: "r7"}, {Key: "_id", Value: int32(47)}}).Decode(&one); err != nil {

@@ -274,7 +274,7 @@ func (s *Server) runUpdate(col *coll, d bson.D) (matched, modified int32, upsert
 	if m.repl != nil && st.multi {
 		return 0, 0, nil, newErr(9, "FailedToParse", "multi update is not supported for replacement-style update")
 	}
-	sc := col.scan(f)
+	sc := col.scanRaw(f, st.q)
 	for {
 		doc, ok, err := sc.nextStored()
 		if err != nil {
@@ -379,7 +379,7 @@ func (col *coll) runDelete(d bson.D) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	sc := col.scan(f)
+	sc := col.scanRaw(f, q)
 	var n int32
 	for {
 		doc, ok, err := sc.next()
@@ -492,7 +492,7 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 		return d
 	}
 	for range maxRetries {
-		st, found, err := col.first(f, srt)
+		st, found, err := col.first(f, q, srt)
 		if err != nil {
 			return nil, err
 		}
@@ -539,8 +539,8 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 }
 
 // first returns the first document f matches in the order of s.
-func (col *coll) first(f *mql.Filter, s *mql.Sort) (stored, bool, error) {
-	sc := col.scan(f)
+func (col *coll) first(f *mql.Filter, raw bson.D, s *mql.Sort) (stored, bool, error) {
+	sc := col.scanRaw(f, raw)
 	if s == nil {
 		return sc.nextStored()
 	}
