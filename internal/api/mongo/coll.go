@@ -14,6 +14,7 @@ import (
 
 // coll is a collection: an engine container and its shard key.
 type coll struct {
+	eng      *engine.Engine
 	db, name string
 	c        *engine.Container
 	// shard is the shard key's dotted path; empty for an unsharded
@@ -32,11 +33,11 @@ func (s *Server) openColl(db, name string) (*coll, error) {
 		}
 		return nil, toCmdError(err)
 	}
-	return collOf(db, name, c), nil
+	return collOf(s.eng, db, name, c), nil
 }
 
-func collOf(db, name string, c *engine.Container) *coll {
-	col := &coll{db: db, name: name, c: c}
+func collOf(eng *engine.Engine, db, name string, c *engine.Container) *coll {
+	col := &coll{eng: eng, db: db, name: name, c: c}
 	if info := c.Info(); !info.Fixed && len(info.PartitionKey.Paths) > 0 {
 		col.shard = pathToField(info.PartitionKey.Paths[0])
 	}
@@ -315,6 +316,13 @@ func (s *scanner) next() (bson.D, bool, error) {
 
 func (s *scanner) fill() error {
 	c := s.c.c
+	if s.begun || s.after != nil {
+		// A cursor's later pages: the collection must still be the one
+		// it started on.
+		if cur, err := s.c.eng.Container(s.c.db, s.c.name); err != nil || cur != c {
+			return newErr(175, "QueryPlanKilled", "collection %s was dropped while a cursor read it", s.c.ns())
+		}
+	}
 	if s.sc.hasID {
 		s.done = true
 		op, err := c.PrepareKeyed(engine.OpRead, s.sc.id, s.sc.keys[0], s.c.shard != "")

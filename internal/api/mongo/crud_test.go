@@ -78,6 +78,19 @@ func TestKillCursors(t *testing.T) {
 	if env.srv.cursors.get(id) != nil {
 		t.Fatal("the driver's killCursors left the cursor open")
 	}
+	// A cursor on a collection dropped meanwhile fails (QueryPlanKilled).
+	cur, err = c.Find(ctx, bson.D{}, options.Find().SetBatchSize(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.client.Database("d").Collection("k").Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for cur.Next(ctx) {
+	}
+	if cmdCode(cur.Err()) != 175 {
+		t.Fatalf("reading a cursor of a dropped collection: %v", cur.Err())
+	}
 	// getMore on the killed cursor is CursorNotFound.
 	err = env.client.Database("d").RunCommand(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "k"}}).Err()
 	if cmdCode(err) != 43 {
