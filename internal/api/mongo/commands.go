@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -336,11 +335,9 @@ func cmdHostInfo(r *request) (bson.D, error) {
 	}, nil
 }
 
-var startTime = time.Now()
-
 func cmdServerStatus(r *request) (bson.D, error) {
 	host, _ := os.Hostname()
-	up := time.Since(startTime)
+	up := r.s.cfg.Now().Sub(r.s.started)
 	return bson.D{
 		{Key: "host", Value: host},
 		{Key: "version", Value: serverVersion},

@@ -50,6 +50,7 @@ type Server struct {
 	eng     *engine.Engine
 	cursors *cursorSet
 	connID  atomic.Int32
+	started time.Time
 	slots   chan struct{}
 
 	mu     sync.Mutex
@@ -82,6 +83,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, eng: cfg.Engine, slots: make(chan struct{}, cfg.MaxConnections),
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
+	s.started = cfg.Now()
 	s.cursors = newCursorSet(cfg.MaxCursors, cfg.CursorTimeout, cfg.Now)
 	s.wg.Add(1)
 	go s.reapCursors()
