@@ -66,12 +66,19 @@ func TestServeMongoListen(t *testing.T) {
 }
 
 // TestServeMongoRefusedOffLoopback: without authentication the Mongo
-// listener is loopback-only.
+// listener is loopback-only, with the emulator key.
 func TestServeMongoRefusedOffLoopback(t *testing.T) {
-	var stdout, stderr lineWatch
-	stdout.seen, stderr.seen = make(chan struct{}), make(chan struct{})
-	code := run([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0", "--mongo-listen", "0.0.0.0:0"}, &stdout, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "--mongo-listen") {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	for _, args := range [][]string{
+		{"--mongo-listen", "0.0.0.0:0"},
+		// A key of one's own would be bypassed by a listener without
+		// authentication.
+		{"--mongo-listen", "127.0.0.1:0", "--key", "a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2traw=="},
+	} {
+		var stdout, stderr lineWatch
+		stdout.seen, stderr.seen = make(chan struct{}), make(chan struct{})
+		code := run(append([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "--mongo-listen") || !strings.Contains(stderr.String(), "authentication") {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
 	}
 }
