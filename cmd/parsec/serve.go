@@ -41,6 +41,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "time to write one response from its first byte; a client reading slower is disconnected (negative: no limit)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request (negative: no limit)")
 	fs.IntVar(&o.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once; one more waits up to 1s for a slot, then is closed (negative: no limit)")
+	fs.StringVar(&o.MongoListen, "mongo-listen", "", "also serve the MongoDB API on HOST:PORT, e.g. 127.0.0.1:10255 (off by default; no authentication yet: loopback and the emulator key only)")
 	fs.BoolVar(&o.AcceptDataLoss, "accept-data-loss", false, "start even if the write-ahead log is damaged or missing, logging the acknowledged writes that were lost")
 	fs.DurationVar(&o.ScriptTimeout, "script-timeout", 5*time.Second, "run time of one stored procedure or trigger; writes stop being accepted at four fifths of it, and the script is stopped at it (408)")
 	fs.IntVar(&o.ScriptMaxWrites, "script-max-writes", 5000, "writes one run of a stored procedure or trigger may make; past it writes return accepted = false")
@@ -73,6 +74,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	// that line must stop the server cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	fmt.Fprintf(stdout, "parsec %s: serving the Cosmos DB NoSQL API on %s (%s), ready in %v\n", version, s.URL(), where, time.Since(start).Round(time.Millisecond))
+	if a := s.MongoAddr(); a != "" {
+		fmt.Fprintf(stdout, "parsec: serving the MongoDB API on mongodb://%s/\n", a)
+	}
 	fmt.Fprintf(stdout, "parsec: Parsec Explorer at %s%s\n", strings.TrimSuffix(s.URL(), "/"), explorer.Path)
 	<-ctx.Done()
 	stop()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/cosmos"
+	"github.com/parsecdb/parsec/internal/api/mongo"
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
@@ -74,6 +75,10 @@ type Options struct {
 	// procedure or trigger (engine.ScriptLimits); zero takes the default.
 	ScriptTimeout   time.Duration
 	ScriptMaxWrites int
+	// MongoListen, when set, also serves the MongoDB wire protocol on this
+	// HOST:PORT (off by default). It has no authentication yet, so it needs
+	// the emulator key and a loopback address.
+	MongoListen string
 	// Storage, when set, adjusts the store's options after the fields above
 	// are applied (tests inject free space and faults with it).
 	Storage func(*storage.Options)
@@ -136,6 +141,15 @@ func (o *Options) Validate() error {
 	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 {
 		return errors.New("size and throughput limits cannot be negative")
 	}
+	if o.MongoListen != "" {
+		host, _, err := net.SplitHostPort(o.MongoListen)
+		if err != nil {
+			return fmt.Errorf("--mongo-listen %q is not HOST:PORT: %v", o.MongoListen, err)
+		}
+		if !isLoopback(host) || (o.Key != "" && !sameKey(o.Key, auth.EmulatorKey)) {
+			return fmt.Errorf("--mongo-listen %q: the MongoDB API has no authentication yet, so it is only served on a loopback address with the emulator key (no --key)", o.MongoListen)
+		}
+	}
 	if o.FixedMaxRUs != 0 && o.FixedMaxRUs < 400 {
 		return fmt.Errorf("--fixed-max-rus must be at least 400, not %d", o.FixedMaxRUs)
 	}
@@ -182,12 +196,15 @@ func isLoopback(host string) bool {
 
 // Server is a running Parsec server.
 type Server struct {
-	opts   Options
-	store  *storage.DB
-	engine *engine.Engine
-	http   *http.Server
-	ln     net.Listener
-	done   chan error
+	opts      Options
+	store     *storage.DB
+	engine    *engine.Engine
+	http      *http.Server
+	ln        net.Listener
+	done      chan error
+	mongo     *mongo.Server
+	mongoLn   net.Listener
+	mongoDone chan error
 }
 
 // Start opens the store, starts the engine and begins serving. It returns once
@@ -248,6 +265,18 @@ func Start(o Options) (*Server, error) {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 	}
 	s.ln = ln
+	if o.MongoListen != "" {
+		mln, err := net.Listen("tcp", o.MongoListen)
+		if err != nil {
+			ln.Close()
+			s.closeStore()
+			return nil, fmt.Errorf("cannot listen on %s (--mongo-listen): %w", o.MongoListen, err)
+		}
+		s.mongo = mongo.New(mongo.Config{Engine: eng})
+		s.mongoLn = mln
+		s.mongoDone = make(chan error, 1)
+		go func() { s.mongoDone <- s.mongo.Serve(mln) }()
+	}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
 }
@@ -270,6 +299,14 @@ func (s *Server) URL() string {
 	return scheme + "://" + s.ln.Addr().String()
 }
 
+// MongoAddr is the address the MongoDB API listens on ("" when off).
+func (s *Server) MongoAddr() string {
+	if s.mongoLn == nil {
+		return ""
+	}
+	return s.mongoLn.Addr().String()
+}
+
 // Engine exposes the engine, for tests and tools in the same process.
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
@@ -277,6 +314,12 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // then stops the engine and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
+	if s.mongo != nil {
+		s.mongo.Close()
+		if merr := <-s.mongoDone; merr != nil && err == nil {
+			err = merr
+		}
+	}
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// TestServeMongoListen runs `parsec serve --mongo-listen 127.0.0.1:0`,
+// connects the Go driver to the address it prints, writes and reads a
+// document, then stops the server with SIGINT.
+func TestServeMongoListen(t *testing.T) {
+	stdout := &lineWatch{want: "MongoDB API on", seen: make(chan struct{})}
+	var stderr lineWatch
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0", "--mongo-listen", "127.0.0.1:0"}, stdout, &stderr)
+	}()
+	select {
+	case <-stdout.seen:
+	case code := <-done:
+		t.Fatalf("parsec serve exited %d: %s %s", code, stdout.String(), stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("parsec serve did not start: %s %s", stdout.String(), stderr.String())
+	}
+	m := regexp.MustCompile(`mongodb://([0-9.]+:[0-9]+)/`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no Mongo address in %q", stdout.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + m[1] + "/?directConnection=true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.Database("shop").Collection("orders")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "o1"}, {Key: "qty", Value: int32(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	var got bson.D
+	if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: "o1"}}).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1].Value != int32(3) {
+		t.Fatalf("read back %v", got)
+	}
+	client.Disconnect(ctx)
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("parsec serve did not stop on SIGINT")
+	}
+}
+
+// TestServeMongoRefusedOffLoopback: without authentication the Mongo
+// listener is loopback-only, with the emulator key.
+func TestServeMongoRefusedOffLoopback(t *testing.T) {
+	for _, args := range [][]string{
+		{"--mongo-listen", "0.0.0.0:0"},
+		// A key of one's own would be bypassed by a listener without
+		// authentication.
+		{"--mongo-listen", "127.0.0.1:0", "--key", "a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2traw=="},
+	} {
+		var stdout, stderr lineWatch
+		stdout.seen, stderr.seen = make(chan struct{}), make(chan struct{})
+		code := run(append([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0"}, args...), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "--mongo-listen") || !strings.Contains(stderr.String(), "authentication") {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,487 @@
+package mongo
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
+)
+
+// coll is a collection: an engine container and its shard key.
+type coll struct {
+	eng      *engine.Engine
+	db, name string
+	c        *engine.Container
+	// shard is the shard key's dotted path; empty for an unsharded
+	// collection (a container without a partition key).
+	shard string
+}
+
+func (c *coll) ns() string { return c.db + "." + c.name }
+
+// openColl returns the collection, or a NamespaceNotFound error.
+func (s *Server) openColl(db, name string) (*coll, error) {
+	c, err := s.eng.Container(db, name)
+	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			return nil, newErr(26, "NamespaceNotFound", "ns not found: %s.%s", db, name)
+		}
+		return nil, toCmdError(err)
+	}
+	return collOf(s.eng, db, name, c), nil
+}
+
+func collOf(eng *engine.Engine, db, name string, c *engine.Container) *coll {
+	col := &coll{eng: eng, db: db, name: name, c: c}
+	if info := c.Info(); !info.Fixed && len(info.PartitionKey.Paths) > 0 {
+		col.shard = pathToField(info.PartitionKey.Paths[0])
+	}
+	return col
+}
+
+// pathToField turns a partition key path (/a/b) into a dotted field path.
+func pathToField(p string) string {
+	parts := epk.SplitPath(p)
+	return strings.Join(parts, ".")
+}
+
+// fieldToPath turns a dotted field path into a partition key path.
+func fieldToPath(f string) string {
+	return "/" + strings.ReplaceAll(f, ".", "/")
+}
+
+// isNotFound reports a missing collection.
+func isNotFound(err error) bool {
+	var ce *cmdError
+	return errors.As(err, &ce) && ce.Code == 26
+}
+
+// ensureColl returns the collection, creating its database and an
+// unsharded container when missing (MongoDB creates collections on first
+// write).
+func (s *Server) ensureColl(db, name string) (*coll, error) {
+	col, err := s.openColl(db, name)
+	if err == nil || !isNotFound(err) {
+		return col, err
+	}
+	if err := s.createColl(db, name, "", engine.Throughput{}); err != nil {
+		var ce *cmdError
+		if !errors.As(err, &ce) || ce.Code != 48 {
+			return nil, err
+		}
+	}
+	return s.openColl(db, name)
+}
+
+// createColl creates a collection: sharded on shard (a dotted field) when
+// given. An existing collection is code 48.
+func (s *Server) createColl(db, name, shard string, t engine.Throughput) error {
+	if err := checkNames(db, name); err != nil {
+		return err
+	}
+	if _, err := s.eng.Database(db); err != nil {
+		if _, err := s.eng.CreateDatabase(db, engine.Throughput{}); err != nil && !errors.Is(err, engine.ErrConflict) {
+			return toCmdError(err)
+		}
+	}
+	spec := engine.ContainerSpec{ID: name}
+	if shard != "" {
+		spec.PartitionKey = epk.Definition{Kind: epk.Hash, Version: 2, Paths: []string{fieldToPath(shard)}}
+	}
+	if _, err := s.eng.CreateContainer(db, spec, t); err != nil {
+		if errors.Is(err, engine.ErrConflict) {
+			return newErr(48, "NamespaceExists", "Collection %s.%s already exists.", db, name)
+		}
+		return toCmdError(err)
+	}
+	return nil
+}
+
+func checkNames(db, name string) error {
+	if db == "" || strings.ContainsAny(db, "/\\. \"$#?") {
+		return newErr(73, "InvalidNamespace", "invalid database name %q", db)
+	}
+	if name == "" || strings.ContainsAny(name, "/\\#?$") {
+		return newErr(73, "InvalidNamespace", "invalid collection name %q (Parsec collection names cannot hold '/', '\\', '#', '?' or '$')", name)
+	}
+	return nil
+}
+
+// lookupField returns the value at a dotted path through nested documents
+// (not arrays) and whether it is present.
+func lookupField(d bson.D, path string) (any, bool) {
+	for {
+		head, rest, more := strings.Cut(path, ".")
+		var v any
+		found := false
+		for _, e := range d {
+			if e.Key == head {
+				v, found = e.Value, true
+				break
+			}
+		}
+		if !found {
+			return nil, false
+		}
+		if !more {
+			return v, true
+		}
+		sub, ok := v.(bson.D)
+		if !ok {
+			return nil, false
+		}
+		d, path = sub, rest
+	}
+}
+
+// keyOf returns the partition key of a document.
+func (c *coll) keyOf(d bson.D) (epk.Key, error) {
+	if c.shard == "" {
+		return nil, nil
+	}
+	v, ok := lookupField(d, c.shard)
+	if ok {
+		if _, isArr := v.(bson.A); isArr {
+			return nil, newErr(2, "BadValue", "the shard key %q cannot be an array", c.shard)
+		}
+	}
+	comp, err := keyComponent(v, ok)
+	if err != nil {
+		return nil, err
+	}
+	return epk.Key{comp}, nil
+}
+
+// stored is a document read from the engine.
+type stored struct {
+	doc  bson.D
+	etag string
+}
+
+// scanScope is where a filter's matches can be: one item, some logical
+// partitions, or every partition.
+type scanScope struct {
+	// keys, when keyed, are the logical partitions that hold every match
+	// (one empty key for an unsharded collection).
+	keys   []epk.Key
+	keyed  bool
+	id     string
+	hasID  bool
+	filter *mql.Filter
+}
+
+// maxInKeys is the most shard key values of an $in that are read as
+// separate logical partitions; more read every partition.
+const maxInKeys = 100
+
+func (c *coll) scope(f *mql.Filter, raw bson.D) scanScope {
+	sc := scanScope{filter: f}
+	if f == nil {
+		return sc
+	}
+	if c.shard == "" {
+		sc.keys, sc.keyed = []epk.Key{nil}, true
+	} else if v, ok := f.Equality(c.shard); ok && v != nil {
+		// {key: null} also matches documents without the key, which live
+		// under the undefined key: that one reads everything.
+		if comp, err := keyComponent(v, true); err == nil {
+			sc.keys, sc.keyed = []epk.Key{{comp}}, true
+		}
+	} else if keys, ok := c.inKeys(raw); ok {
+		sc.keys, sc.keyed = keys, true
+	}
+	if sc.keyed && len(sc.keys) == 1 {
+		if v, ok := f.Equality("_id"); ok {
+			if id, err := idString(v); err == nil {
+				sc.id, sc.hasID = id, true
+			}
+		}
+	}
+	return sc
+}
+
+// inKeys reads a top-level {shardKey: {$in: [...]}} of a filter: the
+// logical partitions its values name, when every value is one the engine
+// keys by (not null, which also matches a missing key, nor a regex or an
+// array, which match otherwise than by equality).
+func (c *coll) inKeys(raw bson.D) ([]epk.Key, bool) {
+	for _, e := range raw {
+		if e.Key != c.shard {
+			continue
+		}
+		op, ok := e.Value.(bson.D)
+		if !ok || len(op) != 1 || op[0].Key != "$in" {
+			return nil, false
+		}
+		vals, ok := op[0].Value.(bson.A)
+		if !ok || len(vals) == 0 || len(vals) > maxInKeys {
+			return nil, false
+		}
+		var keys []epk.Key
+		seen := map[string]bool{}
+		for _, v := range vals {
+			if v == nil {
+				return nil, false
+			}
+			comp, err := keyComponent(v, true)
+			if err != nil {
+				return nil, false
+			}
+			k := epk.Key{comp}
+			if s := k.String(); !seen[s] {
+				seen[s] = true
+				keys = append(keys, k)
+			}
+		}
+		return keys, true
+	}
+	return nil, false
+}
+
+// pageSize is how many items one engine page reads.
+const pageSize = 100
+
+// scanner streams the documents a filter matches.
+type scanner struct {
+	c     *coll
+	sc    scanScope
+	after []byte
+	buf   []stored
+	done  bool
+	// ranges are the partitions a full scan still has to read, in EPK
+	// order, each with where to resume in it (nil: at its start); nil
+	// until the scan starts.
+	ranges []rangePos
+	begun  bool
+	// guards includes unique-index guard items (unique.go), which scans
+	// otherwise skip.
+	guards bool
+}
+
+type rangePos struct {
+	id, min, max string
+	after        []byte
+}
+
+// rangesIn returns the current partitions overlapping [lo, hi), in EPK
+// order (hi "FF" or "" is the end).
+func rangesIn(c *engine.Container, lo, hi string) []rangePos {
+	var out []rangePos
+	for _, p := range c.Partitions() {
+		r := p.Range()
+		if (hi == "" || hi == "FF" || r.Min < hi) && (r.Max == "FF" || r.Max > lo) {
+			out = append(out, rangePos{id: r.ID, min: r.Min, max: r.Max})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].min < out[j].min })
+	return out
+}
+
+func (c *coll) scan(f *mql.Filter) *scanner {
+	return &scanner{c: c, sc: c.scope(f, nil)}
+}
+
+// scanRaw is scan with the filter's document too, which routes an $in
+// on the shard key.
+func (c *coll) scanRaw(f *mql.Filter, raw bson.D) *scanner {
+	return &scanner{c: c, sc: c.scope(f, raw)}
+}
+
+// nextStored returns the next matching document.
+func (s *scanner) nextStored() (stored, bool, error) {
+	for {
+		if len(s.buf) > 0 {
+			d := s.buf[0]
+			s.buf = s.buf[1:]
+			return d, true, nil
+		}
+		if s.done {
+			return stored{}, false, nil
+		}
+		if err := s.fill(); err != nil {
+			return stored{}, false, err
+		}
+	}
+}
+
+func (s *scanner) next() (bson.D, bool, error) {
+	d, ok, err := s.nextStored()
+	return d.doc, ok, err
+}
+
+func (s *scanner) fill() error {
+	c := s.c.c
+	if s.begun || s.after != nil {
+		// A cursor's later pages: the collection must still be the one
+		// it started on.
+		if cur, err := s.c.eng.Container(s.c.db, s.c.name); err != nil || cur != c {
+			return newErr(175, "QueryPlanKilled", "collection %s was dropped while a cursor read it", s.c.ns())
+		}
+	}
+	if s.sc.hasID {
+		s.done = true
+		op, err := c.PrepareKeyed(engine.OpRead, s.sc.id, s.sc.keys[0], s.c.shard != "")
+		if err != nil {
+			return toCmdError(err)
+		}
+		r, _, err := c.ReadItem(op)
+		if err != nil {
+			if errors.Is(err, engine.ErrNotFound) {
+				return nil
+			}
+			return toCmdError(err)
+		}
+		return s.add(r.Doc)
+	}
+	var f engine.Feed
+	var err error
+	if s.sc.keyed && s.c.shard != "" {
+		f, err = c.ReadKeyFeed(s.sc.keys[0], s.after, pageSize)
+		if err != nil {
+			return toCmdError(err)
+		}
+		s.after = f.Next
+		if f.Next == nil {
+			// This logical partition is read: on to the next key.
+			s.sc.keys = s.sc.keys[1:]
+			s.done = len(s.sc.keys) == 0
+		}
+	} else {
+		// A full scan reads each partition in turn, so that each is
+		// charged for what it serves.
+		if !s.begun {
+			s.begun = true
+			s.ranges = rangesIn(c, "", "FF")
+		}
+		if len(s.ranges) == 0 {
+			s.done = true
+			return nil
+		}
+		r := &s.ranges[0]
+		f, err = c.ReadFeed(r.id, r.after, pageSize)
+		if errors.Is(err, engine.ErrPartitionGone) {
+			// The partition split meanwhile: read its children from the
+			// same position instead.
+			kids := rangesIn(c, r.min, r.max)
+			for i := range kids {
+				kids[i].after = r.after
+			}
+			s.ranges = append(kids, s.ranges[1:]...)
+			return nil
+		}
+		if err != nil {
+			return toCmdError(err)
+		}
+		r.after = f.Next
+		if f.Next == nil {
+			s.ranges = s.ranges[1:]
+		}
+	}
+	for _, raw := range f.Docs {
+		if err := s.add(raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *scanner) add(raw []byte) error {
+	d, etag, err := decodeItem(raw)
+	if err != nil {
+		return toCmdError(err)
+	}
+	if !s.guards && isGuard(d) {
+		return nil
+	}
+	if s.sc.filter == nil || s.sc.filter.Match(d) {
+		s.buf = append(s.buf, stored{doc: d, etag: etag})
+	}
+	return nil
+}
+
+// write runs one item operation and returns its result's error.
+func (c *coll) exec(op engine.Op) (engine.OpResult, error) {
+	res, _, err := c.c.Execute(&engine.Command{Ops: []engine.Op{op}}, "")
+	if err != nil {
+		return engine.OpResult{}, err
+	}
+	return res[0], res[0].Err
+}
+
+// prepare encodes a document for a create or replace.
+func (c *coll) prepare(kind engine.OpKind, d bson.D) (engine.Op, error) {
+	raw, err := bson.Marshal(d)
+	if err != nil {
+		return engine.Op{}, badValue("cannot encode the document: %v", err)
+	}
+	if len(raw) > MaxDocumentBytes {
+		return engine.Op{}, newErr(10334, "BSONObjectTooLarge", "the document is %d bytes; the limit is %d bytes", len(raw), MaxDocumentBytes)
+	}
+	idv, ok := lookupField(d, "_id")
+	if !ok {
+		return engine.Op{}, badValue("the document has no _id")
+	}
+	id, err := idString(idv)
+	if err != nil {
+		return engine.Op{}, err
+	}
+	key, err := c.keyOf(d)
+	if err != nil {
+		return engine.Op{}, err
+	}
+	body, err := encodeItem(raw, id)
+	if err != nil {
+		return engine.Op{}, err
+	}
+	if len(body) > engine.MaxItemBytes {
+		return engine.Op{}, newErr(10334, "BSONObjectTooLarge", "the document is %d bytes as a stored item; the storage limit is %d bytes (Cosmos's 2 MB item limit)", len(body), engine.MaxItemBytes)
+	}
+	op, err := c.c.PrepareWrite(kind, body, key, c.shard != "")
+	if err != nil {
+		return engine.Op{}, toCmdError(err)
+	}
+	return op, nil
+}
+
+// keyed prepares a delete or read of a stored document.
+func (c *coll) keyed(kind engine.OpKind, d bson.D) (engine.Op, error) {
+	idv, _ := lookupField(d, "_id")
+	id, err := idString(idv)
+	if err != nil {
+		return engine.Op{}, err
+	}
+	key, err := c.keyOf(d)
+	if err != nil {
+		return engine.Op{}, err
+	}
+	op, err := c.c.PrepareKeyed(kind, id, key, c.shard != "")
+	if err != nil {
+		return engine.Op{}, toCmdError(err)
+	}
+	return op, nil
+}
+
+// reread reads a stored document again (after a concurrent change).
+func (c *coll) reread(d bson.D) (stored, bool, error) {
+	op, err := c.keyed(engine.OpRead, d)
+	if err != nil {
+		return stored{}, false, err
+	}
+	r, _, err := c.c.ReadItem(op)
+	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			return stored{}, false, nil
+		}
+		return stored{}, false, toCmdError(err)
+	}
+	doc, etag, err := decodeItem(r.Doc)
+	if err != nil {
+		return stored{}, false, toCmdError(err)
+	}
+	return stored{doc: doc, etag: etag}, true, nil
+}

@@ -1,0 +1,468 @@
+package mongo
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// request is one command being run.
+type request struct {
+	c    *conn
+	s    *Server
+	name string   // the command's name, as sent
+	db   string   // $db
+	raw  bson.Raw // the whole command
+	cmd  bson.D   // the command decoded
+}
+
+type handler func(r *request) (bson.D, error)
+
+var commands map[string]handler
+
+func init() {
+	commands = map[string]handler{
+		"hello": cmdHello, "isMaster": cmdHello, "ismaster": cmdHello,
+		"ping":             func(*request) (bson.D, error) { return nil, nil },
+		"buildInfo":        cmdBuildInfo,
+		"buildinfo":        cmdBuildInfo,
+		"getParameter":     cmdGetParameter,
+		"getLog":           cmdGetLog,
+		"whatsmyuri":       cmdWhatsMyURI,
+		"connectionStatus": cmdConnectionStatus,
+		"hostInfo":         cmdHostInfo,
+		"serverStatus":     cmdServerStatus,
+		"listCommands":     cmdListCommands,
+		"endSessions":      func(*request) (bson.D, error) { return nil, nil },
+		"getCmdLineOpts":   cmdGetCmdLineOpts,
+		"insert":           cmdInsert,
+		"find":             cmdFind,
+		"getMore":          cmdGetMore,
+		"killCursors":      cmdKillCursors,
+		"update":           cmdUpdate,
+		"delete":           cmdDelete,
+		"findAndModify":    cmdFindAndModify,
+		"findandmodify":    cmdFindAndModify,
+		"count":            cmdCount,
+		"distinct":         cmdDistinct,
+		"aggregate":        cmdAggregate,
+		"listDatabases":    cmdListDatabases,
+		"listCollections":  cmdListCollections,
+		"create":           cmdCreate,
+		"drop":             cmdDrop,
+		"dropDatabase":     cmdDropDatabase,
+		"createIndexes":    cmdCreateIndexes,
+		"listIndexes":      cmdListIndexes,
+		"dropIndexes":      cmdDropIndexes,
+		"deleteIndexes":    cmdDropIndexes,
+		"shardCollection":  cmdShardCollection,
+		"customAction":     cmdCustomAction,
+		"collStats":        cmdCollStats,
+		"dbStats":          cmdDBStats,
+		"saslStart":        cmdSASL,
+		"saslContinue":     cmdSASL,
+	}
+}
+
+// dispatch runs an OP_MSG command.
+func (c *conn) dispatch(raw bson.Raw) bson.D {
+	elems, err := raw.Elements()
+	if err != nil || len(elems) == 0 {
+		return errorReply(newErr(9, "FailedToParse", "the command document is empty or invalid"))
+	}
+	name := elems[0].Key()
+	var cmd bson.D
+	if err := bson.Unmarshal(raw, &cmd); err != nil {
+		return errorReply(newErr(9, "FailedToParse", "cannot decode the command: %v", err))
+	}
+	db, _ := raw.Lookup("$db").StringValueOK()
+	r := &request{c: c, s: c.s, name: name, db: db, raw: raw, cmd: cmd}
+	return r.run()
+}
+
+// runQuery answers a legacy OP_QUERY: only the handshake commands on
+// *.$cmd.
+func (c *conn) runQuery(ns string, raw bson.Raw) bson.D {
+	db, coll, _ := strings.Cut(ns, ".")
+	if coll != "$cmd" {
+		return errorReply(newErr(352, "UnsupportedOpQueryCommand", "OP_QUERY is only supported for the handshake on *.$cmd, not %q", ns))
+	}
+	elems, err := raw.Elements()
+	if err != nil || len(elems) == 0 {
+		return errorReply(newErr(9, "FailedToParse", "the query document is empty"))
+	}
+	name := elems[0].Key()
+	if name == "$query" || name == "query" {
+		// A wrapped query: {$query: {...}, $readPreference: ...}.
+		if inner, ok := elems[0].Value().DocumentOK(); ok {
+			raw = inner
+			if elems, err = raw.Elements(); err != nil || len(elems) == 0 {
+				return errorReply(newErr(9, "FailedToParse", "the query document is empty"))
+			}
+			name = elems[0].Key()
+		}
+	}
+	switch name {
+	case "hello", "isMaster", "ismaster", "saslStart", "saslContinue":
+	default:
+		return errorReply(newErr(352, "UnsupportedOpQueryCommand", "OP_QUERY is only supported for hello, isMaster, saslStart and saslContinue, not %q; use OP_MSG", name))
+	}
+	var cmd bson.D
+	if err := bson.Unmarshal(raw, &cmd); err != nil {
+		return errorReply(newErr(9, "FailedToParse", "cannot decode the command: %v", err))
+	}
+	r := &request{c: c, s: c.s, name: name, db: db, raw: raw, cmd: cmd}
+	return r.run()
+}
+
+func (r *request) run() bson.D {
+	h, ok := commands[r.name]
+	if !ok {
+		return errorReply(newErr(59, "CommandNotFound", "no such command: '%s'", r.name))
+	}
+	if r.db == "" {
+		return errorReply(newErr(40571, "Location40571", "OP_MSG requests require a $db argument"))
+	}
+	// The server is a standalone: it has no transactions, and must not
+	// run a transaction's statements as if they were committed one by one.
+	for _, k := range []string{"txnNumber", "startTransaction", "autocommit"} {
+		if _, ok := r.get(k); ok {
+			return errorReply(newErr(20, "IllegalOperation", "Transaction numbers are only allowed on a replica set member or mongos: Parsec's MongoDB API has no transactions yet"))
+		}
+	}
+	out, err := h(r)
+	if err != nil {
+		return errorReply(toCmdError(err))
+	}
+	return append(out, bson.E{Key: "ok", Value: 1.0})
+}
+
+// Field accessors of the decoded command.
+
+func (r *request) get(key string) (any, bool) {
+	for _, e := range r.cmd {
+		if e.Key == key {
+			return e.Value, true
+		}
+	}
+	return nil, false
+}
+
+func (r *request) str(key string) (string, error) {
+	v, ok := r.get(key)
+	if !ok {
+		return "", nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", typeMismatch("BSON field '%s.%s' is the wrong type '%s', expected type 'string'", r.name, key, typeName(v))
+	}
+	return s, nil
+}
+
+// collName is the command's first field: the collection it is about.
+func (r *request) collName() (string, error) {
+	s, ok := r.cmd[0].Value.(string)
+	if !ok || s == "" {
+		return "", newErr(73, "InvalidNamespace", "collection name has invalid type %s", typeName(r.cmd[0].Value))
+	}
+	return s, nil
+}
+
+func (r *request) doc(key string) (bson.D, error) {
+	v, ok := r.get(key)
+	if !ok || v == nil {
+		return nil, nil
+	}
+	d, isDoc := v.(bson.D)
+	if !isDoc {
+		return nil, typeMismatch("BSON field '%s.%s' is the wrong type '%s', expected type 'object'", r.name, key, typeName(v))
+	}
+	return d, nil
+}
+
+func (r *request) boolean(key string) bool {
+	v, _ := r.get(key)
+	return truthy(v)
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case int32:
+		return x != 0
+	case int64:
+		return x != 0
+	case float64:
+		return x != 0
+	case nil:
+		return false
+	}
+	return true
+}
+
+// integer reads a numeric field (absent: def).
+func (r *request) integer(key string, def int64) (int64, error) {
+	v, ok := r.get(key)
+	if !ok || v == nil {
+		return def, nil
+	}
+	n, ok := asInt(v)
+	if !ok {
+		return 0, typeMismatch("BSON field '%s.%s' is the wrong type '%s', expected a number", r.name, key, typeName(v))
+	}
+	return n, nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, false
+		}
+		return int64(x), true
+	}
+	return 0, false
+}
+
+func docs(v any) ([]bson.D, bool) {
+	a, ok := v.(bson.A)
+	if !ok {
+		return nil, false
+	}
+	out := make([]bson.D, 0, len(a))
+	for _, x := range a {
+		d, ok := x.(bson.D)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, d)
+	}
+	return out, true
+}
+
+// Server version the handshake and buildInfo advertise (wire version 21 is
+// MongoDB 7.0).
+const (
+	serverVersion  = "7.0.0"
+	maxWireVersion = 21
+)
+
+func cmdHello(r *request) (bson.D, error) {
+	primary := "isWritablePrimary"
+	if r.name != "hello" {
+		primary = "ismaster"
+	}
+	out := bson.D{{Key: primary, Value: true}}
+	if r.boolean("helloOk") {
+		out = append(out, bson.E{Key: "helloOk", Value: true})
+	}
+	out = append(out,
+		bson.E{Key: "maxBsonObjectSize", Value: int32(MaxDocumentBytes)},
+		bson.E{Key: "maxMessageSizeBytes", Value: int32(MaxMessageBytes)},
+		bson.E{Key: "maxWriteBatchSize", Value: int32(maxWriteBatch)},
+		bson.E{Key: "localTime", Value: bson.NewDateTimeFromTime(r.s.cfg.Now())},
+		bson.E{Key: "logicalSessionTimeoutMinutes", Value: int32(30)},
+		bson.E{Key: "connectionId", Value: r.c.id},
+		bson.E{Key: "minWireVersion", Value: int32(0)},
+		bson.E{Key: "maxWireVersion", Value: int32(maxWireVersion)},
+		bson.E{Key: "readOnly", Value: false},
+	)
+	return out, nil
+}
+
+func cmdBuildInfo(r *request) (bson.D, error) {
+	return bson.D{
+		{Key: "version", Value: serverVersion},
+		{Key: "gitVersion", Value: "parsec"},
+		{Key: "modules", Value: bson.A{}},
+		{Key: "sysInfo", Value: "deprecated"},
+		{Key: "versionArray", Value: bson.A{int32(7), int32(0), int32(0), int32(0)}},
+		{Key: "bits", Value: int32(64)},
+		{Key: "debug", Value: false},
+		{Key: "maxBsonObjectSize", Value: int32(MaxDocumentBytes)},
+		{Key: "storageEngines", Value: bson.A{"parsec"}},
+	}, nil
+}
+
+func cmdGetParameter(r *request) (bson.D, error) {
+	out := bson.D{}
+	if _, ok := r.get("featureCompatibilityVersion"); ok || r.cmd[0].Value == "*" {
+		out = append(out, bson.E{Key: "featureCompatibilityVersion", Value: bson.D{{Key: "version", Value: "7.0"}}})
+	}
+	return out, nil
+}
+
+func cmdGetLog(r *request) (bson.D, error) {
+	v := r.cmd[0].Value
+	if v == "*" {
+		return bson.D{{Key: "names", Value: bson.A{"global", "startupWarnings"}}}, nil
+	}
+	return bson.D{{Key: "totalLinesWritten", Value: int32(0)}, {Key: "log", Value: bson.A{}}}, nil
+}
+
+func cmdWhatsMyURI(r *request) (bson.D, error) {
+	return bson.D{{Key: "you", Value: r.c.remote}}, nil
+}
+
+func cmdConnectionStatus(r *request) (bson.D, error) {
+	return bson.D{{Key: "authInfo", Value: bson.D{
+		{Key: "authenticatedUsers", Value: bson.A{}},
+		{Key: "authenticatedUserRoles", Value: bson.A{}},
+	}}}, nil
+}
+
+func cmdHostInfo(r *request) (bson.D, error) {
+	host, _ := os.Hostname()
+	return bson.D{
+		{Key: "system", Value: bson.D{
+			{Key: "currentTime", Value: bson.NewDateTimeFromTime(r.s.cfg.Now())},
+			{Key: "hostname", Value: host},
+			{Key: "numCores", Value: int32(runtime.NumCPU())},
+			{Key: "cpuArch", Value: runtime.GOARCH},
+		}},
+		{Key: "os", Value: bson.D{{Key: "type", Value: runtime.GOOS}}},
+		{Key: "extra", Value: bson.D{}},
+	}, nil
+}
+
+func cmdServerStatus(r *request) (bson.D, error) {
+	host, _ := os.Hostname()
+	up := r.s.cfg.Now().Sub(r.s.started)
+	return bson.D{
+		{Key: "host", Value: host},
+		{Key: "version", Value: serverVersion},
+		{Key: "process", Value: "parsec"},
+		{Key: "pid", Value: int64(os.Getpid())},
+		{Key: "uptime", Value: up.Seconds()},
+		{Key: "uptimeMillis", Value: up.Milliseconds()},
+		{Key: "localTime", Value: bson.NewDateTimeFromTime(r.s.cfg.Now())},
+		{Key: "connections", Value: bson.D{
+			{Key: "current", Value: int32(len(r.s.slots))},
+			{Key: "available", Value: int32(cap(r.s.slots) - len(r.s.slots))},
+		}},
+		{Key: "metrics", Value: bson.D{{Key: "cursor", Value: bson.D{{Key: "open", Value: bson.D{{Key: "total", Value: int64(r.s.cursors.len())}}}}}}},
+	}, nil
+}
+
+func cmdListCommands(r *request) (bson.D, error) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	cmds := bson.D{}
+	for _, n := range names {
+		cmds = append(cmds, bson.E{Key: n, Value: bson.D{{Key: "help", Value: ""}}})
+	}
+	return bson.D{{Key: "commands", Value: cmds}}, nil
+}
+
+func cmdGetCmdLineOpts(r *request) (bson.D, error) {
+	return bson.D{{Key: "argv", Value: bson.A{"parsec"}}, {Key: "parsed", Value: bson.D{}}}, nil
+}
+
+func cmdSASL(r *request) (bson.D, error) {
+	return nil, newErr(18, "AuthenticationFailed", "authentication is not supported by this server yet: connect without credentials")
+}
+
+// cursorReply is a find/aggregate/getMore reply.
+func cursorReply(id int64, ns, field string, batch bson.A) bson.D {
+	return bson.D{{Key: "cursor", Value: bson.D{
+		{Key: field, Value: batch},
+		{Key: "id", Value: id},
+		{Key: "ns", Value: ns},
+	}}}
+}
+
+// firstBatch reads the first batch of cur and registers it as an open
+// cursor if it has more.
+func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D, error) {
+	n := int(batchSize)
+	if batchSize < 0 {
+		return nil, badValue("batchSize must not be negative")
+	}
+	if batchSize == 0 && !single {
+		// An empty first batch with a live cursor.
+		if err := r.s.cursors.add(cur); err != nil {
+			return nil, err
+		}
+		return cursorReply(cur.id, cur.ns, "firstBatch", bson.A{}), nil
+	}
+	batch, done, err := cur.batch(n)
+	if err != nil {
+		return nil, err
+	}
+	if done || single {
+		return cursorReply(0, cur.ns, "firstBatch", batch), nil
+	}
+	if err := r.s.cursors.add(cur); err != nil {
+		return nil, err
+	}
+	return cursorReply(cur.id, cur.ns, "firstBatch", batch), nil
+}
+
+func cmdGetMore(r *request) (bson.D, error) {
+	id, ok := r.cmd[0].Value.(int64)
+	if !ok {
+		return nil, typeMismatch("getMore's cursor id must be a long, not %s", typeName(r.cmd[0].Value))
+	}
+	collName, err := r.str("collection")
+	if err != nil {
+		return nil, err
+	}
+	n, err := r.integer("batchSize", 0)
+	if err != nil {
+		return nil, err
+	}
+	cur := r.s.cursors.get(id)
+	if cur == nil {
+		return nil, newErr(43, "CursorNotFound", "cursor id %d not found", id)
+	}
+	if want := r.db + "." + collName; cur.ns != want && !strings.HasSuffix(cur.ns, ".$cmd.listCollections") {
+		return nil, newErr(13, "Unauthorized", "cursor %d belongs to %s, not %s", id, cur.ns, want)
+	}
+	cur.mu.Lock()
+	defer cur.mu.Unlock()
+	batch, done, err := cur.batch(int(max(n, 0)))
+	if err != nil {
+		r.s.cursors.remove(id)
+		return nil, err
+	}
+	if done {
+		r.s.cursors.remove(id)
+		id = 0
+	}
+	return cursorReply(id, cur.ns, "nextBatch", batch), nil
+}
+
+func cmdKillCursors(r *request) (bson.D, error) {
+	v, _ := r.get("cursors")
+	ids, ok := v.(bson.A)
+	if !ok {
+		return nil, typeMismatch("killCursors needs an array of cursor ids")
+	}
+	killed, notFound := bson.A{}, bson.A{}
+	for _, x := range ids {
+		id, ok := x.(int64)
+		if !ok {
+			return nil, typeMismatch("a cursor id must be a long, not %s", typeName(x))
+		}
+		if r.s.cursors.remove(id) {
+			killed = append(killed, id)
+		} else {
+			notFound = append(notFound, id)
+		}
+	}
+	return bson.D{{Key: "cursorsKilled", Value: killed}, {Key: "cursorsNotFound", Value: notFound},
+		{Key: "cursorsAlive", Value: bson.A{}}, {Key: "cursorsUnknown", Value: bson.A{}}}, nil
+}

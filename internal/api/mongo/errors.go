@@ -1,0 +1,72 @@
+package mongo
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
+)
+
+// cmdError is a command failure sent as {ok:0, errmsg, code, codeName}.
+type cmdError struct {
+	Code     int32
+	CodeName string
+	Msg      string
+}
+
+func (e *cmdError) Error() string { return e.CodeName + ": " + e.Msg }
+
+func newErr(code int32, name, format string, args ...any) *cmdError {
+	return &cmdError{Code: code, CodeName: name, Msg: fmt.Sprintf(format, args...)}
+}
+
+func badValue(format string, args ...any) *cmdError {
+	return newErr(2, "BadValue", format, args...)
+}
+
+func typeMismatch(format string, args ...any) *cmdError {
+	return newErr(14, "TypeMismatch", format, args...)
+}
+
+// Codes used by the handlers.
+const (
+	codeDuplicateKey = 11000
+	codeThrottled    = 16500
+)
+
+// toCmdError maps any error of a handler to the reply's code: command
+// errors and mql errors as they are, engine errors to the closest MongoDB
+// code.
+func toCmdError(err error) *cmdError {
+	var ce *cmdError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var me *mql.Error
+	if errors.As(err, &me) {
+		return &cmdError{Code: me.Code, CodeName: me.CodeName, Msg: me.Msg}
+	}
+	var te *engine.ThrottledError
+	switch {
+	case errors.As(err, &te):
+		return newErr(codeThrottled, "RequestRateTooLarge", "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later. RetryAfterMs=%d, Details: %v", max(te.RetryAfter.Milliseconds(), 1), te)
+	case errors.Is(err, engine.ErrThrottled):
+		return newErr(codeThrottled, "RequestRateTooLarge", "Request rate is large. Please retry this request later. RetryAfterMs=100, Details: %v", err)
+	case errors.Is(err, engine.ErrTooLarge):
+		return newErr(10334, "BSONObjectTooLarge", "the document is too large for the storage engine: %v", err)
+	case errors.Is(err, engine.ErrConflict):
+		return newErr(codeDuplicateKey, "DuplicateKey", "E11000 duplicate key error: %v", err)
+	case errors.Is(err, engine.ErrNotFound):
+		return newErr(26, "NamespaceNotFound", "%v", err)
+	case errors.Is(err, engine.ErrLogicalPartitionFull):
+		return badValue("the logical partition is full: %v", err)
+	case errors.Is(err, engine.ErrPartitionKeyMismatch), errors.Is(err, engine.ErrBadRequest):
+		return badValue("%v", err)
+	case errors.Is(err, engine.ErrUnavailable), errors.Is(err, engine.ErrPartitionGone):
+		return newErr(91, "ShutdownInProgress", "the storage is unavailable: %v", err)
+	case errors.Is(err, errStoredDoc), errors.Is(err, engine.ErrCorrupt):
+		return newErr(1, "InternalError", "%v", err)
+	}
+	return newErr(1, "InternalError", "%v", err)
+}

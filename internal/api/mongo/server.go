@@ -1,0 +1,271 @@
+package mongo
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/wiremessage"
+
+	"github.com/parsecdb/parsec/internal/engine"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxConnections = 1000
+	DefaultIdleTimeout    = 30 * time.Minute
+	DefaultCursorTimeout  = 10 * time.Minute
+	DefaultMaxCursors     = 10_000
+)
+
+// Config configures a Mongo API server. Zero values take the defaults.
+type Config struct {
+	Engine *engine.Engine
+	// MaxConnections is how many connections are served at once; one more
+	// is closed at once.
+	MaxConnections int
+	// IdleTimeout closes a connection that sends nothing for that long.
+	IdleTimeout time.Duration
+	// CursorTimeout drops a cursor not used for that long; MaxCursors caps
+	// the open cursors (a find that would open one more fails).
+	CursorTimeout time.Duration
+	MaxCursors    int
+	// Logger receives why connections were closed. Default: stderr.
+	Logger *log.Logger
+	// Now is the clock ($currentDate, localTime). Default time.Now.
+	Now func() time.Time
+}
+
+// Server serves the MongoDB wire protocol on Parsec's engine.
+type Server struct {
+	cfg     Config
+	eng     *engine.Engine
+	cursors *cursorSet
+	connID  atomic.Int32
+	started time.Time
+	slots   chan struct{}
+
+	mu     sync.Mutex
+	lns    map[net.Listener]bool
+	conns  map[net.Conn]bool
+	closed bool
+	wg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+// New returns a server on cfg.Engine; call Serve to accept connections.
+func New(cfg Config) *Server {
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.CursorTimeout <= 0 {
+		cfg.CursorTimeout = DefaultCursorTimeout
+	}
+	if cfg.MaxCursors <= 0 {
+		cfg.MaxCursors = DefaultMaxCursors
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = log.New(os.Stderr, "parsec mongo: ", log.LstdFlags)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, eng: cfg.Engine, slots: make(chan struct{}, cfg.MaxConnections),
+		lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
+	s.started = cfg.Now()
+	s.cursors = newCursorSet(cfg.MaxCursors, cfg.CursorTimeout, cfg.Now)
+	s.wg.Add(1)
+	go s.reapCursors()
+	return s
+}
+
+func (s *Server) reapCursors() {
+	defer s.wg.Done()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.cursors.expire()
+		}
+	}
+}
+
+// Serve accepts connections on ln until Close; it returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("mongo server closed")
+	}
+	s.lns[ln] = true
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			s.cfg.Logger.Printf("closing connection from %s: %d connections are open (the limit)", c.RemoteAddr(), s.cfg.MaxConnections)
+			c.Close()
+			continue
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			<-s.slots
+			return nil
+		}
+		s.conns[c] = true
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(c)
+	}
+}
+
+// Close stops accepting, closes every connection and waits for their
+// goroutines.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for ln := range s.lns {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	close(s.stop)
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// conn is one client connection's state.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	id     int32
+	remote string
+}
+
+func (s *Server) serveConn(nc net.Conn) {
+	defer func() {
+		nc.Close()
+		s.mu.Lock()
+		delete(s.conns, nc)
+		s.mu.Unlock()
+		<-s.slots
+		s.wg.Done()
+	}()
+	c := &conn{s: s, nc: nc, id: s.connID.Add(1), remote: nc.RemoteAddr().String()}
+	r := bufio.NewReaderSize(nc, 64<<10)
+	w := bufio.NewWriterSize(nc, 64<<10)
+	var out []byte
+	for {
+		nc.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		m, err := ReadMessage(r)
+		if err != nil {
+			switch {
+			case errors.Is(err, errMalformed):
+				s.cfg.Logger.Printf("closing connection %d from %s: %v", c.id, c.remote, err)
+			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+			default:
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					s.cfg.Logger.Printf("closing connection %d from %s: idle for %v", c.id, c.remote, s.cfg.IdleTimeout)
+				} else {
+					s.cfg.Logger.Printf("closing connection %d from %s: %v", c.id, c.remote, err)
+				}
+			}
+			return
+		}
+		nc.SetReadDeadline(time.Time{})
+		out = c.handle(m, out[:0])
+		if len(out) == 0 {
+			continue
+		}
+		nc.SetWriteDeadline(time.Now().Add(5 * time.Minute))
+		_, werr := w.Write(out)
+		if werr == nil {
+			werr = w.Flush()
+		}
+		if werr != nil {
+			s.cfg.Logger.Printf("closing connection %d from %s: cannot write the reply: %v", c.id, c.remote, werr)
+			return
+		}
+		if cap(out) > 1<<20 {
+			out = nil
+		}
+	}
+}
+
+// handle answers one message; it returns the reply's bytes (none for
+// moreToCome).
+func (c *conn) handle(m *Message, out []byte) []byte {
+	doc := c.run(m)
+	raw, merr := bson.Marshal(doc)
+	if merr != nil {
+		raw, _ = bson.Marshal(errorReply(newErr(1, "InternalError", "cannot encode the reply: %v", merr)))
+	}
+	if len(raw) > MaxDocumentBytes+16<<10 {
+		raw, _ = bson.Marshal(errorReply(newErr(10334, "BSONObjectTooLarge", "the reply would be %d bytes, over the %d-byte limit", len(raw), MaxDocumentBytes)))
+	}
+	if m.MoreToCome {
+		return out
+	}
+	if m.OpCode == opQuery {
+		return appendOpReply(out, wiremessage.NextRequestID(), m.RequestID, raw)
+	}
+	return appendOpMsg(out, wiremessage.NextRequestID(), m.RequestID, raw)
+}
+
+// run runs a command and returns its reply; a panic in a handler is
+// caught and answered as an internal error (the connection survives).
+func (c *conn) run(m *Message) (reply bson.D) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.cfg.Logger.Printf("command from %s panicked: %v\n%s", c.remote, p, debug.Stack())
+			reply = errorReply(newErr(1, "InternalError", "internal error"))
+		}
+	}()
+	cmd := bson.Raw(m.Command)
+	if m.OpCode == opQuery {
+		return c.runQuery(m.Namespace, cmd)
+	}
+	return c.dispatch(cmd)
+}
+
+func errorReply(e *cmdError) bson.D {
+	return bson.D{{Key: "ok", Value: 0.0}, {Key: "errmsg", Value: e.Msg}, {Key: "code", Value: e.Code}, {Key: "codeName", Value: e.CodeName}}
+}

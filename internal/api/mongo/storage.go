@@ -1,0 +1,350 @@
+package mongo
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/jsondoc"
+)
+
+// The storage mapping (DESIGN.md): a document is stored as one JSON item,
+// Extended JSON v2 canonical for every type except int32 (a plain integer)
+// and finite doubles (a plain number with '.' or an exponent), preceded by
+// an "id" member that encodes _id. Top-level field names the engine gives a
+// meaning to are escaped with a trailing '~'.
+
+// reservedNames are the top-level member names the engine reads or writes:
+// the item id, the per-item time to live and the system properties. A
+// document field named one of them, followed by any number of '~', is
+// stored with one more '~'.
+var reservedNames = []string{"id", "ttl", "_rid", "_self", "_etag", "_ts", "_attachments", "_lsn"}
+
+// systemNames are the members the engine adds to a stored item.
+var systemNames = map[string]bool{"id": true, "_rid": true, "_self": true, "_etag": true, "_ts": true, "_attachments": true, "_lsn": true}
+
+// escapeName returns the stored name of a top-level field.
+func escapeName(k string) string {
+	base := strings.TrimRight(k, "~")
+	for _, r := range reservedNames {
+		if base == r {
+			return k + "~"
+		}
+	}
+	return k
+}
+
+// unescapeName reverses escapeName for a stored member that is not a
+// system property.
+func unescapeName(k string) string {
+	if !strings.HasSuffix(k, "~") {
+		return k
+	}
+	base := strings.TrimRight(k, "~")
+	for _, r := range reservedNames {
+		if base == r {
+			return k[:len(k)-1]
+		}
+	}
+	return k
+}
+
+// maxDepth bounds the nesting of a stored document (mongod allows 100
+// levels of BSON; Extended JSON wrappers add up to two more).
+const maxDepth = 100
+
+// encodeItem renders doc as the stored JSON item with id as its "id".
+func encodeItem(doc bson.Raw, id string) ([]byte, error) {
+	out := make([]byte, 0, len(doc)*2+len(id)+16)
+	out = append(out, `{"id":`...)
+	out = jsondoc.AppendQuote(out, id)
+	elems, err := doc.Elements()
+	if err != nil {
+		return nil, badValue("invalid BSON document: %v", err)
+	}
+	seen := make(map[string]bool, len(elems))
+	for _, e := range elems {
+		k := e.Key()
+		if seen[k] {
+			return nil, badValue("the document has the field %q twice", k)
+		}
+		seen[k] = true
+		if err := checkFieldName(k); err != nil {
+			return nil, err
+		}
+		out = append(out, ',')
+		out = jsondoc.AppendQuote(out, escapeName(k))
+		out = append(out, ':')
+		if out, err = appendValue(out, e.Value(), 1); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, '}'), nil
+}
+
+func checkFieldName(k string) error {
+	if strings.HasPrefix(k, "$") && k != "$ref" && k != "$id" && k != "$db" {
+		return &cmdError{Code: 52, CodeName: "DollarPrefixedFieldName", Msg: fmt.Sprintf("field names cannot start with '$' (%q) in stored documents", k)}
+	}
+	return nil
+}
+
+// appendValue appends one value: documents and arrays member by member,
+// int32 and finite doubles as plain JSON numbers, strings, booleans and
+// null as JSON, and every other type as the driver's canonical Extended
+// JSON.
+func appendValue(out []byte, v bson.RawValue, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, badValue("the document is nested deeper than %d levels", maxDepth)
+	}
+	switch v.Type {
+	case bson.TypeEmbeddedDocument:
+		elems, err := v.Document().Elements()
+		if err != nil {
+			return nil, badValue("invalid BSON document: %v", err)
+		}
+		out = append(out, '{')
+		seen := make(map[string]bool, len(elems))
+		for i, e := range elems {
+			k := e.Key()
+			if seen[k] {
+				return nil, badValue("a document has the field %q twice", k)
+			}
+			seen[k] = true
+			if err := checkFieldName(k); err != nil {
+				return nil, err
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = jsondoc.AppendQuote(out, k)
+			out = append(out, ':')
+			if out, err = appendValue(out, e.Value(), depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(out, '}'), nil
+	case bson.TypeArray:
+		vals, err := v.Array().Values()
+		if err != nil {
+			return nil, badValue("invalid BSON array: %v", err)
+		}
+		out = append(out, '[')
+		for i, e := range vals {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			if out, err = appendValue(out, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(out, ']'), nil
+	case bson.TypeInt32:
+		return strconv.AppendInt(out, int64(v.Int32()), 10), nil
+	case bson.TypeDouble:
+		f := v.Double()
+		if !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return appendDouble(out, f), nil
+		}
+	case bson.TypeString:
+		return jsondoc.AppendQuote(out, v.StringValue()), nil
+	case bson.TypeBoolean:
+		return strconv.AppendBool(out, v.Boolean()), nil
+	case bson.TypeNull:
+		return append(out, "null"...), nil
+	}
+	ext, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, true, false)
+	if err != nil {
+		return nil, badValue("cannot store a value of type %s: %v", v.Type, err)
+	}
+	// {"v":VALUE}
+	ext = bytes.TrimSpace(ext)
+	i := bytes.IndexByte(ext, ':')
+	if i < 0 || ext[len(ext)-1] != '}' {
+		return nil, badValue("cannot store a value of type %s", v.Type)
+	}
+	return append(out, bytes.TrimSpace(ext[i+1:len(ext)-1])...), nil
+}
+
+// appendDouble writes a finite double so that it reads back as a double:
+// the shortest representation, with ".0" added when it has neither a '.'
+// nor an exponent.
+func appendDouble(out []byte, f float64) []byte {
+	start := len(out)
+	out = strconv.AppendFloat(out, f, 'g', -1, 64)
+	if !bytes.ContainsAny(out[start:], ".eE") {
+		out = append(out, ".0"...)
+	}
+	return out
+}
+
+// decodeItem turns a stored item back into the document: the system
+// properties and "id" are dropped, escaped names restored. It also returns
+// the item's etag.
+func decodeItem(raw []byte) (bson.D, string, error) {
+	var d bson.D
+	if err := bson.UnmarshalExtJSON(raw, false, &d); err != nil {
+		return nil, "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
+	}
+	out := make(bson.D, 0, len(d)+1)
+	etag := ""
+	var itemID any
+	hasID := false
+	for _, e := range d {
+		if systemNames[e.Key] {
+			switch e.Key {
+			case "_etag":
+				etag, _ = e.Value.(string)
+			case "id":
+				itemID = e.Value
+			}
+			continue
+		}
+		if e.Key == "_id" {
+			hasID = true
+		}
+		e.Key = unescapeName(e.Key)
+		out = append(out, e)
+	}
+	if !hasID && itemID != nil {
+		// An item written through the NoSQL API: its id is its _id.
+		out = append(bson.D{{Key: "_id", Value: itemID}}, out...)
+	}
+	return out, etag, nil
+}
+
+var errStoredDoc = fmt.Errorf("stored document cannot be read")
+
+// idString encodes an _id as the item id: an ObjectId as its 24 hex digits;
+// a string as itself when it is unambiguous and holds no character an id
+// cannot; every other value as "~" + a type tag + ":" + its encoding, with
+// '%', '/', '\\', '#', '?' and control characters percent-escaped. Numbers
+// that MongoDB considers equal (int32 1, int64 1, double 1.0) share one id.
+func idString(v any) (string, error) {
+	var s string
+	switch x := v.(type) {
+	case bson.ObjectID:
+		return hex.EncodeToString(x[:]), nil
+	case string:
+		if plainStringID(x) {
+			return x, nil
+		}
+		s = "~s:" + escapeID(x)
+	case int32:
+		s = "~n:" + strconv.FormatInt(int64(x), 10)
+	case int64:
+		s = "~n:" + strconv.FormatInt(x, 10)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
+			s = "~n:" + strconv.FormatInt(int64(x), 10)
+		} else {
+			s = "~n:" + strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	case bson.A:
+		return "", badValue("_id cannot be an array")
+	case bson.Regex:
+		return "", badValue("_id cannot be a regular expression")
+	case bson.Undefined:
+		return "", badValue("_id cannot be undefined")
+	default:
+		raw, err := bson.Marshal(bson.D{{Key: "v", Value: v}})
+		if err != nil {
+			return "", badValue("invalid _id: %v", err)
+		}
+		var body []byte
+		body, err = appendValue(nil, bson.Raw(raw).Lookup("v"), 1)
+		if err != nil {
+			return "", err
+		}
+		s = "~" + idTags[bson.Raw(raw).Lookup("v").Type] + ":" + escapeID(string(body))
+	}
+	if len(s) > 1023 {
+		return "", badValue("_id is too long: its encoding as an item id is %d bytes; the limit is 1023", len(s))
+	}
+	return s, nil
+}
+
+// idTags name the types of the _id values encoded with their stored JSON.
+var idTags = map[bson.Type]string{
+	bson.TypeEmbeddedDocument: "doc", bson.TypeBinary: "bin", bson.TypeBoolean: "bool",
+	bson.TypeDateTime: "date", bson.TypeNull: "null", bson.TypeDBPointer: "dbptr",
+	bson.TypeJavaScript: "js", bson.TypeSymbol: "sym", bson.TypeCodeWithScope: "cws",
+	bson.TypeTimestamp: "ts", bson.TypeDecimal128: "dec", bson.TypeMinKey: "minkey", bson.TypeMaxKey: "maxkey",
+}
+
+func plainStringID(s string) bool {
+	if s == "" || s[0] == '~' || len(s) > 1023 {
+		return false
+	}
+	if len(s) == 24 {
+		if _, err := hex.DecodeString(s); err == nil && strings.ToLower(s) == s {
+			return false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if needsEscape(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func needsEscape(c byte) bool {
+	return c < 0x20 || c == 0x7f || c == '%' || c == '/' || c == '\\' || c == '#' || c == '?'
+}
+
+func escapeID(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if needsEscape(c) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// keyComponent is the engine's partition key component for a shard key
+// value (present false: the field is absent); a type the engine cannot key
+// by is a BadValue error.
+func keyComponent(v any, present bool) (epk.Component, error) {
+	if !present {
+		return epk.Undefined(), nil
+	}
+	switch x := v.(type) {
+	case nil:
+		return epk.Null(), nil
+	case string:
+		return epk.String(x), nil
+	case bool:
+		return epk.Bool(x), nil
+	case int32:
+		return epk.Number(float64(x)), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return epk.Component{}, badValue("a shard key value cannot be NaN or infinite")
+		}
+		return epk.Number(x), nil
+	}
+	return epk.Component{}, &cmdError{Code: 2, CodeName: "BadValue",
+		Msg: fmt.Sprintf("a shard key value of BSON type %s is not supported: shard key values must be strings, 32-bit integers, doubles, booleans or null", typeName(v))}
+}
+
+func typeName(v any) string {
+	if v == nil {
+		return "null"
+	}
+	t, _, err := bson.MarshalValue(v)
+	if err != nil {
+		return fmt.Sprintf("%T", v)
+	}
+	return t.String()
+}
