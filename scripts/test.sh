@@ -66,7 +66,7 @@ for t in "${targets[@]}"; do
   fuzz "./$(dirname "${t%%:*}")" "${t##*func }"
 done
 
-echo "== JavaScript SDK tests (@azure/cosmos; the advise report and Parsec Explorer in headless Chromium)"
+echo "== JavaScript tests (@azure/cosmos; the MongoDB Node.js driver and mongosh; the advise report and Parsec Explorer in headless Chromium)"
 # The browser tests drive Debian's Chromium through playwright-core, which
 # never downloads a browser of its own. Install it once; later runs find it in place.
 if [ ! -x /usr/bin/chromium ]; then

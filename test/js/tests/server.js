@@ -13,21 +13,25 @@ export async function startServer(extraArgs = []) {
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
-  const endpoint = await new Promise((resolve, reject) => {
+  // The startup lines end with the explorer's; the MongoDB API's line comes
+  // before it when --mongo-listen is given.
+  const { endpoint, mongoURL } = await new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error("server did not start: " + stderr)), 10000);
     child.stdout.on("data", (d) => {
       out += d;
       const m = out.match(/on (https?:\/\/[^ ]+) /);
-      if (m) {
+      if (m && /Parsec Explorer at /.test(out)) {
         clearTimeout(timer);
-        resolve(m[1]);
+        const mongo = out.match(/MongoDB API on (mongodb:\/\/\S+)/);
+        resolve({ endpoint: m[1], mongoURL: mongo ? mongo[1] : undefined });
       }
     });
     child.on("exit", (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
   });
   return {
     endpoint,
+    mongoURL,
     stop: () =>
       new Promise((resolve) => {
         child.once("exit", resolve);
