@@ -9,6 +9,7 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/twmb/murmur3 v1.2.2
+	github.com/xdg-go/scram v1.4.0
 	go.mongodb.org/mongo-driver/v2 v2.10.0
 )
 
@@ -44,7 +45,6 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.12.0 // indirect
-	github.com/xdg-go/scram v1.4.0 // indirect
 	github.com/xdg-go/stringprep v1.0.4 // indirect
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
 	golang.org/x/crypto v0.54.0 // indirect

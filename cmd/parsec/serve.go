@@ -41,7 +41,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "time to write one response from its first byte; a client reading slower is disconnected (negative: no limit)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request (negative: no limit)")
 	fs.IntVar(&o.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once; one more waits up to 1s for a slot, then is closed (negative: no limit)")
-	fs.StringVar(&o.MongoListen, "mongo-listen", "", "also serve the MongoDB API on HOST:PORT, e.g. 127.0.0.1:10255 (off by default; no authentication yet: loopback and the emulator key only)")
+	fs.StringVar(&o.MongoListen, "mongo-listen", "", "also serve the MongoDB API on HOST:PORT, e.g. 127.0.0.1:10255 (off by default); with --tls it speaks TLS, and with --key clients authenticate with SCRAM-SHA-256 as user parsec (or parsec-readonly with --read-only-key) and the key as password")
 	fs.BoolVar(&o.AcceptDataLoss, "accept-data-loss", false, "start even if the write-ahead log is damaged or missing, logging the acknowledged writes that were lost")
 	fs.DurationVar(&o.ScriptTimeout, "script-timeout", 5*time.Second, "run time of one stored procedure or trigger; writes stop being accepted at four fifths of it, and the script is stopped at it (408)")
 	fs.IntVar(&o.ScriptMaxWrites, "script-max-writes", 5000, "writes one run of a stored procedure or trigger may make; past it writes return accepted = false")

@@ -76,8 +76,10 @@ type Options struct {
 	ScriptTimeout   time.Duration
 	ScriptMaxWrites int
 	// MongoListen, when set, also serves the MongoDB wire protocol on this
-	// HOST:PORT (off by default). It has no authentication yet, so it needs
-	// the emulator key and a loopback address.
+	// HOST:PORT (off by default), with TLS when TLS is set. With a key of
+	// one's own, clients authenticate with SCRAM-SHA-256 (user "parsec" and
+	// the primary key, or "parsec-readonly" and the read-only key); with the
+	// emulator key, which is only served on loopback, they need not.
 	MongoListen string
 	// Storage, when set, adjusts the store's options after the fields above
 	// are applied (tests inject free space and faults with it).
@@ -146,8 +148,8 @@ func (o *Options) Validate() error {
 		if err != nil {
 			return fmt.Errorf("--mongo-listen %q is not HOST:PORT: %v", o.MongoListen, err)
 		}
-		if !isLoopback(host) || (o.Key != "" && !sameKey(o.Key, auth.EmulatorKey)) {
-			return fmt.Errorf("--mongo-listen %q: the MongoDB API has no authentication yet, so it is only served on a loopback address with the emulator key (no --key)", o.MongoListen)
+		if !isLoopback(host) && (o.Key == "" || sameKey(o.Key, auth.EmulatorKey)) {
+			return fmt.Errorf("refusing to serve the MongoDB API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key (clients then authenticate with SCRAM-SHA-256 as user %q and the key as password), or use a loopback address such as 127.0.0.1", o.MongoListen, mongo.DefaultAccountName)
 		}
 	}
 	if o.FixedMaxRUs != 0 && o.FixedMaxRUs < 400 {
@@ -255,9 +257,9 @@ func Start(o Options) (*Server, error) {
 	if o.MaxConnections > 0 {
 		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait)
 	}
+	var cert tls.Certificate
 	if o.TLS {
-		cert, err := loadOrCreateCert(o)
-		if err != nil {
+		if cert, err = loadOrCreateCert(o); err != nil {
 			ln.Close()
 			s.closeStore()
 			return nil, err
@@ -272,7 +274,13 @@ func Start(o Options) (*Server, error) {
 			s.closeStore()
 			return nil, fmt.Errorf("cannot listen on %s (--mongo-listen): %w", o.MongoListen, err)
 		}
-		s.mongo = mongo.New(mongo.Config{Engine: eng})
+		if o.TLS {
+			mln = tls.NewListener(mln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		}
+		// Clients authenticate with SCRAM-SHA-256 and the keys; with a
+		// key of one's own they must (see mongo.Config).
+		s.mongo = mongo.New(mongo.Config{Engine: eng, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
+			RequireAuth: !sameKey(key, auth.EmulatorKey)})
 		s.mongoLn = mln
 		s.mongoDone = make(chan error, 1)
 		go func() { s.mongoDone <- s.mongo.Serve(mln) }()

@@ -134,6 +134,9 @@ func (r *request) run() bson.D {
 			return errorReply(newErr(20, "IllegalOperation", "Transaction numbers are only allowed on a replica set member or mongos: Parsec's MongoDB API has no transactions yet"))
 		}
 	}
+	if err := r.authorize(); err != nil {
+		return errorReply(toCmdError(err))
+	}
 	out, err := h(r)
 	if err != nil {
 		return errorReply(toCmdError(err))
@@ -266,6 +269,9 @@ func cmdHello(r *request) (bson.D, error) {
 	if r.boolean("helloOk") {
 		out = append(out, bson.E{Key: "helloOk", Value: true})
 	}
+	if mechs, ok := r.saslSupportedMechs(); ok {
+		out = append(out, bson.E{Key: "saslSupportedMechs", Value: mechs})
+	}
 	out = append(out,
 		bson.E{Key: "maxBsonObjectSize", Value: int32(MaxDocumentBytes)},
 		bson.E{Key: "maxMessageSizeBytes", Value: int32(MaxMessageBytes)},
@@ -369,10 +375,6 @@ func cmdListCommands(r *request) (bson.D, error) {
 
 func cmdGetCmdLineOpts(r *request) (bson.D, error) {
 	return bson.D{{Key: "argv", Value: bson.A{"parsec"}}, {Key: "parsed", Value: bson.D{}}}, nil
-}
-
-func cmdSASL(r *request) (bson.D, error) {
-	return nil, newErr(18, "AuthenticationFailed", "authentication is not supported by this server yet: connect without credentials")
 }
 
 // cursorReply is a find/aggregate/getMore reply.

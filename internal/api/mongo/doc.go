@@ -12,31 +12,38 @@
 //     with OP_REPLY. A message that breaks the protocol closes its
 //     connection with a logged reason. BSON is the driver's (bson,
 //     bsoncore, wiremessage); this package writes no codec of its own.
+//
 //   - server.go runs one goroutine per connection, bounded in number,
 //     closing connections idle past Config.IdleTimeout; a handler's panic
 //     becomes an InternalError reply, never a crash.
+//
 //   - commands.go maps a command's name to its handler; handlers return a
 //     reply document or an error, and toCmdError (errors.go) is the one
 //     place engine and query-language errors become MongoDB codes
 //     (engine throttling is Cosmos's 16500 RequestRateTooLarge with
 //     RetryAfterMs).
+//
 //   - crud.go, write.go and ddl.go are the commands. They evaluate filters,
 //     projections, sorts, updates and pipelines with package mql, which
 //     is pure; this package does the I/O around it.
+//
 //   - coll.go maps a collection onto the engine: a filter that fixes the
 //     shard key by equality reads one logical partition (a point read when
 //     it fixes _id too); any other reads each partition in turn. Writes that
 //     read first (update, findAndModify) replace with the etag they read and
 //     retry on a concurrent change.
+//
 //   - storage.go is the document's stored form: see DESIGN.md. Because the
 //     engine keeps an item's JSON bytes as written, every BSON type round-trips
 //     exactly, and the items stay readable and queryable through the NoSQL
 //     API.
+//
 //   - cursors.go holds server-side cursors: they belong to the server, not a
 //     connection, expire after Config.CursorTimeout idle, and are capped at
 //     Config.MaxCursors.
 //
-// There is no authentication yet (saslStart fails with AuthenticationFailed),
-// so package server only starts this listener on loopback with the emulator
-// key.
+//   - auth.go authenticates with SCRAM-SHA-256 (account name and key, as
+//     Cosmos does) and holds a read-only user to reads; package server
+//     requires it whenever a key other than the emulator's is in use, and
+//     serves the listener with TLS when the HTTP one has it.
 package mongo

@@ -42,6 +42,18 @@ type Config struct {
 	Logger *log.Logger
 	// Now is the clock ($currentDate, localTime). Default time.Now.
 	Now func() time.Time
+	// PrimaryKey and ReadOnlyKey (base64, as the server was given them),
+	// when PrimaryKey is set, make every connection authenticate with
+	// SCRAM-SHA-256 as AccountName (default DefaultAccountName) with the
+	// primary key, or as AccountName + "-readonly" with the read-only key,
+	// which runs no command that writes (see auth.go).
+	AccountName             string
+	PrimaryKey, ReadOnlyKey string
+	// RequireAuth refuses every command but the handshake to a connection
+	// that has not authenticated. Without it (the emulator key on
+	// loopback), such connections run everything, and those that did
+	// authenticate are held to their user's rights.
+	RequireAuth bool
 }
 
 // Server serves the MongoDB wire protocol on Parsec's engine.
@@ -52,6 +64,8 @@ type Server struct {
 	connID  atomic.Int32
 	started time.Time
 	slots   chan struct{}
+	auth    *authenticator // nil: no authentication
+	initErr error          // why New could not set the server up; Serve returns it
 
 	mu     sync.Mutex
 	lns    map[net.Listener]bool
@@ -84,6 +98,11 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, eng: cfg.Engine, slots: make(chan struct{}, cfg.MaxConnections),
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
+	if cfg.AccountName == "" {
+		cfg.AccountName = DefaultAccountName
+		s.cfg.AccountName = cfg.AccountName
+	}
+	s.auth, s.initErr = newAuthenticator(cfg.AccountName, cfg.PrimaryKey, cfg.ReadOnlyKey)
 	s.cursors = newCursorSet(cfg.MaxCursors, cfg.CursorTimeout, cfg.Now)
 	s.wg.Add(1)
 	go s.reapCursors()
@@ -106,6 +125,9 @@ func (s *Server) reapCursors() {
 
 // Serve accepts connections on ln until Close; it returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error {
+	if s.initErr != nil {
+		return s.initErr
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -177,6 +199,7 @@ type conn struct {
 	nc     net.Conn
 	id     int32
 	remote string
+	auth   connAuth
 }
 
 func (s *Server) serveConn(nc net.Conn) {
