@@ -9,6 +9,8 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/twmb/murmur3 v1.2.2
+	go.etcd.io/raft/v3 v3.7.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -47,5 +49,4 @@ require (
 	golang.org/x/net v0.52.0 // indirect
 	golang.org/x/sys v0.42.0 // indirect
 	golang.org/x/text v0.35.0 // indirect
-	google.golang.org/protobuf v1.33.0 // indirect
 )
