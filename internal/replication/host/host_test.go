@@ -1,0 +1,465 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/parsecdb/parsec/internal/replication/raftlog"
+	"github.com/parsecdb/parsec/internal/replication/transport"
+	"github.com/parsecdb/parsec/internal/storage"
+	"go.etcd.io/raft/v3"
+)
+
+// kv is a test state machine: the list of commands applied.
+type kv struct {
+	mu       sync.Mutex
+	applied  uint64
+	cmds     []string
+	restores int // restores from a snapshot with data
+}
+
+type kvState struct {
+	Applied uint64
+	Cmds    []string
+}
+
+func (s *kv) Applied() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied
+}
+
+func (s *kv) Apply(ents []Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range ents {
+		if e.Index != s.applied+1 {
+			return fmt.Errorf("entry %d applied after %d", e.Index, s.applied)
+		}
+		if e.Data != nil {
+			s.cmds = append(s.cmds, string(e.Data))
+		}
+		s.applied = e.Index
+	}
+	return nil
+}
+
+func (s *kv) Snapshot() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Marshal(kvState{s.applied, s.cmds})
+}
+
+func (s *kv) Restore(index, term uint64, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := kvState{Applied: index}
+	if data != nil {
+		if err := json.Unmarshal(data, &st); err != nil {
+			return err
+		}
+		if st.Applied != index {
+			return fmt.Errorf("snapshot data at %d, metadata at %d", st.Applied, index)
+		}
+		s.restores++
+	}
+	s.applied, s.cmds = index, slices.Clone(st.Cmds)
+	return nil
+}
+
+func (s *kv) state() (uint64, []string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied, slices.Clone(s.cmds), s.restores
+}
+
+type node struct {
+	id  uint64
+	fs  vfs.FS
+	db  *storage.DB
+	tr  *transport.Mem
+	h   *Host
+	mu  sync.Mutex
+	sms map[uint64]*kv
+}
+
+func (n *node) sm(g uint64) *kv {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sms[g]
+}
+
+type cluster struct {
+	t      *testing.T
+	net    *transport.Network
+	nodes  map[uint64]*node
+	groups []uint64
+	mod    func(*Config)
+}
+
+var voters = []uint64{1, 2, 3}
+
+func newCluster(t *testing.T, groups int, mod func(*Config)) *cluster {
+	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), mod: mod}
+	for g := range groups {
+		c.groups = append(c.groups, uint64(100+g))
+	}
+	for _, id := range voters {
+		c.nodes[id] = &node{id: id, fs: vfs.NewMem()}
+		c.start(id)
+	}
+	t.Cleanup(func() {
+		for id, n := range c.nodes {
+			if n.h != nil {
+				c.stop(id)
+			}
+		}
+	})
+	return c
+}
+
+func (c *cluster) start(id uint64) {
+	c.t.Helper()
+	n := c.nodes[id]
+	db, err := storage.Open(storage.Options{Dir: "/n", FS: n.fs, Reserve: -1, CacheBytes: 1 << 20})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n.db = db
+	n.tr = c.net.Join(id)
+	n.mu.Lock()
+	n.sms = make(map[uint64]*kv)
+	n.mu.Unlock()
+	cfg := Config{NodeID: id, Store: raftlog.Open(db), Transport: n.tr, Logf: c.t.Logf,
+		NewStateMachine: func(g uint64) (StateMachine, error) {
+			s := &kv{}
+			n.mu.Lock()
+			n.sms[g] = s
+			n.mu.Unlock()
+			return s, nil
+		}}
+	if c.mod != nil {
+		c.mod(&cfg)
+	}
+	h, err := New(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n.h = h
+	for _, g := range c.groups {
+		if err := h.CreateGroup(g, voters); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+func (c *cluster) stop(id uint64) {
+	n := c.nodes[id]
+	n.h.Stop()
+	_ = n.tr.Close()
+	_ = n.db.Close()
+	n.h = nil
+}
+
+func (c *cluster) tick() {
+	for _, n := range c.nodes {
+		if n.h != nil {
+			n.h.Tick()
+		}
+	}
+}
+
+// waitFor ticks every node until fn holds. The deadline only ends a test
+// that cannot make progress; no assertion depends on time.
+func (c *cluster) waitFor(what string, fn func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !fn() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("gave up waiting for %s", what)
+		}
+		c.tick()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// leader waits until one of the live nodes in among leads group g with
+// every other live node in among following it, and returns it.
+func (c *cluster) leader(g uint64, among ...uint64) uint64 {
+	c.t.Helper()
+	if len(among) == 0 {
+		among = voters
+	}
+	var lead uint64
+	c.waitFor(fmt.Sprintf("a leader of group %d among %v", g, among), func() bool {
+		lead = 0
+		var term uint64
+		for _, id := range among {
+			st, err := c.nodes[id].h.Status(g)
+			if err != nil {
+				return false
+			}
+			if lead == 0 {
+				lead, term = st.Lead, st.GetTerm()
+			}
+			if st.Lead == 0 || st.Lead != lead || st.GetTerm() != term {
+				return false
+			}
+			if id == lead && st.RaftState != raft.StateLeader {
+				return false
+			}
+		}
+		return slices.Contains(among, lead)
+	})
+	return lead
+}
+
+// propose proposes cmd in g until a leader among the given nodes takes it.
+func (c *cluster) propose(g uint64, cmd string, among ...uint64) uint64 {
+	c.t.Helper()
+	for attempt := 0; ; attempt++ {
+		lead := c.leader(g, among...)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		idx, err := c.nodes[lead].h.Propose(ctx, g, []byte(cmd))
+		cancel()
+		if err == nil {
+			return idx
+		}
+		var nl *NotLeaderError
+		if !errors.As(err, &nl) || attempt > 20 {
+			c.t.Fatalf("propose %q in group %d on node %d: %v", cmd, g, lead, err)
+		}
+	}
+}
+
+// converge waits until every live node of among has applied exactly want in
+// group g.
+func (c *cluster) converge(g uint64, want []string, among ...uint64) {
+	c.t.Helper()
+	if len(among) == 0 {
+		among = voters
+	}
+	c.waitFor(fmt.Sprintf("group %d to converge on %d commands", g, len(want)), func() bool {
+		for _, id := range among {
+			_, cmds, _ := c.nodes[id].sm(g).state()
+			if len(cmds) < len(want) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range among {
+		_, cmds, _ := c.nodes[id].sm(g).state()
+		if !slices.Equal(cmds, want) {
+			c.t.Fatalf("group %d on node %d applied %v, want %v", g, id, cmds, want)
+		}
+	}
+}
+
+// TestReplication elects a leader in each of several groups, replicates
+// proposals, and checks every node applied the same commands in the same
+// order; a follower refuses proposals naming the leader; ReadIndex returns
+// an index covering what was committed before it.
+func TestReplication(t *testing.T) {
+	c := newCluster(t, 4, nil)
+	want := map[uint64][]string{}
+	var lastIndex map[uint64]uint64 = map[uint64]uint64{}
+	for i := range 25 {
+		for _, g := range c.groups {
+			cmd := fmt.Sprintf("g%d-c%d", g, i)
+			lastIndex[g] = c.propose(g, cmd)
+			want[g] = append(want[g], cmd)
+		}
+	}
+	for _, g := range c.groups {
+		c.converge(g, want[g])
+		lead := c.leader(g)
+		follower := voters[(slices.Index(voters, lead)+1)%len(voters)]
+		_, err := c.nodes[follower].h.Propose(context.Background(), g, []byte("x"))
+		var nl *NotLeaderError
+		if !errors.As(err, &nl) || nl.Leader != lead {
+			t.Fatalf("group %d: proposal on follower %d: %v, want a NotLeaderError naming %d", g, follower, err, lead)
+		}
+		for _, id := range []uint64{lead, follower} {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			idx, err := c.nodes[id].h.ReadIndex(ctx, g)
+			cancel()
+			if err != nil {
+				t.Fatalf("group %d: read index on node %d: %v", g, id, err)
+			}
+			applied, _, _ := c.nodes[id].sm(g).state()
+			if idx < lastIndex[g] || applied < idx {
+				t.Fatalf("group %d: read index %d on node %d, last proposal at %d, applied %d", g, idx, id, lastIndex[g], applied)
+			}
+		}
+	}
+	st := c.nodes[1].h.Stats()
+	if st.Commits == 0 || st.Applied == 0 || st.Rounds == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := c.nodes[1].h.Propose(context.Background(), 999, []byte("x")); !errors.Is(err, ErrGroupNotFound) {
+		t.Fatalf("proposal to an unknown group: %v", err)
+	}
+}
+
+// TestLeaderFailover cuts the leader off, checks a new leader is elected
+// among the rest with every committed entry kept, that the old leader's
+// proposal in the minority never applies, and that the old leader catches
+// up once the partition heals.
+func TestLeaderFailover(t *testing.T) {
+	c := newCluster(t, 2, nil)
+	g := c.groups[0]
+	var want []string
+	for i := range 10 {
+		cmd := fmt.Sprintf("before-%d", i)
+		c.propose(g, cmd)
+		want = append(want, cmd)
+	}
+	c.converge(g, want)
+	old := c.leader(g)
+	c.net.Isolate(old)
+	var rest []uint64
+	for _, id := range voters {
+		if id != old {
+			rest = append(rest, id)
+		}
+	}
+	// The old leader takes a proposal it can never commit.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := c.nodes[old].h.Propose(ctx, g, []byte("lost"))
+	cancel()
+	if err == nil {
+		t.Fatal("a proposal on an isolated leader succeeded")
+	}
+	lead := c.leader(g, rest...)
+	if lead == old {
+		t.Fatalf("the isolated node %d is still the leader", old)
+	}
+	c.converge(g, want, rest...)
+	for i := range 10 {
+		cmd := fmt.Sprintf("after-%d", i)
+		c.propose(g, cmd, rest...)
+		want = append(want, cmd)
+	}
+	c.converge(g, want, rest...)
+	c.net.Heal()
+	c.converge(g, want)
+	if l := c.leader(g); l == old {
+		t.Logf("node %d leads again", old)
+	}
+}
+
+// TestCatchUpThroughLog isolates a follower while entries commit, and
+// checks it catches up from the leader's log, without a snapshot.
+func TestCatchUpThroughLog(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	g := c.groups[0]
+	lead := c.leader(g)
+	lag := voters[(slices.Index(voters, lead)+1)%len(voters)]
+	c.net.Isolate(lag)
+	var want []string
+	for i := range 40 {
+		cmd := fmt.Sprintf("c%d", i)
+		c.propose(g, cmd, lead, voters[(slices.Index(voters, lead)+2)%len(voters)])
+		want = append(want, cmd)
+	}
+	if _, cmds, _ := c.nodes[lag].sm(g).state(); len(cmds) != 0 {
+		t.Fatalf("isolated node applied %v", cmds)
+	}
+	c.net.Heal()
+	c.converge(g, want)
+	if _, _, restores := c.nodes[lag].sm(g).state(); restores != 0 {
+		t.Fatalf("the lagging node restored %d snapshots; it should have caught up from the log", restores)
+	}
+}
+
+// TestCatchUpThroughSnapshot truncates the log past an isolated follower,
+// and checks it catches up from a snapshot.
+func TestCatchUpThroughSnapshot(t *testing.T) {
+	c := newCluster(t, 1, func(cfg *Config) { cfg.SnapshotEntries = 10; cfg.KeepEntries = 2 })
+	g := c.groups[0]
+	lead := c.leader(g)
+	other := voters[(slices.Index(voters, lead)+2)%len(voters)]
+	lag := voters[(slices.Index(voters, lead)+1)%len(voters)]
+	c.net.Isolate(lag)
+	var want []string
+	for i := range 60 {
+		cmd := fmt.Sprintf("c%d", i)
+		c.propose(g, cmd, lead, other)
+		want = append(want, cmd)
+	}
+	c.converge(g, want, lead, other)
+	// The leader's log no longer holds what the follower lacks.
+	l, err := raftlog.Open(c.nodes[lead].db).Group(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := l.FirstIndex()
+	lagApplied, _, _ := c.nodes[lag].sm(g).state()
+	if first <= lagApplied+1 {
+		t.Fatalf("the leader's log starts at %d, the follower applied %d: no truncation past it", first, lagApplied)
+	}
+	c.net.Heal()
+	c.converge(g, want)
+	if _, _, restores := c.nodes[lag].sm(g).state(); restores == 0 {
+		t.Fatal("the lagging node caught up without a snapshot")
+	}
+	if c.nodes[lag].h.Stats().Restores == 0 || c.nodes[lead].h.Stats().Snapshots == 0 {
+		t.Fatalf("stats: follower %+v, leader %+v", c.nodes[lag].h.Stats(), c.nodes[lead].h.Stats())
+	}
+}
+
+// TestRestart stops a node, commits more without it, restarts it from its
+// store alone (isolated: it must recover what it had from its own log and
+// snapshot), then lets it catch up.
+func TestRestart(t *testing.T) {
+	c := newCluster(t, 2, func(cfg *Config) { cfg.SnapshotEntries = 8 })
+	want := map[uint64][]string{}
+	for i := range 20 {
+		for _, g := range c.groups {
+			cmd := fmt.Sprintf("g%d-a%d", g, i)
+			c.propose(g, cmd)
+			want[g] = append(want[g], cmd)
+		}
+	}
+	for _, g := range c.groups {
+		c.converge(g, want[g])
+	}
+	const down = 3
+	before := map[uint64][]string{}
+	for _, g := range c.groups {
+		_, before[g], _ = c.nodes[down].sm(g).state()
+	}
+	c.stop(down)
+	for i := range 15 {
+		for _, g := range c.groups {
+			cmd := fmt.Sprintf("g%d-b%d", g, i)
+			c.propose(g, cmd, 1, 2)
+			want[g] = append(want[g], cmd)
+		}
+	}
+	c.net.Isolate(down)
+	c.start(down)
+	c.net.Isolate(down)
+	for _, g := range c.groups {
+		c.waitFor("the restarted node to recover its state", func() bool {
+			_, cmds, _ := c.nodes[down].sm(g).state()
+			return len(cmds) >= len(before[g])
+		})
+		_, cmds, _ := c.nodes[down].sm(g).state()
+		if !slices.Equal(cmds, before[g]) {
+			t.Fatalf("group %d: the restarted node recovered %v, want %v", g, cmds, before[g])
+		}
+	}
+	c.net.Heal()
+	for _, g := range c.groups {
+		c.converge(g, want[g])
+	}
+}
