@@ -136,6 +136,7 @@ type Host struct {
 
 	// Owned by the loop.
 	groups map[uint64]*group
+	dirty  map[*group]struct{} // groups that may have a Ready
 	nextID uint64
 	props  map[uint64]*waiter
 	reads  map[uint64]*waiter
@@ -192,7 +193,7 @@ func New(cfg Config) (*Host, error) {
 		cfg.Logf = log.Printf
 	}
 	h := &Host{cfg: cfg, id: cfg.NodeID, signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		groups: make(map[uint64]*group), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
+		groups: make(map[uint64]*group), dirty: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
 	ids, err := cfg.Store.Groups()
 	if err != nil {
 		return nil, err
@@ -270,7 +271,9 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 	if err != nil {
 		return fmt.Errorf("replication: group %d: %w", id, err)
 	}
-	h.groups[id] = &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si}
+	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si}
+	h.groups[id] = g
+	h.dirty[g] = struct{}{}
 	return nil
 }
 
@@ -351,6 +354,7 @@ func (h *Host) Campaign(group uint64) error {
 		if g == nil {
 			return ErrGroupNotFound
 		}
+		h.dirty[g] = struct{}{}
 		return g.rn.Campaign()
 	})
 }
@@ -424,6 +428,7 @@ func (h *Host) Propose(ctx context.Context, group uint64, data []byte) (uint64, 
 			return err
 		}
 		h.props[id] = w
+		h.dirty[g] = struct{}{}
 		return nil
 	})
 	if err != nil {
@@ -464,6 +469,7 @@ func (h *Host) ReadIndex(ctx context.Context, group uint64) (uint64, error) {
 		id = h.nextID
 		g.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, id))
 		h.reads[id] = w
+		h.dirty[g] = struct{}{}
 		return nil
 	})
 	if err != nil {
@@ -496,6 +502,7 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 				continue
 			}
 			_ = g.rn.Step(e.Msg)
+			h.dirty[g] = struct{}{}
 		}
 	}, len(batch))
 }
@@ -516,6 +523,7 @@ func (h *Host) loop() {
 		for range ticks {
 			for _, g := range h.groups {
 				g.rn.Tick()
+				h.dirty[g] = struct{}{}
 			}
 		}
 		for _, ev := range events {
@@ -554,7 +562,8 @@ type ready struct {
 // then the committed entries, then Advance.
 func (h *Host) process() error {
 	var rds []ready
-	for _, g := range h.groups {
+	for g := range h.dirty {
+		delete(h.dirty, g)
 		if g.rn.HasReady() {
 			rds = append(rds, ready{g, g.rn.Ready()})
 		}
@@ -595,7 +604,10 @@ func (h *Host) process() error {
 			out[m.GetTo()] = append(out[m.GetTo()], transport.Envelope{Group: r.g.id, Msg: m})
 			if m.GetType() == raftpb.MsgSnap {
 				g, to := r.g, m.GetTo()
-				snaps = append(snaps, func() { g.rn.ReportSnapshot(to, raft.SnapshotFinish) })
+				snaps = append(snaps, func() {
+					g.rn.ReportSnapshot(to, raft.SnapshotFinish)
+					h.dirty[g] = struct{}{}
+				})
 			}
 		}
 	}
@@ -650,6 +662,11 @@ func (h *Host) process() error {
 	}
 	for _, r := range rds {
 		r.g.rn.Advance(r.rd)
+		// Advance may have more work (the leader's own acknowledgement
+		// of its append can commit entries): another round takes it.
+		if r.g.rn.HasReady() {
+			h.dirty[r.g] = struct{}{}
+		}
 	}
 	for _, f := range snaps {
 		f()
@@ -661,7 +678,7 @@ func (h *Host) process() error {
 	h.stats.Restores += restores
 	h.stats.Snapshots += snapshots
 	h.mu.Unlock()
-	if len(snaps) > 0 {
+	if len(h.dirty) > 0 {
 		h.wake()
 	}
 	return nil

@@ -83,6 +83,7 @@ func (s *kv) state() (uint64, []string, int) {
 type node struct {
 	id  uint64
 	fs  vfs.FS
+	dir string
 	db  *storage.DB
 	tr  *transport.Mem
 	h   *Host
@@ -97,7 +98,7 @@ func (n *node) sm(g uint64) *kv {
 }
 
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	net    *transport.Network
 	nodes  map[uint64]*node
 	groups []uint64
@@ -106,13 +107,20 @@ type cluster struct {
 
 var voters = []uint64{1, 2, 3}
 
-func newCluster(t *testing.T, groups int, mod func(*Config)) *cluster {
+func newCluster(t testing.TB, groups int, mod func(*Config)) *cluster {
+	return newClusterOn(t, groups, mod, func(uint64) (vfs.FS, string) { return vfs.NewMem(), "/n" })
+}
+
+// newClusterOn starts a cluster whose node id keeps its store in the
+// directory dir of fs.
+func newClusterOn(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string)) *cluster {
 	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), mod: mod}
 	for g := range groups {
 		c.groups = append(c.groups, uint64(100+g))
 	}
 	for _, id := range voters {
-		c.nodes[id] = &node{id: id, fs: vfs.NewMem()}
+		fs, dir := store(id)
+		c.nodes[id] = &node{id: id, fs: fs, dir: dir}
 		c.start(id)
 	}
 	t.Cleanup(func() {
@@ -128,7 +136,7 @@ func newCluster(t *testing.T, groups int, mod func(*Config)) *cluster {
 func (c *cluster) start(id uint64) {
 	c.t.Helper()
 	n := c.nodes[id]
-	db, err := storage.Open(storage.Options{Dir: "/n", FS: n.fs, Reserve: -1, CacheBytes: 1 << 20})
+	db, err := storage.Open(storage.Options{Dir: n.dir, FS: n.fs, Reserve: -1, CacheBytes: 1 << 20})
 	if err != nil {
 		c.t.Fatal(err)
 	}
