@@ -26,7 +26,7 @@ func BenchmarkPropose(b *testing.B) {
 					root := b.TempDir()
 					store = func(id uint64) (vfs.FS, string) { return vfs.Default, filepath.Join(root, fmt.Sprint(id)) }
 				}
-				c := newClusterOn(b, groups, func(cfg *Config) { cfg.Logf = func(string, ...any) {} }, store)
+				c := newClusterOn(b, groups, func(cfg *Config) { cfg.Logf = func(string, ...any) {} }, store, false)
 				leaders := make(map[uint64]uint64)
 				for _, g := range c.groups {
 					leaders[g] = c.leader(g)

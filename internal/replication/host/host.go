@@ -11,6 +11,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
 	"github.com/parsecdb/parsec/internal/replication/transport"
+	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -32,14 +33,18 @@ type StateMachine interface {
 	// state machine is durable).
 	Applied() uint64
 	// Apply applies committed entries, in order; their indexes follow
-	// Applied() without a gap.
-	Apply(entries []Entry) error
+	// Applied() without a gap. The state machine writes its changes, with
+	// its applied index, into b, which the host commits for all groups of
+	// the round at once, without a sync: a crash may lose the writes, and
+	// the entries are then applied again from the durable log.
+	Apply(b *storage.Batch, entries []Entry) error
 	// Snapshot returns the state as of Applied(), to be sent to a replica
 	// that lags behind the log.
 	Snapshot() ([]byte, error)
-	// Restore replaces the state with a snapshot's: the state as of entry
-	// index of term term. data nil is the empty initial state.
-	Restore(index, term uint64, data []byte) error
+	// Restore replaces the state with a snapshot's, writing into b: the
+	// state as of entry index of term term. data nil is the empty initial
+	// state.
+	Restore(b *storage.Batch, index, term uint64, data []byte) error
 }
 
 // Config configures a Host.
@@ -248,8 +253,13 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 	}
 	si, st := snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm()
 	if sm.Applied() < si {
-		if err := sm.Restore(si, st, snap.GetData()); err != nil {
+		b := h.cfg.Store.NewBatch()
+		if err := sm.Restore(b.Storage(), si, st, snap.GetData()); err != nil {
+			b.Discard()
 			return fmt.Errorf("replication: group %d: restoring the state machine: %w", id, err)
+		}
+		if err := b.Commit(); err != nil {
+			return err
 		}
 	}
 	applied := sm.Applied()
@@ -617,18 +627,19 @@ func (h *Host) process() error {
 	// 3. Apply, then Advance.
 	after := h.cfg.Store.NewBatch()
 	var applied, restores, snapshots uint64
+	var acks []ack
 	for _, r := range rds {
 		g := r.g
 		if !raft.IsEmptySnap(r.rd.Snapshot) {
 			md := r.rd.Snapshot.GetMetadata()
-			if err := g.sm.Restore(md.GetIndex(), md.GetTerm(), r.rd.Snapshot.GetData()); err != nil {
+			if err := g.sm.Restore(after.Storage(), md.GetIndex(), md.GetTerm(), r.rd.Snapshot.GetData()); err != nil {
 				after.Discard()
 				return fmt.Errorf("group %d: restoring a snapshot: %w", g.id, err)
 			}
 			g.applied, g.snapshot, g.term = md.GetIndex(), md.GetIndex(), md.GetTerm()
 			restores++
 		}
-		n, err := h.apply(g, r.rd.CommittedEntries, after)
+		n, err := h.apply(g, r.rd.CommittedEntries, after, &acks)
 		if err != nil {
 			after.Discard()
 			return err
@@ -643,7 +654,6 @@ func (h *Host) process() error {
 				g.reads = append(g.reads, w)
 			}
 		}
-		h.finishReads(g)
 		took, err := h.maybeSnapshot(g, after)
 		if err != nil {
 			after.Discard()
@@ -653,12 +663,19 @@ func (h *Host) process() error {
 			snapshots++
 		}
 	}
-	if after.Groups() > 0 {
-		if err := h.commit(after); err != nil {
-			return err
+	if !after.Empty() {
+		if err := after.CommitNoSync(); err != nil {
+			return fmt.Errorf("committing applied state: %w", err)
 		}
 	} else {
 		after.Discard()
+	}
+	// The applied state is visible: answer proposals and reads.
+	for _, a := range acks {
+		a.w.done <- result{index: a.index}
+	}
+	for _, r := range rds {
+		h.finishReads(r.g)
 	}
 	for _, r := range rds {
 		r.g.rn.Advance(r.rd)
@@ -701,9 +718,15 @@ func (h *Host) commit(b *raftlog.Batch) error {
 	return nil
 }
 
+type ack struct {
+	w     *waiter
+	index uint64
+}
+
 // apply hands committed entries to the group's state machine, applies
-// configuration changes, and completes this node's proposals among them.
-func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch) (uint64, error) {
+// configuration changes, and lists in acks this node's proposals among
+// them.
+func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]ack) (uint64, error) {
 	if len(ents) == 0 {
 		return 0, nil
 	}
@@ -747,14 +770,14 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch) (uint64, 
 	if len(out) == 0 {
 		return 0, nil
 	}
-	if err := g.sm.Apply(out); err != nil {
+	if err := g.sm.Apply(b.Storage(), out); err != nil {
 		return 0, fmt.Errorf("group %d: applying entries %d..%d: %w", g.id, out[0].Index, out[len(out)-1].Index, err)
 	}
 	last := out[len(out)-1]
 	g.applied, g.term = last.Index, last.Term
 	for _, p := range mine {
 		if w := h.props[p.id]; w != nil {
-			w.done <- result{index: p.index}
+			*acks = append(*acks, ack{w, p.index})
 			delete(h.props, p.id)
 		}
 	}

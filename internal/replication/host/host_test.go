@@ -17,12 +17,16 @@ import (
 	"go.etcd.io/raft/v3"
 )
 
-// kv is a test state machine: the list of commands applied.
+// kv is a test state machine: the list of commands applied. A durable kv
+// writes its whole state into the apply batch (under a test-only key) and
+// reloads it at start; a volatile one starts empty.
 type kv struct {
+	key      []byte // nil: volatile
 	mu       sync.Mutex
 	applied  uint64
 	cmds     []string
-	restores int // restores from a snapshot with data
+	restores int    // restores from a snapshot with data
+	loaded   uint64 // the applied index read from the store at start
 }
 
 type kvState struct {
@@ -36,7 +40,7 @@ func (s *kv) Applied() uint64 {
 	return s.applied
 }
 
-func (s *kv) Apply(ents []Entry) error {
+func (s *kv) Apply(b *storage.Batch, ents []Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range ents {
@@ -48,7 +52,35 @@ func (s *kv) Apply(ents []Entry) error {
 		}
 		s.applied = e.Index
 	}
-	return nil
+	return s.save(b)
+}
+
+func (s *kv) save(b *storage.Batch) error {
+	if s.key == nil {
+		return nil
+	}
+	v, err := json.Marshal(kvState{s.applied, s.cmds})
+	if err != nil {
+		return err
+	}
+	return b.Set(s.key, v)
+}
+
+func loadKV(db *storage.DB, key []byte) (*kv, error) {
+	s := &kv{key: key}
+	v, err := db.Get(nil, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st kvState
+	if err := json.Unmarshal(v, &st); err != nil {
+		return nil, err
+	}
+	s.applied, s.cmds, s.loaded = st.Applied, st.Cmds, st.Applied
+	return s, nil
 }
 
 func (s *kv) Snapshot() ([]byte, error) {
@@ -57,7 +89,7 @@ func (s *kv) Snapshot() ([]byte, error) {
 	return json.Marshal(kvState{s.applied, s.cmds})
 }
 
-func (s *kv) Restore(index, term uint64, data []byte) error {
+func (s *kv) Restore(b *storage.Batch, index, term uint64, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := kvState{Applied: index}
@@ -71,7 +103,7 @@ func (s *kv) Restore(index, term uint64, data []byte) error {
 		s.restores++
 	}
 	s.applied, s.cmds = index, slices.Clone(st.Cmds)
-	return nil
+	return s.save(b)
 }
 
 func (s *kv) state() (uint64, []string, int) {
@@ -103,18 +135,22 @@ type cluster struct {
 	nodes  map[uint64]*node
 	groups []uint64
 	mod    func(*Config)
+	// durable makes the state machines keep their state in the store.
+	durable bool
 }
 
 var voters = []uint64{1, 2, 3}
 
 func newCluster(t testing.TB, groups int, mod func(*Config)) *cluster {
-	return newClusterOn(t, groups, mod, func(uint64) (vfs.FS, string) { return vfs.NewMem(), "/n" })
+	return newClusterOn(t, groups, mod, memStore, false)
 }
+
+func memStore(uint64) (vfs.FS, string) { return vfs.NewMem(), "/n" }
 
 // newClusterOn starts a cluster whose node id keeps its store in the
 // directory dir of fs.
-func newClusterOn(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string)) *cluster {
-	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), mod: mod}
+func newClusterOn(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string), durable bool) *cluster {
+	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), mod: mod, durable: durable}
 	for g := range groups {
 		c.groups = append(c.groups, uint64(100+g))
 	}
@@ -148,6 +184,12 @@ func (c *cluster) start(id uint64) {
 	cfg := Config{NodeID: id, Store: raftlog.Open(db), Transport: n.tr, Logf: c.t.Logf,
 		NewStateMachine: func(g uint64) (StateMachine, error) {
 			s := &kv{}
+			if c.durable {
+				var err error
+				if s, err = loadKV(db, []byte(fmt.Sprintf("test-sm-%d", g))); err != nil {
+					return nil, err
+				}
+			}
 			n.mu.Lock()
 			n.sms[g] = s
 			n.mu.Unlock()
@@ -428,7 +470,13 @@ func TestCatchUpThroughSnapshot(t *testing.T) {
 // store alone (isolated: it must recover what it had from its own log and
 // snapshot), then lets it catch up.
 func TestRestart(t *testing.T) {
-	c := newCluster(t, 2, func(cfg *Config) { cfg.SnapshotEntries = 8 })
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("durable=%v", durable), func(t *testing.T) { testRestart(t, durable) })
+	}
+}
+
+func testRestart(t *testing.T, durable bool) {
+	c := newClusterOn(t, 2, func(cfg *Config) { cfg.SnapshotEntries = 8 }, memStore, durable)
 	want := map[uint64][]string{}
 	for i := range 20 {
 		for _, g := range c.groups {
@@ -442,8 +490,9 @@ func TestRestart(t *testing.T) {
 	}
 	const down = 3
 	before := map[uint64][]string{}
+	appliedBefore := map[uint64]uint64{}
 	for _, g := range c.groups {
-		_, before[g], _ = c.nodes[down].sm(g).state()
+		appliedBefore[g], before[g], _ = c.nodes[down].sm(g).state()
 	}
 	c.stop(down)
 	for i := range 15 {
@@ -456,6 +505,15 @@ func TestRestart(t *testing.T) {
 	c.net.Isolate(down)
 	c.start(down)
 	c.net.Isolate(down)
+	for _, g := range c.groups {
+		sm := c.nodes[down].sm(g)
+		sm.mu.Lock()
+		loaded := sm.loaded
+		sm.mu.Unlock()
+		if want := map[bool]uint64{true: appliedBefore[g]}[durable]; loaded != want {
+			t.Fatalf("group %d: the state machine reopened at %d, want %d", g, loaded, want)
+		}
+	}
 	for _, g := range c.groups {
 		c.waitFor("the restarted node to recover its state", func() bool {
 			_, cmds, _ := c.nodes[down].sm(g).state()

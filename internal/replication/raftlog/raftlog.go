@@ -312,9 +312,22 @@ func (b *Batch) Storage() *storage.Batch { return b.b }
 // Groups returns how many groups the batch changes.
 func (b *Batch) Groups() int { return len(b.pending) }
 
+// Empty reports whether the batch holds no writes.
+func (b *Batch) Empty() bool { return len(b.pending) == 0 && b.b.Empty() }
+
 // Commit makes the batch durable, then publishes the new state of every
 // group it changed. On error nothing is published.
-func (b *Batch) Commit() error {
+func (b *Batch) Commit() error { return b.commit(true) }
+
+// CommitNoSync is Commit without waiting for the write-ahead log to reach
+// the disk (storage.Batch.CommitNoSync): for writes a crash may undo
+// without harm, such as applied state, snapshots and log truncation, which
+// only ever follow what is already durable. Never for hard state or
+// entries: raft must not send a message that depends on a write that is
+// not durable.
+func (b *Batch) CommitNoSync() error { return b.commit(false) }
+
+func (b *Batch) commit(sync bool) error {
 	logs := make([]*Log, 0, len(b.pending))
 	for l := range b.pending {
 		logs = append(logs, l)
@@ -331,7 +344,12 @@ func (b *Batch) Commit() error {
 	for _, l := range logs {
 		l.mu.Lock()
 	}
-	err := b.b.Commit()
+	var err error
+	if sync {
+		err = b.b.Commit()
+	} else {
+		err = b.b.CommitNoSync()
+	}
 	for _, l := range logs {
 		if err == nil {
 			l.st = *b.pending[l]
