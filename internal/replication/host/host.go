@@ -14,6 +14,7 @@ import (
 	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -72,6 +73,13 @@ type Config struct {
 	MaxQueuedMessages int
 	// MaxProposalBytes bounds a proposal's size; 0 means 8 MiB.
 	MaxProposalBytes int
+	// Quiesce lets idle groups stop ticking: a leader whose followers all
+	// hold its whole log, with nothing in flight, tells them so and they all
+	// stop ticking and heartbeating until a message or a proposal wakes the
+	// group. A quiesced follower no longer notices its leader's failure by
+	// itself: NodeDown must be called when a node is known dead (by a
+	// liveness mechanism), or its groups stay leaderless.
+	Quiesce bool
 	// Logf logs raft warnings and the host's errors. Default log.Printf.
 	Logf func(format string, args ...any)
 }
@@ -142,6 +150,7 @@ type Host struct {
 	// Owned by the loop.
 	groups map[uint64]*group
 	dirty  map[*group]struct{} // groups that may have a Ready
+	active map[*group]struct{} // groups that tick (not quiesced)
 	nextID uint64
 	props  map[uint64]*waiter
 	reads  map[uint64]*waiter
@@ -156,6 +165,8 @@ type group struct {
 	snapshot uint64    // index of the latest snapshot
 	term     uint64    // term of the last applied entry
 	reads    []*waiter // read index requests with a known index
+	inflight int       // this node's proposals and reads not yet answered
+	quiesced bool
 }
 
 type waiter struct {
@@ -198,7 +209,7 @@ func New(cfg Config) (*Host, error) {
 		cfg.Logf = log.Printf
 	}
 	h := &Host{cfg: cfg, id: cfg.NodeID, signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		groups: make(map[uint64]*group), dirty: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
+		groups: make(map[uint64]*group), dirty: make(map[*group]struct{}), active: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
 	ids, err := cfg.Store.Groups()
 	if err != nil {
 		return nil, err
@@ -284,6 +295,7 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si}
 	h.groups[id] = g
 	h.dirty[g] = struct{}{}
+	h.active[g] = struct{}{}
 	return nil
 }
 
@@ -364,7 +376,7 @@ func (h *Host) Campaign(group uint64) error {
 		if g == nil {
 			return ErrGroupNotFound
 		}
-		h.dirty[g] = struct{}{}
+		h.wakeGroup(g)
 		return g.rn.Campaign()
 	})
 }
@@ -438,13 +450,19 @@ func (h *Host) Propose(ctx context.Context, group uint64, data []byte) (uint64, 
 			return err
 		}
 		h.props[id] = w
-		h.dirty[g] = struct{}{}
+		g.inflight++
+		h.wakeGroup(g)
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return h.wait(ctx, w, func() { delete(h.props, id) })
+	return h.wait(ctx, w, func() {
+		if h.props[id] != nil {
+			delete(h.props, id)
+			h.untrack(w)
+		}
+	})
 }
 
 func (h *Host) wait(ctx context.Context, w *waiter, forget func()) (uint64, error) {
@@ -479,13 +497,19 @@ func (h *Host) ReadIndex(ctx context.Context, group uint64) (uint64, error) {
 		id = h.nextID
 		g.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, id))
 		h.reads[id] = w
-		h.dirty[g] = struct{}{}
+		g.inflight++
+		h.wakeGroup(g)
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return h.wait(ctx, w, func() { delete(h.reads, id) })
+	return h.wait(ctx, w, func() {
+		if h.reads[id] != nil {
+			delete(h.reads, id)
+			h.untrack(w)
+		}
+	})
 }
 
 // Stop stops the loop. Proposals and reads in flight fail with ErrStopped.
@@ -511,8 +535,12 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 				h.mu.Unlock()
 				continue
 			}
+			if e.Msg.GetType() == raftpb.MsgHeartbeat && string(e.Msg.GetContext()) == quiesceMarker {
+				h.quiesceFollower(g, e.Msg)
+				continue
+			}
+			h.wakeGroup(g)
 			_ = g.rn.Step(e.Msg)
-			h.dirty[g] = struct{}{}
 		}
 	}, len(batch))
 }
@@ -530,14 +558,18 @@ func (h *Host) loop() {
 		events, ticks := h.events, h.ticks
 		h.events, h.ticks, h.queued = nil, 0, 0
 		h.mu.Unlock()
+		for _, ev := range events {
+			ev()
+		}
+		// Quiesce before ticking: a leader that ticks heartbeats.
+		if ticks > 0 && h.cfg.Quiesce {
+			h.quiesceLeaders()
+		}
 		for range ticks {
-			for _, g := range h.groups {
+			for g := range h.active {
 				g.rn.Tick()
 				h.dirty[g] = struct{}{}
 			}
-		}
-		for _, ev := range events {
-			ev()
 		}
 		if err := h.process(); err != nil {
 			h.cfg.Logf("replication: node %d stops: %v", h.id, err)
@@ -779,6 +811,7 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]a
 		if w := h.props[p.id]; w != nil {
 			*acks = append(*acks, ack{w, p.index})
 			delete(h.props, p.id)
+			g.inflight--
 		}
 	}
 	return uint64(len(out)), nil
@@ -792,6 +825,7 @@ func (h *Host) finishReads(g *group) {
 			for id, x := range h.reads {
 				if x == w {
 					delete(h.reads, id)
+					g.inflight--
 				}
 			}
 			continue
@@ -843,3 +877,109 @@ func (l raftLogger) Fatal(v ...any)            { panic(fmt.Sprint(v...)) }
 func (l raftLogger) Fatalf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
 func (l raftLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
 func (l raftLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
+
+func (h *Host) untrack(w *waiter) {
+	if g := h.groups[w.group]; g != nil && g.inflight > 0 {
+		g.inflight--
+	}
+}
+
+// quiesceMarker is the context of the heartbeat by which a leader tells
+// its followers to quiesce. The host consumes it; raft never sees it.
+const quiesceMarker = "quiesce!!"
+
+// wakeGroup makes a quiesced group tick again, and marks it for the next
+// round.
+func (h *Host) wakeGroup(g *group) {
+	if g.quiesced {
+		g.quiesced = false
+		h.active[g] = struct{}{}
+	}
+	h.dirty[g] = struct{}{}
+}
+
+// idle reports whether the group has nothing to do on this node: nothing in
+// flight, no Ready, everything committed applied.
+func (h *Host) idle(g *group, st raft.BasicStatus) bool {
+	return g.inflight == 0 && len(g.reads) == 0 && !g.rn.HasReady() && g.applied == st.GetCommit() && st.LeadTransferee == 0
+}
+
+// quiesceLeaders quiesces every ticking group this node leads whose
+// followers all hold its whole log, telling them with a marked heartbeat.
+func (h *Host) quiesceLeaders() {
+	for g := range h.active {
+		st := g.rn.BasicStatus()
+		if st.RaftState != raft.StateLeader || !h.idle(g, st) {
+			continue
+		}
+		last, err := g.log.LastIndex()
+		if err != nil || st.GetCommit() != last {
+			continue
+		}
+		caughtUp := true
+		var followers []uint64
+		g.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if pr.Match != last {
+				caughtUp = false
+			}
+			if id != h.id {
+				followers = append(followers, id)
+			}
+		})
+		if !caughtUp {
+			continue
+		}
+		term, commit := st.GetTerm(), st.GetCommit()
+		for _, to := range followers {
+			m := &raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(h.id), To: proto.Uint64(to),
+				Term: proto.Uint64(term), Commit: proto.Uint64(commit), Index: proto.Uint64(last), Context: []byte(quiesceMarker)}
+			h.cfg.Transport.Send(to, []transport.Envelope{{Group: g.id, Msg: m}})
+		}
+		g.quiesced = true
+		delete(h.active, g)
+	}
+}
+
+// quiesceFollower quiesces a follower on its leader's request if it
+// holds exactly the leader's log and commit index and serves no read. What
+// it has still to apply or answer (a heartbeat response) goes out in this
+// round whether it ticks or not.
+func (h *Host) quiesceFollower(g *group, m *raftpb.Message) {
+	if !h.cfg.Quiesce || g.quiesced {
+		return
+	}
+	st := g.rn.BasicStatus()
+	last, err := g.log.LastIndex()
+	if err != nil || st.RaftState != raft.StateFollower || st.Lead != m.GetFrom() || st.GetTerm() != m.GetTerm() ||
+		st.GetCommit() != m.GetCommit() || last != m.GetIndex() || g.inflight > 0 || len(g.reads) > 0 {
+		return
+	}
+	g.quiesced = true
+	delete(h.active, g)
+}
+
+// NodeDown tells the host that node id is down: every quiesced group it
+// leads here wakes up, so that its followers elect a new leader.
+func (h *Host) NodeDown(id uint64) {
+	h.enqueue(func() {
+		for _, g := range h.groups {
+			if g.quiesced && g.rn.BasicStatus().Lead == id {
+				h.wakeGroup(g)
+			}
+		}
+	}, 0)
+}
+
+// Quiesced returns how many of this node's groups are quiesced.
+func (h *Host) Quiesced() int {
+	n := 0
+	_ = h.do(func() error {
+		for _, g := range h.groups {
+			if g.quiesced {
+				n++
+			}
+		}
+		return nil
+	})
+	return n
+}

@@ -529,3 +529,68 @@ func testRestart(t *testing.T, durable bool) {
 		c.converge(g, want[g])
 	}
 }
+
+// TestQuiescence checks that idle groups stop ticking on every node (no
+// message flows while the nodes keep ticking), that a proposal wakes its
+// group, and that NodeDown lets the followers of a quiesced group whose
+// leader died elect a new one.
+func TestQuiescence(t *testing.T) {
+	c := newCluster(t, 5, func(cfg *Config) { cfg.Quiesce = true })
+	want := map[uint64][]string{}
+	for i := range 5 {
+		for _, g := range c.groups {
+			cmd := fmt.Sprintf("g%d-%d", g, i)
+			c.propose(g, cmd)
+			want[g] = append(want[g], cmd)
+		}
+	}
+	for _, g := range c.groups {
+		c.converge(g, want[g])
+	}
+	allQuiet := func() bool {
+		for _, id := range voters {
+			if c.nodes[id].h.Quiesced() != len(c.groups) {
+				return false
+			}
+		}
+		return true
+	}
+	c.waitFor("every group to quiesce on every node", allQuiet)
+	// Messages sent before the last group quiesced may still wake a group
+	// for a moment; then 50 ticks must pass with no message at all (a
+	// ticking group would heartbeat at every tick).
+	silent := false
+	for attempt := 0; attempt < 20 && !silent; attempt++ {
+		sent := c.net.Stats().Sent
+		for range 50 {
+			c.tick()
+			time.Sleep(time.Millisecond)
+		}
+		silent = c.net.Stats().Sent == sent && allQuiet()
+	}
+	if !silent {
+		t.Fatal("quiesced groups kept sending messages while the nodes ticked")
+	}
+
+	g := c.groups[0]
+	c.propose(g, "wake")
+	want[g] = append(want[g], "wake")
+	c.converge(g, want[g])
+	c.waitFor("the woken group to quiesce again", allQuiet)
+
+	old := c.leader(g)
+	c.net.Isolate(old)
+	var rest []uint64
+	for _, id := range voters {
+		if id != old {
+			rest = append(rest, id)
+			c.nodes[id].h.NodeDown(old)
+		}
+	}
+	if lead := c.leader(g, rest...); lead == old {
+		t.Fatalf("node %d still leads", old)
+	}
+	c.propose(g, "after", rest...)
+	want[g] = append(want[g], "after")
+	c.converge(g, want[g], rest...)
+}
