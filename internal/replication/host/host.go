@@ -539,6 +539,14 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 				h.quiesceFollower(g, e.Msg)
 				continue
 			}
+			if t := e.Msg.GetType(); (t == raftpb.MsgHeartbeat || t == raftpb.MsgHeartbeatResp) && len(e.Msg.GetContext()) != 0 && len(e.Msg.GetContext()) != 8 {
+				// raft reads a heartbeat's context as an 8-byte read
+				// position and would panic on any other length.
+				h.mu.Lock()
+				h.stats.DroppedMessages++
+				h.mu.Unlock()
+				continue
+			}
 			h.wakeGroup(g)
 			_ = g.rn.Step(e.Msg)
 		}

@@ -15,6 +15,8 @@ import (
 	"github.com/parsecdb/parsec/internal/replication/transport"
 	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // kv is a test state machine: the list of commands applied. A durable kv
@@ -593,4 +595,27 @@ func TestQuiescence(t *testing.T) {
 	c.propose(g, "after", rest...)
 	want[g] = append(want[g], "after")
 	c.converge(g, want[g], rest...)
+}
+
+// TestMalformedMessages sends a leader messages raft would panic on or
+// that are not its own, and checks they are dropped and counted while the
+// group keeps working.
+func TestMalformedMessages(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	g := c.groups[0]
+	lead := c.leader(g)
+	from := voters[(slices.Index(voters, lead)+1)%len(voters)]
+	evil := c.net.Join(9)
+	defer evil.Close()
+	evil.SetHandler(func(uint64, []transport.Envelope) {})
+	before := c.nodes[lead].h.Stats().DroppedMessages
+	evil.Send(lead, []transport.Envelope{
+		{Group: g, Msg: &raftpb.Message{Type: raftpb.MsgHeartbeatResp.Enum(), From: proto.Uint64(from), To: proto.Uint64(lead), Term: proto.Uint64(1 << 20), Context: []byte("abc")}},
+		{Group: 999, Msg: &raftpb.Message{Type: raftpb.MsgApp.Enum(), From: proto.Uint64(from), To: proto.Uint64(lead)}},
+		{Group: g, Msg: &raftpb.Message{Type: raftpb.MsgApp.Enum(), From: proto.Uint64(from), To: proto.Uint64(77)}},
+		{Group: g, Msg: &raftpb.Message{Type: raftpb.MsgHup.Enum(), From: proto.Uint64(from), To: proto.Uint64(lead)}},
+	})
+	c.waitFor("the messages to be dropped", func() bool { return c.nodes[lead].h.Stats().DroppedMessages == before+4 })
+	c.propose(g, "still works")
+	c.converge(g, []string{"still works"})
 }
