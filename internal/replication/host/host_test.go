@@ -619,3 +619,81 @@ func TestMalformedMessages(t *testing.T) {
 	c.propose(g, "still works")
 	c.converge(g, []string{"still works"})
 }
+
+// TestReplicationUnderFaults replicates through a network that drops,
+// duplicates, delays and reorders messages, and checks that every node
+// ends with the same commands in the same order, including every
+// acknowledged one. A proposal whose outcome is unknown (timeout) is
+// retried, so a command may appear twice, but identically everywhere.
+func TestReplicationUnderFaults(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	for _, g := range c.groups {
+		c.leader(g)
+	}
+	c.net.SetFaults(transport.Faults{Drop: 0.1, Duplicate: 0.1, MaxDelay: 2 * time.Millisecond, Reorder: true})
+	acked := map[uint64][]string{}
+	for i := range 15 {
+		for _, g := range c.groups {
+			cmd := fmt.Sprintf("g%d-%d", g, i)
+			for attempt := 0; ; attempt++ {
+				if attempt > 200 {
+					t.Fatalf("proposal %q never succeeded", cmd)
+				}
+				var lead uint64
+				c.waitFor("a leader", func() bool {
+					for _, id := range voters {
+						if st, err := c.nodes[id].h.Status(g); err == nil && st.RaftState == raft.StateLeader {
+							lead = id
+							return true
+						}
+					}
+					return false
+				})
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				done := make(chan error, 1)
+				go func() {
+					_, err := c.nodes[lead].h.Propose(ctx, g, []byte(cmd))
+					done <- err
+				}()
+				var err error
+				c.waitFor("the proposal to end", func() bool {
+					select {
+					case err = <-done:
+						return true
+					default:
+						return false
+					}
+				})
+				cancel()
+				if err == nil {
+					acked[g] = append(acked[g], cmd)
+					break
+				}
+			}
+		}
+	}
+	c.net.SetFaults(transport.Faults{})
+	for _, g := range c.groups {
+		var ref []string
+		c.waitFor(fmt.Sprintf("group %d to converge", g), func() bool {
+			_, ref, _ = c.nodes[1].sm(g).state()
+			for _, id := range voters[1:] {
+				_, cmds, _ := c.nodes[id].sm(g).state()
+				if !slices.Equal(cmds, ref) {
+					return false
+				}
+			}
+			// Every acknowledged command is there, in acknowledgement order.
+			i := 0
+			for _, cmd := range ref {
+				if i < len(acked[g]) && cmd == acked[g][i] {
+					i++
+				}
+			}
+			return i == len(acked[g])
+		})
+	}
+	if st := c.net.Stats(); st.Dropped == 0 || st.Duplicated == 0 {
+		t.Fatalf("no faults were injected: %+v", st)
+	}
+}

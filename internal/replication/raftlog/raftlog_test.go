@@ -367,3 +367,132 @@ func TestBootstrapAndDestroy(t *testing.T) {
 		t.Fatalf("groups after destroy: %v, %v", ids, err)
 	}
 }
+
+// TestManyGroupsOneBatch writes the logs of 100 groups in one batch and
+// checks each group reads back only its own entries, before and after a
+// reopen, and that one group's truncation and snapshot leave the others
+// alone.
+func TestManyGroupsOneBatch(t *testing.T) {
+	fs := vfs.NewMem()
+	db := openDB(t, fs)
+	s := Open(db)
+	b := s.NewBatch()
+	const groups = 100
+	for g := uint64(1); g <= groups; g++ {
+		l, err := s.Group(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ents []*raftpb.Entry
+		for i := uint64(1); i <= g%7+1; i++ {
+			ents = append(ents, ent(i, g, fmt.Sprintf("%d/%d", g, i)))
+		}
+		if err := l.Append(b, ents); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetHardState(b, &raftpb.HardState{Term: proto.Uint64(g), Commit: proto.Uint64(1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Groups() != groups {
+		t.Fatalf("batch changes %d groups", b.Groups())
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	l50, _ := s.Group(50)
+	b = s.NewBatch()
+	if _, err := l50.CreateSnapshot(b, 1, &raftpb.ConfState{Voters: []uint64{1}}, []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l50.Truncate(b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *Store) {
+		t.Helper()
+		for g := uint64(1); g <= groups; g++ {
+			l, err := s.Group(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := g%7 + 1
+			first, _ := l.FirstIndex()
+			wantFirst := uint64(1)
+			if g == 50 {
+				wantFirst = 2
+			}
+			last, _ := l.LastIndex()
+			hs, _, _ := l.InitialState()
+			if first != wantFirst || last != n || hs.GetTerm() != g {
+				t.Fatalf("group %d: [%d, %d] term %d", g, first, last, hs.GetTerm())
+			}
+			if first > last {
+				continue
+			}
+			got, err := l.Entries(first, last+1, 1<<20)
+			if err != nil || uint64(len(got)) != last-first+1 {
+				t.Fatalf("group %d: %d entries, %v", g, len(got), err)
+			}
+			for _, e := range got {
+				if string(e.GetData()) != fmt.Sprintf("%d/%d", g, e.GetIndex()) || e.GetTerm() != g {
+					t.Fatalf("group %d holds %v", g, e)
+				}
+			}
+		}
+	}
+	check(s)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, fs)
+	defer db.Close()
+	s = Open(db)
+	if ids, _ := s.Groups(); len(ids) != groups {
+		t.Fatalf("%d groups after reopen", len(ids))
+	}
+	check(s)
+}
+
+// TestKeys checks the raft key encoding: entries sort by index, each
+// group's keys stay in its span, and keys parse back.
+func TestKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		g, h := rng.Uint64(), rng.Uint64()
+		i, j := rng.Uint64(), rng.Uint64()
+		if rng.IntN(2) == 0 {
+			g = h
+		}
+		ki, kj := storage.RaftEntryKey(nil, g, i), storage.RaftEntryKey(nil, h, j)
+		if g == h && (i < j) != (string(ki) < string(kj)) {
+			t.Fatalf("entries %d and %d of group %d sort wrongly", i, j, g)
+		}
+		if idx, ok := storage.RaftEntryIndex(ki); !ok || idx != i {
+			t.Fatalf("entry key of %d parses as %d, %v", i, idx, ok)
+		}
+		if grp, ok := storage.RaftGroupOf(ki); !ok || grp != g {
+			t.Fatalf("entry key of group %d parses as %d, %v", g, grp, ok)
+		}
+		lo, hi := storage.RaftGroupSpan(g)
+		for _, k := range [][]byte{ki, storage.RaftHardStateKey(g), storage.RaftConfStateKey(g), storage.RaftSnapshotKey(g), storage.RaftTruncatedKey(g)} {
+			if string(k) < string(lo) || (hi != nil && string(k) >= string(hi)) {
+				t.Fatalf("key %x outside group %d's span", k, g)
+			}
+		}
+		if g != h {
+			if string(kj) >= string(lo) && (hi == nil || string(kj) < string(hi)) {
+				t.Fatalf("group %d's key inside group %d's span", h, g)
+			}
+		}
+		elo, ehi := storage.RaftEntriesSpan(g, 0, ^uint64(0))
+		if string(storage.RaftHardStateKey(g)) >= string(elo) && string(storage.RaftHardStateKey(g)) < string(ehi) {
+			t.Fatal("the hard state key is inside the entries span")
+		}
+	}
+	if _, ok := storage.RaftEntryIndex(storage.RaftHardStateKey(1)); ok {
+		t.Fatal("a hard state key parsed as an entry key")
+	}
+}
