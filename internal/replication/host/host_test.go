@@ -697,3 +697,116 @@ func TestReplicationUnderFaults(t *testing.T) {
 		t.Fatalf("no faults were injected: %+v", st)
 	}
 }
+
+// TestStop checks that a stopped host refuses work with ErrStopped.
+func TestStop(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	g := c.groups[0]
+	c.propose(g, "x")
+	h := c.nodes[1].h
+	h.Stop()
+	if _, err := h.Propose(context.Background(), g, []byte("y")); !errors.Is(err, ErrStopped) {
+		t.Fatalf("propose after stop: %v", err)
+	}
+	if _, err := h.ReadIndex(context.Background(), g); !errors.Is(err, ErrStopped) {
+		t.Fatalf("read index after stop: %v", err)
+	}
+	if _, err := h.Status(g); !errors.Is(err, ErrStopped) {
+		t.Fatalf("status after stop: %v", err)
+	}
+	h.Stop() // twice is fine
+	_ = c.nodes[1].tr.Close()
+	_ = c.nodes[1].db.Close()
+	c.nodes[1].h = nil
+	if _, err := c.nodes[2].h.Propose(context.Background(), g, make([]byte, 9<<20)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("oversized proposal: %v", err)
+	}
+}
+
+// TestOverTCP runs three hosts over the TCP transport on loopback.
+func TestOverTCP(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	trs := map[uint64]*transport.TCP{}
+	for _, id := range voters {
+		tr, err := transport.NewTCP(transport.TCPConfig{NodeID: id, ClusterKey: key, Listen: "127.0.0.1:0", Logf: t.Logf,
+			MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		trs[id] = tr
+	}
+	for _, id := range voters {
+		for _, p := range voters {
+			if p != id {
+				trs[id].AddPeer(p, trs[p].Addr().String())
+			}
+		}
+	}
+	hosts := map[uint64]*Host{}
+	sms := map[uint64]*kv{}
+	var mu sync.Mutex
+	for _, id := range voters {
+		db, err := storage.Open(storage.Options{Dir: "/n", FS: vfs.NewMem(), Reserve: -1, CacheBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := New(Config{NodeID: id, Store: raftlog.Open(db), Transport: trs[id], Logf: t.Logf,
+			NewStateMachine: func(uint64) (StateMachine, error) {
+				s := &kv{}
+				mu.Lock()
+				sms[id] = s
+				mu.Unlock()
+				return s, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts[id] = h
+		t.Cleanup(func() {
+			h.Stop()
+			_ = trs[id].Close()
+			_ = db.Close()
+		})
+		if err := h.CreateGroup(7, voters); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tickUntil := func(what string, fn func() bool) {
+		deadline := time.Now().Add(60 * time.Second)
+		for !fn() {
+			if time.Now().After(deadline) {
+				t.Fatalf("gave up waiting for %s", what)
+			}
+			for _, h := range hosts {
+				h.Tick()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	var want []string
+	for i := range 20 {
+		cmd := fmt.Sprintf("tcp-%d", i)
+		tickUntil("a proposal to succeed", func() bool {
+			for _, h := range hosts {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := h.Propose(ctx, 7, []byte(cmd))
+				cancel()
+				if err == nil {
+					return true
+				}
+			}
+			return false
+		})
+		want = append(want, cmd)
+	}
+	tickUntil("every node to apply everything", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range voters {
+			if _, cmds, _ := sms[id].state(); !slices.Equal(cmds, want) {
+				return false
+			}
+		}
+		return true
+	})
+}
