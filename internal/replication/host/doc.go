@@ -32,9 +32,10 @@
 // returns when the entry is committed and applied on this node. Only the
 // leader proposes (proposal forwarding is off): a follower answers with a
 // *NotLeaderError naming the leader it knows, for the gateway to retry
-// there. A proposal whose context ends is reported with ErrTimeout: it may
-// still commit (the caller must treat the outcome as unknown, as
-// CockroachDB's ambiguous results).
+// there. A proposal whose context ends is reported with ErrTimeout, and one
+// whose proposer loses the leadership with ErrAmbiguous: either may still
+// commit, so the caller must treat the outcome as unknown (CockroachDB's
+// ambiguous results) and retry only idempotent commands.
 //
 // Reads: ReadIndex (raft's ReadOnlySafe, a heartbeat round confirming the
 // leadership) returns an index that covers every write committed before

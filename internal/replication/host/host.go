@@ -96,6 +96,9 @@ var (
 	ErrTimeout = errors.New("replication: timed out, outcome unknown")
 	// ErrTooLarge means a proposal exceeds MaxProposalBytes.
 	ErrTooLarge = errors.New("replication: proposal too large")
+	// ErrAmbiguous means this node lost the leadership while a proposal
+	// was in flight: it may still commit under the new leader, or not.
+	ErrAmbiguous = errors.New("replication: leadership lost, outcome unknown")
 )
 
 // NotLeaderError is returned by Propose and ReadIndex on a replica that is
@@ -716,6 +719,9 @@ func (h *Host) process() error {
 	}
 	for _, r := range rds {
 		h.finishReads(r.g)
+		if ss := r.rd.SoftState; ss != nil && ss.RaftState != raft.StateLeader && r.g.inflight > 0 {
+			h.failProposals(r.g, ss.Lead)
+		}
 	}
 	for _, r := range rds {
 		r.g.rn.Advance(r.rd)
@@ -990,4 +996,16 @@ func (h *Host) Quiesced() int {
 		return nil
 	})
 	return n
+}
+
+// failProposals answers the group's proposals in flight on a replica that
+// is no longer the leader: their outcome is unknown.
+func (h *Host) failProposals(g *group, lead uint64) {
+	for id, w := range h.props {
+		if w.group == g.id {
+			w.done <- result{err: fmt.Errorf("%w: %w", ErrAmbiguous, &NotLeaderError{Group: g.id, Node: h.id, Leader: lead})}
+			delete(h.props, id)
+			g.inflight--
+		}
+	}
 }

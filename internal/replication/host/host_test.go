@@ -383,16 +383,29 @@ func TestLeaderFailover(t *testing.T) {
 			rest = append(rest, id)
 		}
 	}
-	// The old leader takes a proposal it can never commit.
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, err := c.nodes[old].h.Propose(ctx, g, []byte("lost"))
-	cancel()
-	if err == nil {
-		t.Fatal("a proposal on an isolated leader succeeded")
-	}
+	// The old leader takes a proposal it can never commit, and answers it
+	// as ambiguous when CheckQuorum makes it step down.
+	lost := make(chan error, 1)
+	go func() {
+		_, err := c.nodes[old].h.Propose(context.Background(), g, []byte("lost"))
+		lost <- err
+	}()
 	lead := c.leader(g, rest...)
 	if lead == old {
 		t.Fatalf("the isolated node %d is still the leader", old)
+	}
+	var err error
+	c.waitFor("the old leader to give up its proposal", func() bool {
+		select {
+		case err = <-lost:
+			return true
+		default:
+			return false
+		}
+	})
+	var nl *NotLeaderError
+	if !errors.Is(err, ErrAmbiguous) && !errors.As(err, &nl) {
+		t.Fatalf("proposal on the isolated leader: %v, want ErrAmbiguous or NotLeaderError", err)
 	}
 	c.converge(g, want, rest...)
 	for i := range 10 {
