@@ -165,10 +165,11 @@ type group struct {
 	log      *raftlog.Log
 	sm       StateMachine
 	applied  uint64
-	snapshot uint64    // index of the latest snapshot
-	term     uint64    // term of the last applied entry
-	reads    []*waiter // read index requests with a known index
-	inflight int       // this node's proposals and reads not yet answered
+	snapshot uint64            // index of the latest snapshot
+	term     uint64            // term of the last applied entry
+	reads    []*waiter         // read index requests with a known index
+	inflight int               // this node's proposals and reads not yet answered
+	cs       *raftpb.ConfState // the configuration as of applied
 	quiesced bool
 }
 
@@ -295,7 +296,11 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 	if err != nil {
 		return fmt.Errorf("replication: group %d: %w", id, err)
 	}
-	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si}
+	_, cs, err := l.InitialState()
+	if err != nil {
+		return err
+	}
+	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si, cs: cs}
 	h.groups[id] = g
 	h.dirty[g] = struct{}{}
 	h.active[g] = struct{}{}
@@ -680,6 +685,7 @@ func (h *Host) process() error {
 				return fmt.Errorf("group %d: restoring a snapshot: %w", g.id, err)
 			}
 			g.applied, g.snapshot, g.term = md.GetIndex(), md.GetIndex(), md.GetTerm()
+			g.cs = md.GetConfState()
 			restores++
 		}
 		n, err := h.apply(g, r.rd.CommittedEntries, after, &acks)
@@ -810,6 +816,7 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]a
 			if err := g.log.SetConfState(b, cs); err != nil {
 				return 0, err
 			}
+			g.cs = cs
 		}
 		out = append(out, ent)
 	}
@@ -859,7 +866,7 @@ func (h *Host) maybeSnapshot(g *group, b *raftlog.Batch) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
 	}
-	if _, err := g.log.CreateSnapshot(b, g.applied, nil, data); err != nil {
+	if _, err := g.log.CreateSnapshot(b, g.applied, g.cs, data); err != nil {
 		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
 	}
 	g.snapshot = g.applied
