@@ -10,7 +10,9 @@ require (
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/twmb/murmur3 v1.2.2
 	github.com/xdg-go/scram v1.4.0
+	go.etcd.io/raft/v3 v3.7.0
 	go.mongodb.org/mongo-driver/v2 v2.10.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -53,5 +55,4 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-	google.golang.org/protobuf v1.33.0 // indirect
 )

@@ -1,6 +1,6 @@
 // Package storage is Parsec's only door to the storage engine, Pebble.
 //
-// Everything Parsec keeps lives in one Pebble database, under seven key families
+// Everything Parsec keeps lives in one Pebble database, under nine key families
 // (the layout is stable: changing it needs a migration):
 //
 //	M 0x00 "db"   0x00 <esc(database id)>                           database record (JSON)
@@ -13,6 +13,8 @@
 //	I <container rid, 8 bytes> <generation> <term> <EPK> 0x00 <item id>  one index entry (see IndexPrefix)
 //	C <container rid, 8 bytes> <sequence number, 8 bytes>  the change index: an item's current version → its key
 //	V <container rid, 8 bytes> <sequence number, 8 bytes>  the version log: each version written and each delete
+//	R <container rid, 8 bytes> <sequence number, 8 bytes>  the resource-id index: an item's creation → its key
+//	G <raft group id, 8 bytes> <kind> ...                  a raft group's log and state (raftkeys.go)
 //
 // Items are keyed by their container, then their effective partition key (EPK),
 // then their id. A physical partition owns a contiguous EPK range, so it is one

@@ -12,7 +12,7 @@ const (
 // Why every key encoding is injective (no two different resources share a
 // key) and why every span holds only its own resource's keys:
 //
-//   - The first byte names the family (M, D, P, L, I, C, V, R), so families never mix.
+//   - The first byte names the family (M, D, P, L, I, C, V, R, G), so families never mix.
 //   - Catalog keys escape their names and end the database id with 0x00
 //     (see DatabaseKey).
 //   - Item keys are D <rid> <EPK> 0x00 <id>: the rid has a fixed length, the

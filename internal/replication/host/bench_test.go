@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// BenchmarkPropose measures replicated proposals per second on three
+// in-process nodes over the in-memory transport, with 64 concurrent
+// clients spread over the groups, and the time of one storage commit (one
+// WAL sync) on the leaders. "mem" keeps the stores in memory (no fsync
+// cost); "disk" puts them in a temporary directory.
+func BenchmarkPropose(b *testing.B) {
+	for _, where := range []string{"mem", "disk"} {
+		for _, groups := range []int{1, 100} {
+			b.Run(fmt.Sprintf("%s/groups=%d", where, groups), func(b *testing.B) {
+				store := func(uint64) (vfs.FS, string) { return vfs.NewMem(), "/n" }
+				if where == "disk" {
+					root := b.TempDir()
+					store = func(id uint64) (vfs.FS, string) { return vfs.Default, filepath.Join(root, fmt.Sprint(id)) }
+				}
+				c := newClusterOn(b, groups, func(cfg *Config) { cfg.Logf = func(string, ...any) {} }, store, false)
+				leaders := make(map[uint64]uint64)
+				for _, g := range c.groups {
+					leaders[g] = c.leader(g)
+				}
+				// A ticker keeps leases and heartbeats going, as a server's would.
+				stop := make(chan struct{})
+				var tw sync.WaitGroup
+				tw.Add(1)
+				go func() {
+					defer tw.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(10 * time.Millisecond):
+							c.tick()
+						}
+					}
+				}()
+				before := map[uint64]Stats{}
+				for _, id := range voters {
+					before[id] = c.nodes[id].h.Stats()
+				}
+				payload := make([]byte, 256)
+				var next atomic.Int64
+				var failed atomic.Int64
+				b.ResetTimer()
+				start := time.Now()
+				var wg sync.WaitGroup
+				for w := range 64 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+							g := c.groups[(int(i)+w)%len(c.groups)]
+							ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+							if _, err := c.nodes[leaders[g]].h.Propose(ctx, g, payload); err != nil {
+								failed.Add(1)
+							}
+							cancel()
+						}
+					}()
+				}
+				wg.Wait()
+				elapsed := time.Since(start)
+				b.StopTimer()
+				close(stop)
+				tw.Wait()
+				if f := failed.Load(); f > 0 {
+					b.Fatalf("%d of %d proposals failed", f, b.N)
+				}
+				var commits uint64
+				var commitTime time.Duration
+				for _, id := range voters {
+					st := c.nodes[id].h.Stats()
+					commits += st.Commits - before[id].Commits
+					commitTime += st.CommitTime - before[id].CommitTime
+				}
+				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "proposals/s")
+				if commits > 0 {
+					b.ReportMetric(float64(commitTime.Microseconds())/1000/float64(commits), "ms/commit")
+					b.ReportMetric(float64(b.N)*3/float64(commits), "entries/commit")
+				}
+			})
+		}
+	}
+}

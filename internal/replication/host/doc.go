@@ -1,0 +1,70 @@
+// Package host drives one node's replicas of many raft groups: the
+// multi-raft loop.
+//
+// A node of a Parsec cluster holds a replica of thousands of physical
+// partitions, each its own raft group (go.etcd.io/raft/v3 RawNode). Running
+// a goroutine, a timer, a log file and an fsync per group would not scale,
+// so, as CockroachDB does, the groups share everything that costs:
+//
+//   - One loop. Everything that touches a RawNode (received messages,
+//     proposals, read requests, ticks) is an event queued for the loop, which
+//     drains all queued events, then handles the Ready of every group that
+//     may have work (a dirty set, so idle groups cost nothing per round).
+//   - One storage commit per round. The hard states, new entries and
+//     received snapshots of all those groups go into one raftlog.Batch,
+//     committed with one WAL sync, before any of their messages is sent:
+//     raft's rule that what a message promises is durable first.
+//   - One transport. Messages of all groups are grouped per destination
+//     node and handed to the transport in one Send each.
+//   - One apply batch. Committed entries go to each group's StateMachine,
+//     which writes its changes into one shared storage batch, committed
+//     without a sync: the log is already durable, so a crash only makes the
+//     entries apply again. Proposals and reads are answered only after that
+//     commit, when their effect is visible.
+//   - One clock. Tick advances every group; the caller drives it (a ticker
+//     in a server, the test itself in tests), so tests need no timing.
+//
+// Then every group is Advanced. A snapshot sent to a follower is reported
+// finished after the send, since the transport carries it whole.
+//
+// Proposals carry a 16-byte header (proposing node, proposal id) so the
+// proposer recognises its entry at apply and returns its index: Propose
+// returns when the entry is committed and applied on this node. Only the
+// leader proposes (proposal forwarding is off): a follower answers with a
+// *NotLeaderError naming the leader it knows, for the gateway to retry
+// there. A proposal whose context ends is reported with ErrTimeout, and one
+// whose proposer loses the leadership with ErrAmbiguous: either may still
+// commit, so the caller must treat the outcome as unknown (CockroachDB's
+// ambiguous results) and retry only idempotent commands.
+//
+// Reads: ReadIndex (raft's ReadOnlySafe, a heartbeat round confirming the
+// leadership) returns an index that covers every write committed before
+// the call, once this node has applied it, so a read of the local state
+// machine after it is linearizable, on the leader or on a follower.
+// CheckQuorum and PreVote are on: a leader that loses its quorum steps
+// down, and a partitioned node that rejoins does not depose a healthy
+// leader.
+//
+// Logs are compacted by the host: every SnapshotEntries applied entries a
+// group takes a snapshot of its state machine, records it in the raft log
+// store, and truncates the log up to KeepEntries before it. A follower
+// behind the truncation receives that snapshot.
+//
+// A new group is bootstrapped identically on every replica (an empty log
+// after index 10 of term 5 with the given voters, as CockroachDB starts
+// its ranges), so no replica needs a message to agree on the beginning.
+//
+// Quiescence (Config.Quiesce): a leader whose followers all hold its whole
+// log, with nothing in flight, sends them a marked heartbeat (consumed by
+// the host, never seen by raft) and stops ticking; a follower that holds
+// exactly that log and commit index stops too. A quiesced group costs
+// nothing per tick and sends nothing; any message, proposal or read wakes
+// it. As in CockroachDB, a quiesced follower cannot notice its leader's
+// death, so the host must be told (NodeDown) by a liveness mechanism,
+// which does not exist yet: Quiesce is off by default until it does.
+//
+// Not yet: node liveness (for NodeDown), a scheduler with several workers,
+// configuration changes driven from outside (the host applies them when
+// they commit), and snapshots streamed in chunks. See the replication
+// package documentation.
+package host

@@ -1,0 +1,1018 @@
+package host
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/replication/raftlog"
+	"github.com/parsecdb/parsec/internal/replication/transport"
+	"github.com/parsecdb/parsec/internal/storage"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
+	"google.golang.org/protobuf/proto"
+)
+
+// Entry is one committed log entry handed to a StateMachine. Data is the
+// proposed command, or nil for entries raft writes itself (a new leader's
+// empty entry, configuration changes, which the host applies).
+type Entry struct {
+	Index, Term uint64
+	Data        []byte
+}
+
+// StateMachine is what a group replicates: the engine's physical partition
+// will implement it. The host calls it from its loop, one call at a time per
+// host, in log order.
+type StateMachine interface {
+	// Applied returns the index of the last entry applied (durably, if the
+	// state machine is durable).
+	Applied() uint64
+	// Apply applies committed entries, in order; their indexes follow
+	// Applied() without a gap. The state machine writes its changes, with
+	// its applied index, into b, which the host commits for all groups of
+	// the round at once, without a sync: a crash may lose the writes, and
+	// the entries are then applied again from the durable log.
+	Apply(b *storage.Batch, entries []Entry) error
+	// Snapshot returns the state as of Applied(), to be sent to a replica
+	// that lags behind the log.
+	Snapshot() ([]byte, error)
+	// Restore replaces the state with a snapshot's, writing into b: the
+	// state as of entry index of term term. data nil is the empty initial
+	// state.
+	Restore(b *storage.Batch, index, term uint64, data []byte) error
+}
+
+// Config configures a Host.
+type Config struct {
+	// NodeID is this node's id in every group (not 0).
+	NodeID uint64
+	// Store keeps the raft logs; the host owns its writes.
+	Store *raftlog.Store
+	// Transport carries messages; the host sets its handler.
+	Transport transport.Transport
+	// NewStateMachine returns the state machine of a group on this node.
+	NewStateMachine func(group uint64) (StateMachine, error)
+	// ElectionTicks and HeartbeatTicks are raft's timeouts in ticks;
+	// defaults 10 and 1.
+	ElectionTicks, HeartbeatTicks int
+	// SnapshotEntries is the number of entries applied after which a group
+	// takes a snapshot of its state machine and truncates its log; 0 means
+	// 10000.
+	SnapshotEntries uint64
+	// KeepEntries is how many entries before the snapshot stay in the log
+	// for followers that lag a little; 0 keeps none.
+	KeepEntries uint64
+	// MaxQueuedMessages bounds the received messages waiting for the loop;
+	// more are dropped. 0 means 1<<16.
+	MaxQueuedMessages int
+	// MaxProposalBytes bounds a proposal's size; 0 means 8 MiB.
+	MaxProposalBytes int
+	// Quiesce lets idle groups stop ticking: a leader whose followers all
+	// hold its whole log, with nothing in flight, tells them so and they all
+	// stop ticking and heartbeating until a message or a proposal wakes the
+	// group. A quiesced follower no longer notices its leader's failure by
+	// itself: NodeDown must be called when a node is known dead (by a
+	// liveness mechanism), or its groups stay leaderless.
+	Quiesce bool
+	// Logf logs raft warnings and the host's errors. Default log.Printf.
+	Logf func(format string, args ...any)
+}
+
+// Errors of proposals and reads.
+var (
+	// ErrStopped means the host stopped; the outcome of a proposal in
+	// flight is unknown.
+	ErrStopped = errors.New("replication: host stopped")
+	// ErrGroupNotFound means the node hosts no replica of the group.
+	ErrGroupNotFound = errors.New("replication: group not found on this node")
+	// ErrTimeout means the context ended first; a proposal may still
+	// commit later.
+	ErrTimeout = errors.New("replication: timed out, outcome unknown")
+	// ErrTooLarge means a proposal exceeds MaxProposalBytes.
+	ErrTooLarge = errors.New("replication: proposal too large")
+	// ErrAmbiguous means this node lost the leadership while a proposal
+	// was in flight: it may still commit under the new leader, or not.
+	ErrAmbiguous = errors.New("replication: leadership lost, outcome unknown")
+)
+
+// NotLeaderError is returned by Propose and ReadIndex on a replica that is
+// not the group's leader. Leader is the leader this replica knows, 0 if it
+// knows none (an election is under way).
+type NotLeaderError struct {
+	Group, Node, Leader uint64
+}
+
+func (e *NotLeaderError) Error() string {
+	if e.Leader == 0 {
+		return fmt.Sprintf("replication: group %d: node %d is not the leader and knows of none", e.Group, e.Node)
+	}
+	return fmt.Sprintf("replication: group %d: node %d is not the leader; node %d is", e.Group, e.Node, e.Leader)
+}
+
+// Stats counts the work of a host's loop.
+type Stats struct {
+	// Rounds counts loop rounds that handled at least one Ready.
+	Rounds uint64
+	// Commits counts storage batches committed (one sync each); CommitTime
+	// is their total duration.
+	Commits    uint64
+	CommitTime time.Duration
+	// Appended counts entries written; Applied counts entries applied.
+	Appended, Applied uint64
+	// Snapshots counts snapshots taken, Restores snapshots applied.
+	Snapshots, Restores uint64
+	// DroppedMessages counts received messages dropped (queue full,
+	// unknown group, misaddressed).
+	DroppedMessages uint64
+}
+
+// Host drives this node's replicas of many raft groups: one loop for all,
+// one storage commit per round for all, one tick source for all.
+type Host struct {
+	cfg Config
+	id  uint64
+
+	mu      sync.Mutex
+	events  []func()
+	queued  int // received messages in events
+	ticks   int
+	signal  chan struct{}
+	stopped bool
+	err     error
+	stats   Stats
+
+	stop chan struct{}
+	done chan struct{}
+
+	// Owned by the loop.
+	groups map[uint64]*group
+	dirty  map[*group]struct{} // groups that may have a Ready
+	active map[*group]struct{} // groups that tick (not quiesced)
+	nextID uint64
+	props  map[uint64]*waiter
+	reads  map[uint64]*waiter
+}
+
+type group struct {
+	id       uint64
+	rn       *raft.RawNode
+	log      *raftlog.Log
+	sm       StateMachine
+	applied  uint64
+	snapshot uint64            // index of the latest snapshot
+	term     uint64            // term of the last applied entry
+	reads    []*waiter         // read index requests with a known index
+	inflight int               // this node's proposals and reads not yet answered
+	cs       *raftpb.ConfState // the configuration as of applied
+	quiesced bool
+}
+
+type waiter struct {
+	group uint64
+	index uint64
+	known bool
+	done  chan result
+}
+
+type result struct {
+	index uint64
+	err   error
+}
+
+// New returns a host over cfg.Store with a replica of every group the store
+// holds, and starts its loop.
+func New(cfg Config) (*Host, error) {
+	if cfg.NodeID == 0 || cfg.Store == nil || cfg.Transport == nil || cfg.NewStateMachine == nil {
+		return nil, errors.New("replication: a node id, store, transport and state machine constructor are required")
+	}
+	if cfg.ElectionTicks <= 0 {
+		cfg.ElectionTicks = 10
+	}
+	if cfg.HeartbeatTicks <= 0 {
+		cfg.HeartbeatTicks = 1
+	}
+	if cfg.HeartbeatTicks >= cfg.ElectionTicks {
+		return nil, errors.New("replication: the heartbeat must be shorter than the election timeout")
+	}
+	if cfg.SnapshotEntries == 0 {
+		cfg.SnapshotEntries = 10000
+	}
+	if cfg.MaxQueuedMessages <= 0 {
+		cfg.MaxQueuedMessages = 1 << 16
+	}
+	if cfg.MaxProposalBytes <= 0 {
+		cfg.MaxProposalBytes = 8 << 20
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = log.Printf
+	}
+	h := &Host{cfg: cfg, id: cfg.NodeID, signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		groups: make(map[uint64]*group), dirty: make(map[*group]struct{}), active: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
+	ids, err := cfg.Store.Groups()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := h.openGroup(id, nil); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Transport.SetHandler(h.receive)
+	go h.loop()
+	return h, nil
+}
+
+// Bootstrap index and term of a new group's log, the same on every replica.
+const (
+	bootstrapIndex = 10
+	bootstrapTerm  = 5
+)
+
+// openGroup starts the replica of group id; peers, when given, bootstrap
+// it if the store has no state for it. Called before the loop starts or
+// from it.
+func (h *Host) openGroup(id uint64, peers []uint64) error {
+	if _, ok := h.groups[id]; ok {
+		return nil
+	}
+	l, err := h.cfg.Store.Group(id)
+	if err != nil {
+		return err
+	}
+	if last, _ := l.LastIndex(); last == 0 {
+		if len(peers) == 0 {
+			return fmt.Errorf("replication: group %d has no state and no peers to bootstrap it with", id)
+		}
+		b := h.cfg.Store.NewBatch()
+		if err := l.Bootstrap(b, bootstrapIndex, bootstrapTerm, &raftpb.ConfState{Voters: peers}); err != nil {
+			b.Discard()
+			return err
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+	}
+	sm, err := h.cfg.NewStateMachine(id)
+	if err != nil {
+		return err
+	}
+	snap, err := l.Snapshot()
+	if err != nil {
+		return err
+	}
+	si, st := snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm()
+	if sm.Applied() < si {
+		b := h.cfg.Store.NewBatch()
+		if err := sm.Restore(b.Storage(), si, st, snap.GetData()); err != nil {
+			b.Discard()
+			return fmt.Errorf("replication: group %d: restoring the state machine: %w", id, err)
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+	}
+	applied := sm.Applied()
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:                        h.id,
+		ElectionTick:              h.cfg.ElectionTicks,
+		HeartbeatTick:             h.cfg.HeartbeatTicks,
+		Storage:                   l,
+		Applied:                   applied,
+		MaxSizePerMsg:             1 << 20,
+		MaxInflightMsgs:           256,
+		MaxUncommittedEntriesSize: 64 << 20,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		ReadOnlyOption:            raft.ReadOnlySafe,
+		DisableProposalForwarding: true,
+		Logger:                    raftLogger{h.cfg.Logf},
+	})
+	if err != nil {
+		return fmt.Errorf("replication: group %d: %w", id, err)
+	}
+	_, cs, err := l.InitialState()
+	if err != nil {
+		return err
+	}
+	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si, cs: cs}
+	h.groups[id] = g
+	h.dirty[g] = struct{}{}
+	h.active[g] = struct{}{}
+	return nil
+}
+
+// do runs fn in the loop and waits for it.
+func (h *Host) do(fn func() error) error {
+	done := make(chan error, 1)
+	if !h.enqueue(func() { done <- fn() }, 0) {
+		return h.stoppedErr()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-h.done:
+		return h.stoppedErr()
+	}
+}
+
+func (h *Host) stoppedErr() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return fmt.Errorf("%w: %v", ErrStopped, h.err)
+	}
+	return ErrStopped
+}
+
+// enqueue adds an event for the loop; msgs counts the received messages it
+// carries against MaxQueuedMessages.
+func (h *Host) enqueue(ev func(), msgs int) bool {
+	h.mu.Lock()
+	if h.stopped || (msgs > 0 && h.queued+msgs > h.cfg.MaxQueuedMessages) {
+		if !h.stopped {
+			h.stats.DroppedMessages += uint64(msgs)
+		}
+		h.mu.Unlock()
+		return false
+	}
+	h.events = append(h.events, ev)
+	h.queued += msgs
+	h.mu.Unlock()
+	h.wake()
+	return true
+}
+
+func (h *Host) wake() {
+	select {
+	case h.signal <- struct{}{}:
+	default:
+	}
+}
+
+// CreateGroup starts this node's replica of group id, bootstrapping it
+// with the given voters if the store has no state for it. Every replica
+// must be created with the same voters.
+func (h *Host) CreateGroup(id uint64, voters []uint64) error {
+	if id == 0 || len(voters) == 0 {
+		return errors.New("replication: a group needs an id and voters")
+	}
+	voters = append([]uint64(nil), voters...)
+	return h.do(func() error { return h.openGroup(id, voters) })
+}
+
+// Tick advances every group's logical clock by one tick. The caller drives
+// time (a ticker in a server, the test itself in tests).
+func (h *Host) Tick() {
+	h.mu.Lock()
+	if !h.stopped {
+		h.ticks++
+	}
+	h.mu.Unlock()
+	h.wake()
+}
+
+// Campaign makes this replica of group start an election at once.
+func (h *Host) Campaign(group uint64) error {
+	return h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		h.wakeGroup(g)
+		return g.rn.Campaign()
+	})
+}
+
+// Status returns raft's status of this node's replica of group.
+func (h *Host) Status(group uint64) (raft.BasicStatus, error) {
+	var st raft.BasicStatus
+	err := h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		st = g.rn.BasicStatus()
+		return nil
+	})
+	return st, err
+}
+
+// Groups returns the ids of the groups this node hosts.
+func (h *Host) Groups() []uint64 {
+	var ids []uint64
+	_ = h.do(func() error {
+		for id := range h.groups {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	return ids
+}
+
+// Stats returns the host's counters.
+func (h *Host) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats
+}
+
+// proposal header: the proposing node and its proposal id, so the node
+// that proposed recognises its entry when it applies it.
+const headerLen = 16
+
+// Propose replicates data in group and returns the entry's index once it
+// is committed and applied on this node. Only the leader accepts
+// proposals (a *NotLeaderError names the leader it knows). If ctx ends
+// first the error wraps ErrTimeout and the proposal may still commit.
+func (h *Host) Propose(ctx context.Context, group uint64, data []byte) (uint64, error) {
+	if len(data) > h.cfg.MaxProposalBytes {
+		return 0, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), h.cfg.MaxProposalBytes)
+	}
+	w := &waiter{group: group, done: make(chan result, 1)}
+	var id uint64
+	err := h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		st := g.rn.BasicStatus()
+		if st.RaftState != raft.StateLeader {
+			return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
+		}
+		h.nextID++
+		id = h.nextID
+		buf := make([]byte, headerLen, headerLen+len(data))
+		binary.BigEndian.PutUint64(buf, h.id)
+		binary.BigEndian.PutUint64(buf[8:], id)
+		buf = append(buf, data...)
+		if err := g.rn.Propose(buf); err != nil {
+			if errors.Is(err, raft.ErrProposalDropped) {
+				return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
+			}
+			return err
+		}
+		h.props[id] = w
+		g.inflight++
+		h.wakeGroup(g)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return h.wait(ctx, w, func() {
+		if h.props[id] != nil {
+			delete(h.props, id)
+			h.untrack(w)
+		}
+	})
+}
+
+func (h *Host) wait(ctx context.Context, w *waiter, forget func()) (uint64, error) {
+	select {
+	case r := <-w.done:
+		return r.index, r.err
+	case <-ctx.Done():
+		h.enqueue(forget, 0)
+		return 0, fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
+	case <-h.done:
+		return 0, h.stoppedErr()
+	}
+}
+
+// ReadIndex returns, once this node has applied it, an index at or after
+// every entry committed when the call began: a read of this node's state
+// machine after it returns is linearizable. The leader confirms its
+// leadership with a round of heartbeats (raft's ReadOnlySafe); a
+// follower asks the leader.
+func (h *Host) ReadIndex(ctx context.Context, group uint64) (uint64, error) {
+	w := &waiter{group: group, done: make(chan result, 1)}
+	var id uint64
+	err := h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		if st := g.rn.BasicStatus(); st.Lead == 0 {
+			return &NotLeaderError{Group: group, Node: h.id}
+		}
+		h.nextID++
+		id = h.nextID
+		g.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, id))
+		h.reads[id] = w
+		g.inflight++
+		h.wakeGroup(g)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return h.wait(ctx, w, func() {
+		if h.reads[id] != nil {
+			delete(h.reads, id)
+			h.untrack(w)
+		}
+	})
+}
+
+// Stop stops the loop. Proposals and reads in flight fail with ErrStopped.
+// The caller closes the transport and the store afterwards.
+func (h *Host) Stop() {
+	h.mu.Lock()
+	if !h.stopped {
+		h.stopped = true
+		close(h.stop)
+	}
+	h.mu.Unlock()
+	<-h.done
+}
+
+// receive is the transport's handler.
+func (h *Host) receive(from uint64, batch []transport.Envelope) {
+	h.enqueue(func() {
+		for _, e := range batch {
+			g := h.groups[e.Group]
+			if g == nil || e.Msg.GetTo() != h.id || raft.IsLocalMsg(e.Msg.GetType()) {
+				h.mu.Lock()
+				h.stats.DroppedMessages++
+				h.mu.Unlock()
+				continue
+			}
+			if e.Msg.GetType() == raftpb.MsgHeartbeat && string(e.Msg.GetContext()) == quiesceMarker {
+				h.quiesceFollower(g, e.Msg)
+				continue
+			}
+			if t := e.Msg.GetType(); (t == raftpb.MsgHeartbeat || t == raftpb.MsgHeartbeatResp) && len(e.Msg.GetContext()) != 0 && len(e.Msg.GetContext()) != 8 {
+				// raft reads a heartbeat's context as an 8-byte read
+				// position and would panic on any other length.
+				h.mu.Lock()
+				h.stats.DroppedMessages++
+				h.mu.Unlock()
+				continue
+			}
+			h.wakeGroup(g)
+			_ = g.rn.Step(e.Msg)
+		}
+	}, len(batch))
+}
+
+func (h *Host) loop() {
+	defer close(h.done)
+	for {
+		select {
+		case <-h.stop:
+			h.failAll(ErrStopped)
+			return
+		case <-h.signal:
+		}
+		h.mu.Lock()
+		events, ticks := h.events, h.ticks
+		h.events, h.ticks, h.queued = nil, 0, 0
+		h.mu.Unlock()
+		for _, ev := range events {
+			ev()
+		}
+		// Quiesce before ticking: a leader that ticks heartbeats.
+		if ticks > 0 && h.cfg.Quiesce {
+			h.quiesceLeaders()
+		}
+		for range ticks {
+			for g := range h.active {
+				g.rn.Tick()
+				h.dirty[g] = struct{}{}
+			}
+		}
+		if err := h.process(); err != nil {
+			h.cfg.Logf("replication: node %d stops: %v", h.id, err)
+			h.mu.Lock()
+			h.err = err
+			h.stopped = true
+			h.mu.Unlock()
+			h.failAll(fmt.Errorf("%w: %v", ErrStopped, err))
+			return
+		}
+	}
+}
+
+func (h *Host) failAll(err error) {
+	for id, w := range h.props {
+		w.done <- result{err: err}
+		delete(h.props, id)
+	}
+	for id, w := range h.reads {
+		w.done <- result{err: err}
+		delete(h.reads, id)
+	}
+}
+
+type ready struct {
+	g  *group
+	rd raft.Ready
+}
+
+// process handles the Ready of every group with work: one storage commit
+// for all their hard states, entries and snapshots, then their messages,
+// then the committed entries, then Advance.
+func (h *Host) process() error {
+	var rds []ready
+	for g := range h.dirty {
+		delete(h.dirty, g)
+		if g.rn.HasReady() {
+			rds = append(rds, ready{g, g.rn.Ready()})
+		}
+	}
+	if len(rds) == 0 {
+		return nil
+	}
+	// 1. Persist, all groups in one batch and one sync.
+	b := h.cfg.Store.NewBatch()
+	var appended uint64
+	for _, r := range rds {
+		if !raft.IsEmptySnap(r.rd.Snapshot) {
+			if err := r.g.log.ApplySnapshot(b, r.rd.Snapshot); err != nil {
+				b.Discard()
+				return fmt.Errorf("group %d: %w", r.g.id, err)
+			}
+		}
+		if err := r.g.log.Append(b, r.rd.Entries); err != nil {
+			b.Discard()
+			return fmt.Errorf("group %d: %w", r.g.id, err)
+		}
+		appended += uint64(len(r.rd.Entries))
+		if !raft.IsEmptyHardState(r.rd.HardState) {
+			if err := r.g.log.SetHardState(b, r.rd.HardState); err != nil {
+				b.Discard()
+				return fmt.Errorf("group %d: %w", r.g.id, err)
+			}
+		}
+	}
+	if err := h.commit(b); err != nil {
+		return err
+	}
+	// 2. Send, batched per destination node.
+	out := make(map[uint64][]transport.Envelope)
+	var snaps []func()
+	for _, r := range rds {
+		for _, m := range r.rd.Messages {
+			out[m.GetTo()] = append(out[m.GetTo()], transport.Envelope{Group: r.g.id, Msg: m})
+			if m.GetType() == raftpb.MsgSnap {
+				g, to := r.g, m.GetTo()
+				snaps = append(snaps, func() {
+					g.rn.ReportSnapshot(to, raft.SnapshotFinish)
+					h.dirty[g] = struct{}{}
+				})
+			}
+		}
+	}
+	for to, batch := range out {
+		h.cfg.Transport.Send(to, batch)
+	}
+	// 3. Apply, then Advance.
+	after := h.cfg.Store.NewBatch()
+	var applied, restores, snapshots uint64
+	var acks []ack
+	for _, r := range rds {
+		g := r.g
+		if !raft.IsEmptySnap(r.rd.Snapshot) {
+			md := r.rd.Snapshot.GetMetadata()
+			if err := g.sm.Restore(after.Storage(), md.GetIndex(), md.GetTerm(), r.rd.Snapshot.GetData()); err != nil {
+				after.Discard()
+				return fmt.Errorf("group %d: restoring a snapshot: %w", g.id, err)
+			}
+			g.applied, g.snapshot, g.term = md.GetIndex(), md.GetIndex(), md.GetTerm()
+			g.cs = md.GetConfState()
+			restores++
+		}
+		n, err := h.apply(g, r.rd.CommittedEntries, after, &acks)
+		if err != nil {
+			after.Discard()
+			return err
+		}
+		applied += n
+		for _, rs := range r.rd.ReadStates {
+			if len(rs.RequestCtx) != 8 {
+				continue
+			}
+			if w := h.reads[binary.BigEndian.Uint64(rs.RequestCtx)]; w != nil && w.group == g.id {
+				w.index, w.known = rs.Index, true
+				g.reads = append(g.reads, w)
+			}
+		}
+		took, err := h.maybeSnapshot(g, after)
+		if err != nil {
+			after.Discard()
+			return err
+		}
+		if took {
+			snapshots++
+		}
+	}
+	if !after.Empty() {
+		if err := after.CommitNoSync(); err != nil {
+			return fmt.Errorf("committing applied state: %w", err)
+		}
+	} else {
+		after.Discard()
+	}
+	// The applied state is visible: answer proposals and reads.
+	for _, a := range acks {
+		a.w.done <- result{index: a.index}
+	}
+	for _, r := range rds {
+		h.finishReads(r.g)
+		if ss := r.rd.SoftState; ss != nil && ss.RaftState != raft.StateLeader && r.g.inflight > 0 {
+			h.failProposals(r.g, ss.Lead)
+		}
+	}
+	for _, r := range rds {
+		r.g.rn.Advance(r.rd)
+		// Advance may have more work (the leader's own acknowledgement
+		// of its append can commit entries): another round takes it.
+		if r.g.rn.HasReady() {
+			h.dirty[r.g] = struct{}{}
+		}
+	}
+	for _, f := range snaps {
+		f()
+	}
+	h.mu.Lock()
+	h.stats.Rounds++
+	h.stats.Appended += appended
+	h.stats.Applied += applied
+	h.stats.Restores += restores
+	h.stats.Snapshots += snapshots
+	h.mu.Unlock()
+	if len(h.dirty) > 0 {
+		h.wake()
+	}
+	return nil
+}
+
+func (h *Host) commit(b *raftlog.Batch) error {
+	if b.Groups() == 0 {
+		b.Discard()
+		return nil
+	}
+	start := time.Now()
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("committing raft state: %w", err)
+	}
+	d := time.Since(start)
+	h.mu.Lock()
+	h.stats.Commits++
+	h.stats.CommitTime += d
+	h.mu.Unlock()
+	return nil
+}
+
+type ack struct {
+	w     *waiter
+	index uint64
+}
+
+// apply hands committed entries to the group's state machine, applies
+// configuration changes, and lists in acks this node's proposals among
+// them.
+func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]ack) (uint64, error) {
+	if len(ents) == 0 {
+		return 0, nil
+	}
+	out := make([]Entry, 0, len(ents))
+	var mine []struct{ id, index uint64 }
+	for _, e := range ents {
+		if e.GetIndex() <= g.applied {
+			continue // already in the state machine (restart replay)
+		}
+		ent := Entry{Index: e.GetIndex(), Term: e.GetTerm()}
+		switch e.GetType() {
+		case raftpb.EntryNormal:
+			if d := e.GetData(); len(d) >= headerLen {
+				ent.Data = d[headerLen:]
+				if binary.BigEndian.Uint64(d) == h.id {
+					mine = append(mine, struct{ id, index uint64 }{binary.BigEndian.Uint64(d[8:]), e.GetIndex()})
+				}
+			}
+		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeI
+			if e.GetType() == raftpb.EntryConfChange {
+				c := &raftpb.ConfChange{}
+				if err := proto.Unmarshal(e.GetData(), c); err != nil {
+					return 0, fmt.Errorf("group %d: bad configuration change at %d: %w", g.id, e.GetIndex(), err)
+				}
+				cc = c
+			} else {
+				c := &raftpb.ConfChangeV2{}
+				if err := proto.Unmarshal(e.GetData(), c); err != nil {
+					return 0, fmt.Errorf("group %d: bad configuration change at %d: %w", g.id, e.GetIndex(), err)
+				}
+				cc = c
+			}
+			cs := g.rn.ApplyConfChange(cc)
+			if err := g.log.SetConfState(b, cs); err != nil {
+				return 0, err
+			}
+			g.cs = cs
+		}
+		out = append(out, ent)
+	}
+	if len(out) == 0 {
+		return 0, nil
+	}
+	if err := g.sm.Apply(b.Storage(), out); err != nil {
+		return 0, fmt.Errorf("group %d: applying entries %d..%d: %w", g.id, out[0].Index, out[len(out)-1].Index, err)
+	}
+	last := out[len(out)-1]
+	g.applied, g.term = last.Index, last.Term
+	for _, p := range mine {
+		if w := h.props[p.id]; w != nil {
+			*acks = append(*acks, ack{w, p.index})
+			delete(h.props, p.id)
+			g.inflight--
+		}
+	}
+	return uint64(len(out)), nil
+}
+
+func (h *Host) finishReads(g *group) {
+	kept := g.reads[:0]
+	for _, w := range g.reads {
+		if w.index <= g.applied {
+			w.done <- result{index: w.index}
+			for id, x := range h.reads {
+				if x == w {
+					delete(h.reads, id)
+					g.inflight--
+				}
+			}
+			continue
+		}
+		kept = append(kept, w)
+	}
+	g.reads = kept
+}
+
+// maybeSnapshot takes a snapshot of the group's state machine and truncates
+// its log once SnapshotEntries entries were applied since the last one.
+func (h *Host) maybeSnapshot(g *group, b *raftlog.Batch) (bool, error) {
+	if g.applied < g.snapshot+h.cfg.SnapshotEntries {
+		return false, nil
+	}
+	data, err := g.sm.Snapshot()
+	if err != nil {
+		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
+	}
+	if _, err := g.log.CreateSnapshot(b, g.applied, g.cs, data); err != nil {
+		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
+	}
+	g.snapshot = g.applied
+	if g.applied > h.cfg.KeepEntries {
+		first, _ := g.log.FirstIndex()
+		if upTo := g.applied - h.cfg.KeepEntries; upTo >= first {
+			if err := g.log.Truncate(b, upTo); err != nil {
+				return false, fmt.Errorf("group %d: truncation: %w", g.id, err)
+			}
+		}
+	}
+	return true, nil
+}
+
+// raftLogger passes raft's warnings and errors to logf and drops the rest.
+type raftLogger struct{ logf func(string, ...any) }
+
+func (l raftLogger) Debug(...any)          {}
+func (l raftLogger) Debugf(string, ...any) {}
+func (l raftLogger) Info(...any)           {}
+func (l raftLogger) Infof(string, ...any)  {}
+func (l raftLogger) Warning(v ...any)      { l.logf("raft: %s", fmt.Sprint(v...)) }
+func (l raftLogger) Warningf(f string, v ...any) {
+	l.logf("raft: "+f, v...)
+}
+func (l raftLogger) Error(v ...any)            { l.logf("raft: %s", fmt.Sprint(v...)) }
+func (l raftLogger) Errorf(f string, v ...any) { l.logf("raft: "+f, v...) }
+func (l raftLogger) Fatal(v ...any)            { panic(fmt.Sprint(v...)) }
+func (l raftLogger) Fatalf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
+func (l raftLogger) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
+func (l raftLogger) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
+
+func (h *Host) untrack(w *waiter) {
+	if g := h.groups[w.group]; g != nil && g.inflight > 0 {
+		g.inflight--
+	}
+}
+
+// quiesceMarker is the context of the heartbeat by which a leader tells
+// its followers to quiesce. The host consumes it; raft never sees it.
+const quiesceMarker = "quiesce!!"
+
+// wakeGroup makes a quiesced group tick again, and marks it for the next
+// round.
+func (h *Host) wakeGroup(g *group) {
+	if g.quiesced {
+		g.quiesced = false
+		h.active[g] = struct{}{}
+	}
+	h.dirty[g] = struct{}{}
+}
+
+// idle reports whether the group has nothing to do on this node: nothing in
+// flight, no Ready, everything committed applied.
+func (h *Host) idle(g *group, st raft.BasicStatus) bool {
+	return g.inflight == 0 && len(g.reads) == 0 && !g.rn.HasReady() && g.applied == st.GetCommit() && st.LeadTransferee == 0
+}
+
+// quiesceLeaders quiesces every ticking group this node leads whose
+// followers all hold its whole log, telling them with a marked heartbeat.
+func (h *Host) quiesceLeaders() {
+	for g := range h.active {
+		st := g.rn.BasicStatus()
+		if st.RaftState != raft.StateLeader || !h.idle(g, st) {
+			continue
+		}
+		last, err := g.log.LastIndex()
+		if err != nil || st.GetCommit() != last {
+			continue
+		}
+		caughtUp := true
+		var followers []uint64
+		g.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if pr.Match != last {
+				caughtUp = false
+			}
+			if id != h.id {
+				followers = append(followers, id)
+			}
+		})
+		if !caughtUp {
+			continue
+		}
+		term, commit := st.GetTerm(), st.GetCommit()
+		for _, to := range followers {
+			m := &raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(h.id), To: proto.Uint64(to),
+				Term: proto.Uint64(term), Commit: proto.Uint64(commit), Index: proto.Uint64(last), Context: []byte(quiesceMarker)}
+			h.cfg.Transport.Send(to, []transport.Envelope{{Group: g.id, Msg: m}})
+		}
+		g.quiesced = true
+		delete(h.active, g)
+	}
+}
+
+// quiesceFollower quiesces a follower on its leader's request if it
+// holds exactly the leader's log and commit index and serves no read. What
+// it has still to apply or answer (a heartbeat response) goes out in this
+// round whether it ticks or not.
+func (h *Host) quiesceFollower(g *group, m *raftpb.Message) {
+	if !h.cfg.Quiesce || g.quiesced {
+		return
+	}
+	st := g.rn.BasicStatus()
+	last, err := g.log.LastIndex()
+	if err != nil || st.RaftState != raft.StateFollower || st.Lead != m.GetFrom() || st.GetTerm() != m.GetTerm() ||
+		st.GetCommit() != m.GetCommit() || last != m.GetIndex() || g.inflight > 0 || len(g.reads) > 0 {
+		return
+	}
+	g.quiesced = true
+	delete(h.active, g)
+}
+
+// NodeDown tells the host that node id is down: every quiesced group it
+// leads here wakes up, so that its followers elect a new leader.
+func (h *Host) NodeDown(id uint64) {
+	h.enqueue(func() {
+		for _, g := range h.groups {
+			if g.quiesced && g.rn.BasicStatus().Lead == id {
+				h.wakeGroup(g)
+			}
+		}
+	}, 0)
+}
+
+// Quiesced returns how many of this node's groups are quiesced.
+func (h *Host) Quiesced() int {
+	n := 0
+	_ = h.do(func() error {
+		for _, g := range h.groups {
+			if g.quiesced {
+				n++
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// failProposals answers the group's proposals in flight on a replica that
+// is no longer the leader: their outcome is unknown.
+func (h *Host) failProposals(g *group, lead uint64) {
+	for id, w := range h.props {
+		if w.group == g.id {
+			w.done <- result{err: fmt.Errorf("%w: %w", ErrAmbiguous, &NotLeaderError{Group: g.id, Node: h.id, Leader: lead})}
+			delete(h.props, id)
+			g.inflight--
+		}
+	}
+}

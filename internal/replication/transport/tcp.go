@@ -1,0 +1,505 @@
+package transport
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	mrand "math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// The TCP protocol. A node dials each peer it sends to; the connection
+// carries frames one way, dialer to acceptor.
+//
+//	acceptor → dialer  challenge: magic "PRSCRFT1", acceptor node id (8), nonce A (32)
+//	dialer → acceptor  hello:     dialer node id (8), nonce B (32), HMAC(key, "hello" A B acceptor dialer)
+//	acceptor → dialer  welcome:   HMAC(key, "welcome" A B acceptor dialer)
+//	dialer → acceptor  frames:    length (4, big-endian), payload, HMAC(key, "frame" A B seq length payload)
+//
+// Both sides prove they hold the cluster key before any frame flows, so a
+// node without it cannot join. Each frame's MAC covers the two nonces and
+// its sequence number on the connection, so a frame cannot be forged,
+// altered, replayed or moved to another connection. A frame that fails its
+// check closes the connection with a logged reason. The payload is a batch
+// (AppendBatch) of the messages of all groups queued for the peer.
+const (
+	magic     = "PRSCRFT1"
+	nonceLen  = 32
+	macLen    = sha256.Size
+	headerLen = 4
+)
+
+// DefaultMaxFrame is the default bound on a frame's payload.
+const DefaultMaxFrame = 16 << 20
+
+// TCPConfig configures a TCP transport.
+type TCPConfig struct {
+	// NodeID is this node's id (not 0).
+	NodeID uint64
+	// ClusterKey authenticates every connection and frame; at least 32
+	// bytes, the same on every node.
+	ClusterKey []byte
+	// Listen is the address to accept peers on ("127.0.0.1:0" picks a
+	// port).
+	Listen string
+	// MaxFrame bounds a frame's payload, sent and received; 0 means
+	// DefaultMaxFrame. A message that alone exceeds it is dropped.
+	MaxFrame int
+	// QueueLen bounds the batches queued per peer; 0 means 1024. A Send
+	// beyond it drops its batch.
+	QueueLen int
+	// HandshakeTimeout bounds the handshake; 0 means 5 s.
+	HandshakeTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait between reconnection
+	// attempts; 0 means 50 ms and 5 s.
+	MinBackoff, MaxBackoff time.Duration
+	// Logf logs rejected connections and frames. Default log.Printf.
+	Logf func(format string, args ...any)
+}
+
+// TCPStats counts what a TCP transport did.
+type TCPStats struct {
+	// SentBatches and SentFrames count batches taken and frames written.
+	SentBatches, SentFrames uint64
+	// Dropped counts messages dropped: full queue, unknown peer, too
+	// large, or lost with a failed connection.
+	Dropped uint64
+	// Received counts messages received.
+	Received uint64
+	// Rejected counts connections closed for a failed handshake or frame.
+	Rejected uint64
+}
+
+// TCP is a Transport over TCP with HMAC-SHA256 authentication.
+type TCP struct {
+	cfg     TCPConfig
+	ln      net.Listener
+	handler atomic.Pointer[Handler]
+
+	mu    sync.Mutex
+	peers map[uint64]*peer
+	conns map[net.Conn]struct{}
+
+	closed chan struct{}
+	wg     sync.WaitGroup
+
+	sentBatches, sentFrames, dropped, received, rejected atomic.Uint64
+}
+
+var _ Transport = (*TCP)(nil)
+
+type peer struct {
+	id    uint64
+	mu    sync.Mutex
+	addr  string
+	queue chan []Envelope
+}
+
+// NewTCP starts a transport listening on cfg.Listen.
+func NewTCP(cfg TCPConfig) (*TCP, error) {
+	if cfg.NodeID == 0 {
+		return nil, errors.New("transport: node id 0 is reserved")
+	}
+	if len(cfg.ClusterKey) < 32 {
+		return nil, errors.New("transport: the cluster key must be at least 32 bytes")
+	}
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = DefaultMaxFrame
+	}
+	if cfg.QueueLen <= 0 {
+		cfg.QueueLen = 1024
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 5 * time.Second
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = 50 * time.Millisecond
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(5*time.Second, cfg.MinBackoff)
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = log.Printf
+	}
+	cfg.ClusterKey = append([]byte(nil), cfg.ClusterKey...)
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	t := &TCP{cfg: cfg, ln: ln, peers: make(map[uint64]*peer), conns: make(map[net.Conn]struct{}), closed: make(chan struct{})}
+	t.wg.Add(1)
+	go t.accept()
+	return t, nil
+}
+
+// Addr returns the address the transport listens on.
+func (t *TCP) Addr() net.Addr { return t.ln.Addr() }
+
+// Stats returns the transport's counters.
+func (t *TCP) Stats() TCPStats {
+	return TCPStats{SentBatches: t.sentBatches.Load(), SentFrames: t.sentFrames.Load(), Dropped: t.dropped.Load(),
+		Received: t.received.Load(), Rejected: t.rejected.Load()}
+}
+
+// SetHandler implements Transport.
+func (t *TCP) SetHandler(h Handler) { t.handler.Store(&h) }
+
+// AddPeer sets the address of node id (changing it if known) and starts
+// its sender.
+func (t *TCP) AddPeer(id uint64, addr string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.peers[id]; ok {
+		p.mu.Lock()
+		p.addr = addr
+		p.mu.Unlock()
+		return
+	}
+	select {
+	case <-t.closed:
+		return
+	default:
+	}
+	p := &peer{id: id, addr: addr, queue: make(chan []Envelope, t.cfg.QueueLen)}
+	t.peers[id] = p
+	t.wg.Add(1)
+	go t.send(p)
+}
+
+// Send implements Transport. It never blocks.
+func (t *TCP) Send(to uint64, batch []Envelope) {
+	t.mu.Lock()
+	p := t.peers[to]
+	t.mu.Unlock()
+	if p == nil {
+		t.dropped.Add(uint64(len(batch)))
+		return
+	}
+	select {
+	case p.queue <- batch:
+	default:
+		t.dropped.Add(uint64(len(batch)))
+	}
+}
+
+// Close implements Transport.
+func (t *TCP) Close() error {
+	t.mu.Lock()
+	select {
+	case <-t.closed:
+		t.mu.Unlock()
+		return nil
+	default:
+	}
+	close(t.closed)
+	err := t.ln.Close()
+	for c := range t.conns {
+		_ = c.Close()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+	return err
+}
+
+func (t *TCP) track(c net.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.closed:
+		return false
+	default:
+	}
+	t.conns[c] = struct{}{}
+	return true
+}
+
+func (t *TCP) untrack(c net.Conn) {
+	_ = c.Close()
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
+}
+
+func (t *TCP) mac(parts ...[]byte) []byte {
+	h := hmac.New(sha256.New, t.cfg.ClusterKey)
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func (t *TCP) accept() {
+	defer t.wg.Done()
+	for {
+		c, err := t.ln.Accept()
+		if err != nil {
+			return
+		}
+		if !t.track(c) {
+			_ = c.Close()
+			return
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			defer t.untrack(c)
+			if err := t.serve(c); err != nil {
+				t.rejected.Add(1)
+				t.cfg.Logf("transport: closing connection from %s: %v", c.RemoteAddr(), err)
+			}
+		}()
+	}
+}
+
+// serve runs the acceptor's side of a connection. It returns nil when the
+// connection ends normally and an error when it is rejected.
+func (t *TCP) serve(c net.Conn) error {
+	_ = c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	nonceA := make([]byte, nonceLen)
+	_, _ = rand.Read(nonceA)
+	me := u64(t.cfg.NodeID)
+	ch := append(append([]byte(magic), me...), nonceA...)
+	if _, err := c.Write(ch); err != nil {
+		return nil
+	}
+	r := bufio.NewReaderSize(c, 64<<10)
+	hello := make([]byte, 8+nonceLen+macLen)
+	if _, err := io.ReadFull(r, hello); err != nil {
+		return fmt.Errorf("incomplete handshake: %v", err)
+	}
+	from := hello[:8]
+	nonceB := hello[8 : 8+nonceLen]
+	if !hmac.Equal(hello[8+nonceLen:], t.mac([]byte("hello"), nonceA, nonceB, me, from)) {
+		return errors.New("handshake not authenticated: the peer does not hold the cluster key")
+	}
+	if _, err := c.Write(t.mac([]byte("welcome"), nonceA, nonceB, me, from)); err != nil {
+		return nil
+	}
+	_ = c.SetDeadline(time.Time{})
+	fromID := binary.BigEndian.Uint64(from)
+	var hdr [headerLen]byte
+	buf := make([]byte, 0, 64<<10)
+	tag := make([]byte, macLen)
+	for seq := uint64(0); ; seq++ {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return nil // the peer closed or the transport stops
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if int64(n) > int64(t.cfg.MaxFrame) {
+			return fmt.Errorf("node %d: frame of %d bytes exceeds the limit of %d", fromID, n, t.cfg.MaxFrame)
+		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil
+		}
+		if _, err := io.ReadFull(r, tag); err != nil {
+			return nil
+		}
+		if !hmac.Equal(tag, t.mac([]byte("frame"), nonceA, nonceB, u64(seq), hdr[:], buf)) {
+			return fmt.Errorf("node %d: frame %d failed authentication", fromID, seq)
+		}
+		batch, err := DecodeBatch(buf)
+		if err != nil {
+			return fmt.Errorf("node %d: frame %d: %v", fromID, seq, err)
+		}
+		t.received.Add(uint64(len(batch)))
+		if h := t.handler.Load(); h != nil {
+			(*h)(fromID, batch)
+		}
+	}
+}
+
+// send runs peer p's sender: it connects (again after failures, with
+// backoff), then writes the queued batches, merging what is queued into
+// frames of up to MaxFrame bytes.
+func (t *TCP) send(p *peer) {
+	defer t.wg.Done()
+	backoff := t.cfg.MinBackoff
+	var c net.Conn
+	var w *bufio.Writer
+	var nonceA, nonceB []byte
+	var seq uint64
+	var pending []Envelope
+	frame := make([]byte, 0, 64<<10)
+	for {
+		if len(pending) == 0 {
+			select {
+			case <-t.closed:
+				if c != nil {
+					t.untrack(c)
+				}
+				return
+			case b := <-p.queue:
+				pending = append(pending[:0], b...)
+				t.sentBatches.Add(1)
+			}
+		}
+		if c == nil {
+			var err error
+			c, nonceA, nonceB, err = t.dial(p)
+			if err != nil {
+				t.cfg.Logf("transport: node %d: %v", p.id, err)
+				t.dropped.Add(uint64(len(pending)))
+				pending = pending[:0]
+				wait := backoff/2 + time.Duration(mrand.Int64N(int64(backoff/2)+1))
+				backoff = min(2*backoff, t.cfg.MaxBackoff)
+				select {
+				case <-t.closed:
+					return
+				case <-time.After(wait):
+				}
+				continue
+			}
+			backoff = t.cfg.MinBackoff
+			w = bufio.NewWriterSize(c, 64<<10)
+			seq = 0
+		}
+		// Merge everything queued now into as few frames as fit.
+	gather:
+		for len(pending) < 4096 {
+			select {
+			case b := <-p.queue:
+				t.sentBatches.Add(1)
+				pending = append(pending, b...)
+			default:
+				break gather
+			}
+		}
+		frames := 0
+		var err error
+		for len(pending) > 0 && err == nil {
+			frame, pending = t.fill(frame[:0], pending, p)
+			if len(frame) > 0 {
+				err = t.writeFrame(w, nonceA, nonceB, seq, frame)
+				seq++
+				frames++
+			}
+		}
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			t.cfg.Logf("transport: node %d: write failed, reconnecting: %v", p.id, err)
+			t.untrack(c)
+			c = nil
+			t.dropped.Add(uint64(len(pending)))
+			pending = pending[:0]
+			continue
+		}
+		t.sentFrames.Add(uint64(frames))
+	}
+}
+
+// fill encodes as many of batch's messages as fit a frame into frame and
+// returns the rest (nil when all fit). A message that alone exceeds the
+// frame limit is dropped.
+func (t *TCP) fill(frame []byte, batch []Envelope, p *peer) ([]byte, []Envelope) {
+	size := 10
+	n := 0
+	for n < len(batch) {
+		ms := proto.Size(batch[n].Msg) + 20
+		if ms+10 > t.cfg.MaxFrame {
+			t.dropped.Add(1)
+			t.cfg.Logf("transport: node %d: dropped a message of %d bytes, over the frame limit", p.id, ms)
+			batch = append(batch[:n:n], batch[n+1:]...)
+			continue
+		}
+		if size+ms > t.cfg.MaxFrame {
+			break
+		}
+		size += ms
+		n++
+	}
+	if n == 0 {
+		return frame, nil
+	}
+	out, err := AppendBatch(frame, batch[:n])
+	if err != nil {
+		t.dropped.Add(uint64(n))
+		t.cfg.Logf("transport: node %d: cannot encode messages: %v", p.id, err)
+		out = frame
+	}
+	if n == len(batch) {
+		return out, nil
+	}
+	return out, batch[n:]
+}
+
+func (t *TCP) writeFrame(w *bufio.Writer, nonceA, nonceB []byte, seq uint64, payload []byte) error {
+	var hdr [headerLen]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(payload)))
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(payload); err != nil {
+		return err
+	}
+	_, err := w.Write(t.mac([]byte("frame"), nonceA, nonceB, u64(seq), hdr[:], payload))
+	return err
+}
+
+// dial connects to p and runs the dialer's side of the handshake.
+func (t *TCP) dial(p *peer) (net.Conn, []byte, []byte, error) {
+	p.mu.Lock()
+	addr := p.addr
+	p.mu.Unlock()
+	d := net.Dialer{Timeout: t.cfg.HandshakeTimeout}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !t.track(c) {
+		_ = c.Close()
+		return nil, nil, nil, errors.New("transport closed")
+	}
+	fail := func(err error) (net.Conn, []byte, []byte, error) {
+		t.untrack(c)
+		return nil, nil, nil, err
+	}
+	_ = c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	ch := make([]byte, len(magic)+8+nonceLen)
+	if _, err := io.ReadFull(c, ch); err != nil {
+		return fail(fmt.Errorf("handshake: %v", err))
+	}
+	if string(ch[:len(magic)]) != magic {
+		return fail(errors.New("handshake: not a parsec raft transport"))
+	}
+	peerID := ch[len(magic) : len(magic)+8]
+	if got := binary.BigEndian.Uint64(peerID); got != p.id {
+		return fail(fmt.Errorf("handshake: %s is node %d, not %d", addr, got, p.id))
+	}
+	nonceA := append([]byte(nil), ch[len(magic)+8:]...)
+	nonceB := make([]byte, nonceLen)
+	_, _ = rand.Read(nonceB)
+	me := u64(t.cfg.NodeID)
+	hello := append(append(append([]byte(nil), me...), nonceB...), t.mac([]byte("hello"), nonceA, nonceB, peerID, me)...)
+	if _, err := c.Write(hello); err != nil {
+		return fail(fmt.Errorf("handshake: %v", err))
+	}
+	welcome := make([]byte, macLen)
+	if _, err := io.ReadFull(c, welcome); err != nil {
+		return fail(fmt.Errorf("handshake rejected by the peer (does it hold the same cluster key?): %v", err))
+	}
+	if !hmac.Equal(welcome, t.mac([]byte("welcome"), nonceA, nonceB, peerID, me)) {
+		t.rejected.Add(1)
+		return fail(errors.New("handshake: the peer does not hold the cluster key"))
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nonceA, nonceB, nil
+}

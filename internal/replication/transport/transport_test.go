@@ -1,0 +1,402 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+var key = bytes.Repeat([]byte("k"), 32)
+
+func msg(typ raftpb.MessageType, from, to, term uint64, data string) *raftpb.Message {
+	return &raftpb.Message{Type: typ.Enum(), From: &from, To: &to, Term: &term,
+		Entries: []*raftpb.Entry{{Index: proto.Uint64(term), Term: &term, Data: []byte(data)}}}
+}
+
+// collector gathers received batches.
+type collector struct {
+	mu   sync.Mutex
+	got  map[uint64][]Envelope
+	cond chan struct{}
+}
+
+func newCollector() *collector {
+	return &collector{got: make(map[uint64][]Envelope), cond: make(chan struct{}, 1)}
+}
+
+func (c *collector) handle(from uint64, batch []Envelope) {
+	c.mu.Lock()
+	c.got[from] = append(c.got[from], batch...)
+	c.mu.Unlock()
+	select {
+	case c.cond <- struct{}{}:
+	default:
+	}
+}
+
+func (c *collector) count(from uint64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.got[from])
+}
+
+// waitFor waits until fn holds, failing the test after a generous time.
+func waitFor(t *testing.T, what string, fn func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !fn() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestBatchEncoding(t *testing.T) {
+	batch := []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 3, "x")}, {Group: 1 << 40, Msg: msg(raftpb.MsgHeartbeat, 2, 1, 9, "")}}
+	b, err := AppendBatch(nil, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeBatch(b)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("decode: %v, %v", got, err)
+	}
+	for i := range batch {
+		if got[i].Group != batch[i].Group || !proto.Equal(got[i].Msg, batch[i].Msg) {
+			t.Fatalf("message %d: %v, want %v", i, got[i], batch[i])
+		}
+	}
+	for cut := range len(b) {
+		if _, err := DecodeBatch(b[:cut]); err == nil {
+			t.Fatalf("a batch cut at %d of %d bytes decoded", cut, len(b))
+		}
+	}
+	if _, err := DecodeBatch(append(b, 0)); err == nil {
+		t.Fatal("a batch with trailing bytes decoded")
+	}
+}
+
+func FuzzDecodeBatch(f *testing.F) {
+	b, _ := AppendBatch(nil, []Envelope{{Group: 7, Msg: msg(raftpb.MsgApp, 1, 2, 3, "x")}})
+	f.Add(b)
+	f.Add([]byte{0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		batch, err := DecodeBatch(data)
+		if err != nil {
+			return
+		}
+		again, err := AppendBatch(nil, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecodeBatch(again); err != nil {
+			t.Fatalf("re-encoded batch does not decode: %v", err)
+		}
+	})
+}
+
+type logs struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logs) logf(format string, args ...any) {
+	l.mu.Lock()
+	fmt.Fprintf(&l.b, format+"\n", args...)
+	l.mu.Unlock()
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newTCP(t *testing.T, id uint64, k []byte, lg *logs, mod func(*TCPConfig)) (*TCP, *collector) {
+	t.Helper()
+	cfg := TCPConfig{NodeID: id, ClusterKey: k, Listen: "127.0.0.1:0", Logf: lg.logf, MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	if mod != nil {
+		mod(&cfg)
+	}
+	tr, err := NewTCP(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCollector()
+	tr.SetHandler(c.handle)
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr, c
+}
+
+// TestTCPRoundTrip sends messages of many groups both ways over loopback
+// and checks each arrives intact, from the right node.
+func TestTCPRoundTrip(t *testing.T) {
+	lg := &logs{}
+	a, ca := newTCP(t, 1, key, lg, nil)
+	b, cb := newTCP(t, 2, key, lg, nil)
+	a.AddPeer(2, b.Addr().String())
+	b.AddPeer(1, a.Addr().String())
+	const n = 500
+	var sent []Envelope
+	for i := range n {
+		e := Envelope{Group: uint64(i % 37), Msg: msg(raftpb.MsgApp, 1, 2, uint64(i), fmt.Sprintf("payload %d", i))}
+		sent = append(sent, e)
+		a.Send(2, []Envelope{e})
+		b.Send(1, []Envelope{{Group: uint64(i), Msg: msg(raftpb.MsgAppResp, 2, 1, uint64(i), "")}})
+	}
+	waitFor(t, "all messages", func() bool { return cb.count(1) == n && ca.count(2) == n })
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	for i, e := range cb.got[1] {
+		if e.Group != sent[i].Group || !proto.Equal(e.Msg, sent[i].Msg) {
+			t.Fatalf("message %d: got %v, want %v", i, e, sent[i])
+		}
+	}
+	st := a.Stats()
+	if st.Dropped != 0 || st.Rejected != 0 || st.SentFrames == 0 || st.SentFrames > n {
+		t.Fatalf("stats %+v; log:\n%s", st, lg)
+	}
+}
+
+// rawDial performs the dialer's handshake by hand with key k and returns
+// the connection and the nonces.
+func rawDial(t *testing.T, addr string, k []byte, me uint64) (net.Conn, []byte, []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make([]byte, len(magic)+8+nonceLen)
+	if _, err := io.ReadFull(c, ch); err != nil {
+		t.Fatal(err)
+	}
+	peerID := ch[len(magic) : len(magic)+8]
+	nonceA := ch[len(magic)+8:]
+	nonceB := bytes.Repeat([]byte{7}, nonceLen)
+	mac := func(parts ...[]byte) []byte {
+		h := hmac.New(sha256.New, k)
+		for _, p := range parts {
+			h.Write(p)
+		}
+		return h.Sum(nil)
+	}
+	meb := binary.BigEndian.AppendUint64(nil, me)
+	hello := append(append(append([]byte(nil), meb...), nonceB...), mac([]byte("hello"), nonceA, nonceB, peerID, meb)...)
+	if _, err := c.Write(hello); err != nil {
+		t.Fatal(err)
+	}
+	return c, nonceA, nonceB
+}
+
+func expectClosed(t *testing.T, c net.Conn) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err := io.ReadAll(bufio.NewReader(c))
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the connection was not closed")
+	}
+}
+
+// TestTCPForgedFrame checks that after a valid handshake, a frame with a
+// bad MAC or a replayed frame closes the connection, with a logged reason,
+// and delivers nothing.
+func TestTCPForgedFrame(t *testing.T) {
+	for _, tc := range []string{"forged", "replayed", "oversized"} {
+		t.Run(tc, func(t *testing.T) {
+			lg := &logs{}
+			b, cb := newTCP(t, 2, key, lg, func(c *TCPConfig) { c.MaxFrame = 1 << 10 })
+			c, nonceA, nonceB := rawDial(t, b.Addr().String(), key, 1)
+			defer c.Close()
+			welcome := make([]byte, macLen)
+			if _, err := io.ReadFull(c, welcome); err != nil {
+				t.Fatal(err)
+			}
+			tr := &TCP{cfg: TCPConfig{ClusterKey: key}}
+			w := bufio.NewWriter(c)
+			payload, _ := AppendBatch(nil, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 1, "hi")}})
+			// A valid frame is delivered.
+			if err := tr.writeFrame(w, nonceA, nonceB, 0, payload); err != nil {
+				t.Fatal(err)
+			}
+			_ = w.Flush()
+			waitFor(t, "the valid frame", func() bool { return cb.count(1) == 1 })
+			switch tc {
+			case "forged":
+				evil, _ := AppendBatch(nil, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 99, "evil")}})
+				var hdr [4]byte
+				binary.BigEndian.PutUint32(hdr[:], uint32(len(evil)))
+				_, _ = w.Write(hdr[:])
+				_, _ = w.Write(evil)
+				_, _ = w.Write(make([]byte, macLen))
+			case "replayed":
+				_ = tr.writeFrame(w, nonceA, nonceB, 0, payload) // sequence 0 again
+			case "oversized":
+				_ = tr.writeFrame(w, nonceA, nonceB, 1, make([]byte, 2<<10))
+			}
+			_ = w.Flush()
+			expectClosed(t, c)
+			waitFor(t, "the rejection", func() bool { return b.Stats().Rejected == 1 })
+			if cb.count(1) != 1 {
+				t.Fatalf("%d messages delivered, want only the valid one", cb.count(1))
+			}
+			if !strings.Contains(lg.String(), "closing connection") {
+				t.Fatalf("no reason logged: %q", lg)
+			}
+		})
+	}
+}
+
+// TestTCPWrongKey checks that a node with another key can neither send to
+// nor be sent to by the cluster.
+func TestTCPWrongKey(t *testing.T) {
+	lg := &logs{}
+	good, cg := newTCP(t, 1, key, lg, nil)
+	bad, cbad := newTCP(t, 2, bytes.Repeat([]byte("x"), 32), lg, nil)
+	bad.AddPeer(1, good.Addr().String())
+	good.AddPeer(2, bad.Addr().String())
+	for range 20 {
+		bad.Send(1, []Envelope{{Group: 1, Msg: msg(raftpb.MsgVote, 2, 1, 50, "")}})
+		good.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 1, "secret")}})
+	}
+	waitFor(t, "rejections on both sides", func() bool { return good.Stats().Rejected > 0 && bad.Stats().Rejected > 0 })
+	waitFor(t, "both sides to give up their messages", func() bool {
+		return good.Stats().Dropped == 20 && bad.Stats().Dropped == 20
+	})
+	if cg.count(2) != 0 || cbad.count(1) != 0 {
+		t.Fatalf("messages crossed the key boundary: %d, %d", cg.count(2), cbad.count(1))
+	}
+	// A raw hello under a wrong key is closed too.
+	c, _, _ := rawDial(t, good.Addr().String(), bytes.Repeat([]byte("y"), 32), 3)
+	defer c.Close()
+	expectClosed(t, c)
+	if !strings.Contains(lg.String(), "cluster key") {
+		t.Fatalf("no reason logged: %q", lg)
+	}
+}
+
+// TestTCPQueueBound checks that Send to a peer that does not take messages
+// never blocks and drops what exceeds the queue, counting it.
+func TestTCPQueueBound(t *testing.T) {
+	lg := &logs{}
+	// A listener that accepts but never answers the handshake holds the
+	// sender in its dial.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	a, _ := newTCP(t, 1, key, lg, func(c *TCPConfig) { c.QueueLen = 8; c.HandshakeTimeout = time.Minute })
+	a.AddPeer(2, ln.Addr().String())
+	a.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 1, "first")}})
+	waitFor(t, "the sender to take its first batch", func() bool { return a.Stats().SentBatches == 1 })
+	const n = 100
+	for i := range n {
+		a.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, uint64(i), "")}})
+	}
+	if d := a.Stats().Dropped; d != n-8 {
+		t.Fatalf("dropped %d of %d with a queue of 8", d, n)
+	}
+	a.Send(9, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 9, 1, "")}})
+	if d := a.Stats().Dropped; d != n-8+1 {
+		t.Fatalf("a message to an unknown peer was not dropped: %d", d)
+	}
+}
+
+// TestTCPReconnect checks that a sender reconnects after its peer restarts
+// on the same address.
+func TestTCPReconnect(t *testing.T) {
+	lg := &logs{}
+	a, _ := newTCP(t, 1, key, lg, nil)
+	b, cb := newTCP(t, 2, key, lg, nil)
+	addr := b.Addr().String()
+	a.AddPeer(2, addr)
+	a.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 1, "before")}})
+	waitFor(t, "the first message", func() bool { return cb.count(1) == 1 })
+	_ = b.Close()
+	b2, cb2 := newTCP(t, 2, key, lg, func(c *TCPConfig) { c.Listen = addr })
+	defer b2.Close()
+	waitFor(t, "a message after the restart", func() bool {
+		a.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 2, "after")}})
+		time.Sleep(5 * time.Millisecond)
+		return cb2.count(1) > 0
+	})
+}
+
+// TestMemFaults checks the in-memory network's partitions, drops and
+// duplicates.
+func TestMemFaults(t *testing.T) {
+	net := NewNetwork(1, 0)
+	nodes := map[uint64]*Mem{}
+	cols := map[uint64]*collector{}
+	for id := uint64(1); id <= 3; id++ {
+		nodes[id] = net.Join(id)
+		cols[id] = newCollector()
+		nodes[id].SetHandler(cols[id].handle)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	send := func(from, to uint64, k int) {
+		for i := range k {
+			nodes[from].Send(to, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, from, to, uint64(i), "")}})
+		}
+	}
+	net.Isolate(3)
+	send(1, 3, 10)
+	send(3, 2, 10)
+	send(1, 2, 10)
+	waitFor(t, "delivery inside the majority", func() bool { return cols[2].count(1) == 10 })
+	if cols[3].count(1) != 0 || cols[2].count(3) != 0 {
+		t.Fatal("a message crossed the partition")
+	}
+	net.Heal()
+	send(1, 3, 10)
+	waitFor(t, "delivery after healing", func() bool { return cols[3].count(1) == 10 })
+
+	net.SetFaults(Faults{Drop: 0.5})
+	send(1, 2, 400)
+	st := net.Stats()
+	if st.Dropped < 100 || st.Dropped > 300 {
+		t.Fatalf("dropped %d of 400 at probability 0.5", st.Dropped)
+	}
+	waitFor(t, "the rest", func() bool { return cols[2].count(1) == 10+400-int(st.Dropped) })
+
+	net.SetFaults(Faults{Duplicate: 1, Reorder: true, MaxDelay: time.Millisecond})
+	send(2, 1, 50)
+	waitFor(t, "duplicates", func() bool { return cols[1].count(2) == 100 })
+}
