@@ -331,6 +331,7 @@ type Feed struct {
 	Sessions []Session
 	// Charge is the page's request charge in RU.
 	Charge float64
+	bytes  int // the documents' size, which a page bounds (maxPageBytes)
 }
 
 // DefaultPageSize is the page size of a feed when the client sets none.
@@ -394,7 +395,7 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 		}
 		r := c.PartitionFor(hi).Range()
 		lo, hi, pos = r.Min, r.Max, 0
-		if len(f.Docs) >= maxItems {
+		if len(f.Docs) >= maxItems || f.bytes >= maxPageBytes {
 			f.Next = encodeFeedPosition(lo, hi, 0)
 			return f, nil
 		}
@@ -437,16 +438,21 @@ func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int
 	if err := first.admit(now); err != nil {
 		return pos, false, err
 	}
+	// The index entries and the items they name are read from one
+	// snapshot, so that they agree.
+	snap := c.e.store.NewSnapshot()
+	defer snap.Close()
 	x := c.expiry()
-	n, size, scanned, more := len(f.Docs), 0, 0, false
+	n, scanned, more := len(f.Docs), 0, false
+	size0 := f.bytes
 	for _, num := range blocks {
 		start := seqPartitionBit | num<<seqCountBits
 		end := start + 1<<seqCountBits
 		if pos >= end-1 || more {
 			continue
 		}
-		err := c.e.store.Iterate(storage.RidKey(nil, c.rid, max(start, pos+1)), storage.RidKey(nil, c.rid, end), func(k, v []byte) (bool, error) {
-			if len(f.Docs) >= maxItems || size >= maxPageBytes || scanned >= changeScanLimit {
+		err := snap.Iterate(storage.RidKey(nil, c.rid, max(start, pos+1)), storage.RidKey(nil, c.rid, end), func(k, v []byte) (bool, error) {
+			if len(f.Docs) >= maxItems || f.bytes >= maxPageBytes || scanned >= changeScanLimit {
 				more = true
 				return false, nil
 			}
@@ -459,7 +465,7 @@ func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int
 			if string(e) < lo || string(e) >= hi {
 				return true, nil
 			}
-			iv, err := c.e.store.Get(nil, v)
+			iv, err := snap.Get(nil, v)
 			if err != nil {
 				return false, fmt.Errorf("resource-id index entry %x: cannot read its item: %w", k, err)
 			}
@@ -469,7 +475,7 @@ func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int
 			}
 			if !x.expired(doc) {
 				f.Docs = append(f.Docs, append([]byte(nil), doc...))
-				size += len(doc)
+				f.bytes += len(doc)
 			}
 			return true, nil
 		})
@@ -480,7 +486,7 @@ func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int
 			return pos, false, fmt.Errorf("%w: cannot read items: %v", ErrUnavailable, err)
 		}
 	}
-	charge := throughput.FeedCharge(len(f.Docs)-n, size)
+	charge := throughput.FeedCharge(len(f.Docs)-n, f.bytes-size0)
 	first.charge(now, charge)
 	f.Charge += charge
 	return pos, more, nil
