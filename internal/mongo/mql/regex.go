@@ -51,42 +51,18 @@ func compileRegex(pattern, options string) (*regexp.Regexp, error) {
 // stripExtended removes what PCRE's extended mode ignores: whitespace and #-comments up to the end of
 // the line, except when escaped or inside a character class.
 func stripExtended(p string) string {
-	var b strings.Builder
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '\\' && i+1 < len(p):
-			b.WriteByte(c)
-			b.WriteByte(p[i+1])
-			i++
-		case inClass:
-			if c == ']' {
-				inClass = false
-			}
-			b.WriteByte(c)
-		case c == '[':
-			inClass = true
-			b.WriteByte(c)
-			// A ']' right after '[' or '[^' is a literal member of the class.
-			if i+1 < len(p) && p[i+1] == '^' {
-				b.WriteByte('^')
-				i++
-			}
-			if i+1 < len(p) && p[i+1] == ']' {
-				b.WriteByte(']')
-				i++
-			}
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-		case c == '#':
-			for i < len(p) && p[i] != '\n' {
+	return rewritePattern(p, nil, func(b *strings.Builder, i int) int {
+		switch c := p[i]; c {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+		case '#':
+			for i+1 < len(p) && p[i+1] != '\n' {
 				i++
 			}
 		default:
 			b.WriteByte(c)
 		}
-	}
-	return b.String()
+		return i
+	})
 }
 
 // translateEnds rewrites PCRE's end anchors for RE2. In PCRE, without the m option "$" matches at
@@ -95,17 +71,37 @@ func stripExtended(p string) string {
 // question filters ask.
 func translateEnds(p string, multiline bool) string {
 	const end = `(?:\n?\z)`
+	return rewritePattern(p, func(b *strings.Builder, i int) {
+		if p[i+1] == 'Z' {
+			b.WriteString(end)
+		} else {
+			b.WriteString(p[i : i+2])
+		}
+	}, func(b *strings.Builder, i int) int {
+		if p[i] == '$' && !multiline {
+			b.WriteString(end)
+		} else {
+			b.WriteByte(p[i])
+		}
+		return i
+	})
+}
+
+// rewritePattern copies the regular expression p token by token. A character class is copied whole
+// (a ']' right after '[' or '[^' is a literal member of it), and so is an escape pair, unless escape
+// is set: it then writes what replaces the pair at i. Every other byte goes to plain, which writes
+// what replaces it and returns the position of the last byte it consumed.
+func rewritePattern(p string, escape func(b *strings.Builder, i int), plain func(b *strings.Builder, i int) int) string {
 	var b strings.Builder
 	inClass := false
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {
 		case c == '\\' && i+1 < len(p):
-			if !inClass && p[i+1] == 'Z' {
-				b.WriteString(end)
+			if escape != nil && !inClass {
+				escape(&b, i)
 			} else {
-				b.WriteByte(c)
-				b.WriteByte(p[i+1])
+				b.WriteString(p[i : i+2])
 			}
 			i++
 		case inClass:
@@ -124,10 +120,8 @@ func translateEnds(p string, multiline bool) string {
 				b.WriteByte(']')
 				i++
 			}
-		case c == '$' && !multiline:
-			b.WriteString(end)
 		default:
-			b.WriteByte(c)
+			i = plain(&b, i)
 		}
 	}
 	return b.String()
