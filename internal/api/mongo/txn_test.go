@@ -1,0 +1,411 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// startTxn starts a session with a transaction and returns the context
+// its commands run with.
+func startTxn(t *testing.T, c *mongo.Client) (*mongo.Session, context.Context) {
+	t.Helper()
+	sess, err := c.StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.EndSession(context.Background()) })
+	if err := sess.StartTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	return sess, mongo.NewSessionContext(ctxT(t), sess)
+}
+
+// hasLabel reports whether err is a server error with the label.
+func hasLabel(err error, label string) bool {
+	var ce mongo.CommandError
+	if errors.As(err, &ce) {
+		return ce.HasErrorLabel(label)
+	}
+	var le mongo.LabeledError
+	return errors.As(err, &le) && le.HasErrorLabel(label)
+}
+
+// byID reads every document of c by _id (nil: not found), outside any
+// transaction.
+func byID(t *testing.T, c *mongo.Collection, ids ...string) map[string]bson.M {
+	t.Helper()
+	out := map[string]bson.M{}
+	for _, id := range ids {
+		var m bson.M
+		err := c.FindOne(ctxT(t), bson.D{{Key: "_id", Value: id}}).Decode(&m)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			out[id] = nil
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = m
+	}
+	return out
+}
+
+func TestTxnCommitsAtomically(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	db := env.client.Database("bank")
+	createSharded(t, db, "acct", "tenant", 40000)
+	c := db.Collection("acct")
+	if _, err := c.InsertMany(ctx, []any{
+		bson.D{{Key: "_id", Value: "a"}, {Key: "tenant", Value: "t1"}, {Key: "bal", Value: int32(100)}},
+		bson.D{{Key: "_id", Value: "b"}, {Key: "tenant", Value: "t1"}, {Key: "bal", Value: int32(50)}},
+		bson.D{{Key: "_id", Value: "c"}, {Key: "tenant", Value: "t1"}, {Key: "bal", Value: int32(7)}},
+		bson.D{{Key: "_id", Value: "x"}, {Key: "tenant", Value: "t2"}, {Key: "bal", Value: int32(1)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other := env.connect(t).Database("bank").Collection("acct")
+	sess, sctx := startTxn(t, env.client)
+	t1 := bson.D{{Key: "tenant", Value: "t1"}}
+	if _, err := c.UpdateOne(sctx, bson.D{{Key: "_id", Value: "a"}, {Key: "tenant", Value: "t1"}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "bal", Value: int32(-30)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "d"}, {Key: "tenant", Value: "t1"}, {Key: "bal", Value: int32(30)}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.DeleteOne(sctx, bson.D{{Key: "_id", Value: "b"}, {Key: "tenant", Value: "t1"}}); err != nil || res.DeletedCount != 1 {
+		t.Fatalf("delete: %v %v", res, err)
+	}
+	// An update of many: it sees the transaction's own insert.
+	res, err := c.UpdateMany(sctx, bson.D{{Key: "tenant", Value: "t1"}, {Key: "bal", Value: bson.D{{Key: "$gte", Value: int32(30)}}}}, bson.D{{Key: "$set", Value: bson.D{{Key: "rich", Value: true}}}})
+	if err != nil || res.MatchedCount != 2 || res.ModifiedCount != 2 {
+		t.Fatalf("updateMany: %+v %v", res, err)
+	}
+
+	// Read your own writes: finds, sorts, counts and aggregates see them.
+	cur, err := c.Find(sctx, t1, options.Find().SetSort(bson.D{{Key: "bal", Value: 1}}).SetBatchSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bson.M
+	if err := cur.All(sctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	// Sorted by bal: c (7), d (30, inserted), a (70, updated); b deleted.
+	if len(got) != 3 || got[0]["_id"] != "c" || got[1]["_id"] != "d" || got[2]["_id"] != "a" ||
+		got[2]["bal"] != int32(70) || got[1]["rich"] != true || got[2]["rich"] != true || got[0]["rich"] != nil {
+		t.Fatalf("find in the transaction: %v", got)
+	}
+	if n, err := c.CountDocuments(sctx, t1); err != nil || n != 3 {
+		t.Fatalf("count in the transaction: %d %v", n, err)
+	}
+	var one bson.M
+	if err := c.FindOne(sctx, bson.D{{Key: "_id", Value: "d"}, {Key: "tenant", Value: "t1"}}).Decode(&one); err != nil || one["bal"] != int32(30) {
+		t.Fatalf("point read of the transaction's insert: %v %v", one, err)
+	}
+	if err := c.FindOne(sctx, bson.D{{Key: "_id", Value: "b"}, {Key: "tenant", Value: "t1"}}).Err(); !errors.Is(err, mongo.ErrNoDocuments) {
+		t.Fatalf("the transaction's delete is visible to it: %v", err)
+	}
+
+	// Another client sees none of it before the commit.
+	before := byID(t, other, "a", "b", "c", "d")
+	if before["a"]["bal"] != int32(100) || before["a"]["rich"] != nil || before["b"] == nil || before["d"] != nil {
+		t.Fatalf("before the commit another client sees %v", before)
+	}
+	if err := sess.CommitTransaction(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := byID(t, other, "a", "b", "c", "d", "x")
+	if after["a"]["bal"] != int32(70) || after["a"]["rich"] != true || after["b"] != nil || after["d"]["bal"] != int32(30) ||
+		after["c"]["bal"] != int32(7) || after["c"]["rich"] != nil || after["x"]["bal"] != int32(1) {
+		t.Fatalf("after the commit another client sees %v", after)
+	}
+	// A retried commit of the same transaction is sent and answered again.
+	if err := sess.CommitTransaction(ctx); err != nil {
+		t.Fatalf("retried commit: %v", err)
+	}
+}
+
+func TestTxnAbortLeavesNothing(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("plain")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "keep"}, {Key: "v", Value: int32(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	sess, sctx := startTxn(t, env.client)
+	if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "new"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UpdateOne(sctx, bson.D{{Key: "_id", Value: "keep"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: int32(2)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var fm bson.M
+	if err := c.FindOneAndDelete(sctx, bson.D{{Key: "_id", Value: "new"}}).Decode(&fm); err != nil || fm["_id"] != "new" {
+		t.Fatalf("findAndModify remove of the transaction's insert: %v %v", fm, err)
+	}
+	if err := sess.AbortTransaction(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := byID(t, c, "keep", "new")
+	if got["keep"]["v"] != int32(1) || got["new"] != nil {
+		t.Fatalf("after abort: %v", got)
+	}
+	// The aborted transaction (the session's first: txnNumber 1) cannot
+	// be committed.
+	err := env.client.Database("admin").RunCommand(ctx, bson.D{{Key: "commitTransaction", Value: 1},
+		{Key: "lsid", Value: sess.ID()}, {Key: "txnNumber", Value: int64(1)}, {Key: "autocommit", Value: false}}).Err()
+	if cmdCode(err) != 251 || !hasLabel(err, "TransientTransactionError") {
+		t.Fatalf("commit after abort: %v", err)
+	}
+}
+
+func TestTxnWriteConflict(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("ctr")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "n"}, {Key: "v", Value: int32(0)}}); err != nil {
+		t.Fatal(err)
+	}
+	other := env.connect(t).Database("d").Collection("ctr")
+	inc := func(ctx context.Context, coll *mongo.Collection, by int32) error {
+		_, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: "n"}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: by}}}})
+		return err
+	}
+
+	// By hand: the commit fails with 112 and the transient label, and
+	// writes nothing.
+	sess, sctx := startTxn(t, env.client)
+	if err := inc(sctx, c, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "side"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := inc(ctx, other, 1); err != nil {
+		t.Fatal(err)
+	}
+	err := sess.CommitTransaction(ctx)
+	if cmdCode(err) != 112 || !hasLabel(err, "TransientTransactionError") {
+		t.Fatalf("commit after a concurrent write: %v", err)
+	}
+	if got := byID(t, c, "n", "side"); got["n"]["v"] != int32(1) || got["side"] != nil {
+		t.Fatalf("after the failed commit: %v", got)
+	}
+
+	// WithTransaction retries it: the first attempt conflicts, the second
+	// commits.
+	sess2, err := env.client.StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess2.EndSession(ctx)
+	var attempts atomic.Int32
+	_, err = sess2.WithTransaction(ctx, func(sctx context.Context) (any, error) {
+		n := attempts.Add(1)
+		var m bson.M
+		if err := c.FindOne(sctx, bson.D{{Key: "_id", Value: "n"}}).Decode(&m); err != nil {
+			return nil, err
+		}
+		if err := inc(sctx, c, 100); err != nil {
+			return nil, err
+		}
+		if n == 1 {
+			if err := inc(context.Background(), other, 1); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatalf("WithTransaction: %v", err)
+	}
+	if attempts.Load() != 2 {
+		t.Fatalf("%d attempts, want 2 (one conflict, then success)", attempts.Load())
+	}
+	if got := byID(t, c, "n"); got["n"]["v"] != int32(102) {
+		t.Fatalf("after WithTransaction: %v", got)
+	}
+}
+
+func TestTxnOneLogicalPartition(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	db := env.client.Database("bank")
+	createSharded(t, db, "acct", "tenant", 40000)
+	c := db.Collection("acct")
+	sess, sctx := startTxn(t, env.client)
+	if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "p"}, {Key: "tenant", Value: "t1"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Reads of other partitions are allowed.
+	if n, err := c.CountDocuments(sctx, bson.D{}); err != nil || n != 1 {
+		t.Fatalf("count: %d %v", n, err)
+	}
+	_, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "q"}, {Key: "tenant", Value: "t2"}})
+	if cmdCode(err) != 263 {
+		t.Fatalf("write to a second logical partition: %v", err)
+	}
+	var ce mongo.CommandError
+	if !errors.As(err, &ce) || !containsAll(ce.Message, "one logical partition", `"t1"`, `"t2"`) {
+		t.Fatalf("the error does not name the partitions: %v", err)
+	}
+	// The transaction is aborted: its commit fails and nothing is written.
+	if err := sess.CommitTransaction(ctx); cmdCode(err) != 251 {
+		t.Fatalf("commit after the refused write: %v", err)
+	}
+	if got := byID(t, c, "p", "q"); got["p"] != nil || got["q"] != nil {
+		t.Fatalf("after: %v", got)
+	}
+
+	// A second collection is refused the same way.
+	sess2, sctx2 := startTxn(t, env.client)
+	if _, err := c.InsertOne(sctx2, bson.D{{Key: "_id", Value: "p"}, {Key: "tenant", Value: "t1"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Collection("other").InsertOne(sctx2, bson.D{{Key: "_id", Value: "p"}})
+	if cmdCode(err) != 263 {
+		t.Fatalf("write to a second collection: %v", err)
+	}
+	_ = sess2.AbortTransaction(ctx)
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestTxnUnshardedWithUniqueIndex(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("users")
+	if _, err := c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "email", Value: 1}}, Options: options.Index().SetUnique(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(1)}, {Key: "email", Value: "a@x"}}); err != nil {
+		t.Fatal(err)
+	}
+	sess, sctx := startTxn(t, env.client)
+	// Move a@x from document 1 to a new document 2 within the transaction.
+	if _, err := c.UpdateOne(sctx, bson.D{{Key: "_id", Value: int32(1)}}, bson.D{{Key: "$set", Value: bson.D{{Key: "email", Value: "b@x"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: int32(2)}, {Key: "email", Value: "a@x"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A duplicate _id within the transaction is refused at once.
+	if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: int32(2)}}); cmdCode(err) != 11000 {
+		t.Fatalf("duplicate _id in the transaction: %v", err)
+	}
+	// ... and aborts the transaction.
+	if err := sess.CommitTransaction(ctx); cmdCode(err) != 251 {
+		t.Fatalf("commit after a failed statement: %v", err)
+	}
+
+	sess2, sctx2 := startTxn(t, env.client)
+	if _, err := c.UpdateOne(sctx2, bson.D{{Key: "_id", Value: int32(1)}}, bson.D{{Key: "$set", Value: bson.D{{Key: "email", Value: "b@x"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.InsertOne(sctx2, bson.D{{Key: "_id", Value: int32(2)}, {Key: "email", Value: "a@x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess2.CommitTransaction(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var all []bson.M
+	cur, err := c.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cur.All(ctx, &all); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || all[0]["email"] != "b@x" || all[1]["email"] != "a@x" {
+		t.Fatalf("after the commit: %v", all)
+	}
+	// The unique index holds the committed keys.
+	for _, email := range []string{"a@x", "b@x"} {
+		if _, err := c.InsertOne(ctx, bson.D{{Key: "email", Value: email}}); cmdCode(err) != 11000 {
+			t.Fatalf("insert of %s after the commit: %v", email, err)
+		}
+	}
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "email", Value: "c@x"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTxnExpires(t *testing.T) {
+	var offset atomic.Int64
+	env := newEnv(t, envOptions{cfg: func(c *Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	}})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("e")
+	sess, sctx := startTxn(t, env.client)
+	if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	offset.Store(int64(DefaultTransactionLifetime + time.Second))
+	_, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "b"}})
+	if cmdCode(err) != 251 || !hasLabel(err, "TransientTransactionError") {
+		t.Fatalf("a statement of an expired transaction: %v", err)
+	}
+	if err := sess.CommitTransaction(ctx); cmdCode(err) != 251 {
+		t.Fatalf("commit of an expired transaction: %v", err)
+	}
+	if got := byID(t, c, "a", "b"); got["a"] != nil || got["b"] != nil {
+		t.Fatalf("after: %v", got)
+	}
+	// Expiry frees the session table.
+	offset.Store(int64(3 * DefaultTransactionLifetime))
+	env.srv.txns.expire()
+	if n := env.srv.txns.len(); n != 0 {
+		t.Fatalf("%d sessions left after expiry", n)
+	}
+}
+
+func TestTxnCommandNotAllowed(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	db := env.client.Database("d")
+	sess, sctx := startTxn(t, env.client)
+	if _, err := db.Collection("n").InsertOne(sctx, bson.D{{Key: "_id", Value: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []bson.D{
+		{{Key: "create", Value: "other"}},
+		{{Key: "listCollections", Value: 1}},
+		{{Key: "createIndexes", Value: "n"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "v", Value: 1}}}, {Key: "name", Value: "v_1"}}}}},
+	} {
+		if err := db.RunCommand(sctx, cmd).Err(); cmdCode(err) != 263 {
+			t.Fatalf("%v in a transaction: %v", cmd[0].Key, err)
+		}
+	}
+	if err := sess.CommitTransaction(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := byID(t, db.Collection("n"), "a"); got["a"] == nil {
+		t.Fatalf("after the commit: %v", got)
+	}
+}
+
+func TestTxnRetryableWriteRefused(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	err := env.client.Database("d").RunCommand(ctxT(t), bson.D{{Key: "insert", Value: "c"},
+		{Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}}}}, {Key: "txnNumber", Value: int64(1)}}).Err()
+	if cmdCode(err) != 20 {
+		t.Fatalf("a retryable write's txnNumber: %v", err)
+	}
+}
