@@ -40,7 +40,7 @@ func init() {
 		"hostInfo":          cmdHostInfo,
 		"serverStatus":      cmdServerStatus,
 		"listCommands":      cmdListCommands,
-		"endSessions":       func(*request) (bson.D, error) { return nil, nil },
+		"endSessions":       cmdEndSessions,
 		"getCmdLineOpts":    cmdGetCmdLineOpts,
 		"insert":            cmdInsert,
 		"find":              cmdFind,

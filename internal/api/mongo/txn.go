@@ -34,6 +34,9 @@ const (
 	maxTxnOps = engine.MaxBatchOps
 	// maxTxnBytes bounds the BSON of the documents a transaction buffers.
 	maxTxnBytes = MaxDocumentBytes
+	// maxTxnDocs bounds the documents a transaction keeps track of,
+	// counting those it created and deleted again.
+	maxTxnDocs = 10 * maxTxnOps
 )
 
 // Error labels drivers act on.
@@ -116,6 +119,46 @@ func (t *sessionTable) expireLocked() {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// end drops the sessions of endSessions (a busy one is left to expire).
+func (t *sessionTable) end(ids []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, id := range ids {
+		s := t.m[id]
+		if s == nil || !s.mu.TryLock() {
+			continue
+		}
+		s.gone = true
+		delete(t.m, id)
+		s.mu.Unlock()
+	}
+}
+
+func cmdEndSessions(r *request) (bson.D, error) {
+	v := r.cmd[0].Value
+	list, ok := v.(bson.A)
+	if !ok {
+		return nil, typeMismatch("endSessions needs an array of session ids")
+	}
+	if len(list) > maxTxnSessions {
+		return nil, badValue("endSessions takes at most %d sessions", maxTxnSessions)
+	}
+	var ids []string
+	for _, x := range list {
+		d, ok := x.(bson.D)
+		if !ok {
+			continue
+		}
+		if id, ok := lookupField(d, "id"); ok {
+			if bin, ok := id.(bson.Binary); ok {
+				ids = append(ids, string(bin.Data))
+			}
+		}
+	}
+	r.s.txns.end(ids)
+	return nil, nil
 }
 
 func (t *sessionTable) len() int {
@@ -265,23 +308,10 @@ func (r *request) runInTxn(a txnArgs, h handler) (bson.D, error) {
 	}
 	for _, e := range out {
 		if e.Key == "writeErrors" {
+			// The reply keeps its write errors, as mongod's does; the
+			// statement may have buffered part of its writes, so the
+			// transaction cannot go on.
 			s.abort("a statement had a write error")
-			if werrs, ok := e.Value.(bson.A); ok && len(werrs) > 0 {
-				if we, ok := werrs[0].(bson.D); ok {
-					// Inside a transaction a write error fails the command.
-					code, _ := lookupField(we, "code")
-					name, _ := lookupField(we, "codeName")
-					msg, _ := lookupField(we, "errmsg")
-					c, _ := code.(int32)
-					n, _ := name.(string)
-					m, _ := msg.(string)
-					ce := newErr(c, n, "%s", m)
-					if c == 112 || c == 251 {
-						ce.Labels = []string{labelTransient}
-					}
-					return nil, ce
-				}
-			}
 		}
 	}
 	return out, nil
@@ -352,6 +382,9 @@ func showKeyValue(k epk.Key) string {
 func (tx *transaction) put(id string, before stored, existed bool, cur bson.D, col *coll) error {
 	e, ok := tx.docs[id]
 	if !ok {
+		if len(tx.docs) >= maxTxnDocs {
+			return newErr(257, "TransactionTooLarge", "the transaction has written %d documents; the limit is %d", len(tx.docs), maxTxnDocs)
+		}
 		e = txnDoc{existed: existed, orig: before.doc, etag: before.etag}
 		tx.order = append(tx.order, id)
 	}
