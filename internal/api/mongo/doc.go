@@ -42,6 +42,14 @@
 //     connection, expire after Config.CursorTimeout idle, and are capped at
 //     Config.MaxCursors.
 //
+//   - txn.go is multi-document transactions, as Cosmos offers them: within
+//     one logical partition of one collection. A server-side table of
+//     sessions (by lsid) holds each transaction's writes, buffered per
+//     document with the etag of the version it replaced; reads in the
+//     transaction lay them over what the scanner reads, and the commit is
+//     one atomic engine command whose If-Match preconditions turn a
+//     concurrent change into WriteConflict (112, TransientTransactionError).
+//
 //   - auth.go authenticates with SCRAM-SHA-256 (account name and key, as
 //     Cosmos does) and holds a read-only user to reads; package server
 //     requires it whenever a key other than the emulator's is in use, and
