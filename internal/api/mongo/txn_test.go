@@ -418,3 +418,59 @@ func TestTxnRetryableWriteRefused(t *testing.T) {
 		t.Fatalf("a retryable write's txnNumber: %v", err)
 	}
 }
+
+func TestTxnTwoTransactionsOneWins(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("c")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "n"}, {Key: "v", Value: int32(0)}}); err != nil {
+		t.Fatal(err)
+	}
+	s1, ctx1 := startTxn(t, env.client)
+	s2, ctx2 := startTxn(t, env.client)
+	for _, sctx := range []context.Context{ctx1, ctx2} {
+		if _, err := c.UpdateOne(sctx, bson.D{{Key: "_id", Value: "n"}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: int32(1)}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.InsertOne(sctx, bson.D{{Key: "_id", Value: "k"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each sees only its own writes.
+	var m bson.M
+	if err := c.FindOne(ctx2, bson.D{{Key: "_id", Value: "n"}}).Decode(&m); err != nil || m["v"] != int32(1) {
+		t.Fatalf("the second transaction reads %v %v", m, err)
+	}
+	if err := s1.CommitTransaction(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.CommitTransaction(ctx); cmdCode(err) != 112 || !hasLabel(err, "TransientTransactionError") {
+		t.Fatalf("the second commit: %v", err)
+	}
+	if got := byID(t, c, "n", "k"); got["n"]["v"] != int32(1) || got["k"] == nil {
+		t.Fatalf("after: %v", got)
+	}
+}
+
+func TestTxnTooLarge(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("big")
+	sess, sctx := startTxn(t, env.client)
+	var err error
+	n := 0
+	for ; n < maxTxnOps+1; n++ {
+		if _, err = c.InsertOne(sctx, bson.D{{Key: "_id", Value: int32(n)}}); err != nil {
+			break
+		}
+	}
+	if n != maxTxnOps || cmdCode(err) != 257 {
+		t.Fatalf("insert %d of a transaction: %v", n, err)
+	}
+	if err := sess.CommitTransaction(ctx); cmdCode(err) != 251 {
+		t.Fatalf("commit of a transaction over the limit: %v", err)
+	}
+	if k, err := c.CountDocuments(ctx, bson.D{}); err != nil || k != 0 {
+		t.Fatalf("%d documents after, %v", k, err)
+	}
+}
