@@ -432,10 +432,67 @@ func (tx *transaction) insert(col *coll, d bson.D, id string) error {
 	} else if found {
 		return dup()
 	}
-	if _, _, err := col.guardChanges(nil, d, id); err != nil {
+	if err := tx.checkUnique(col, id, d); err != nil {
 		return err
 	}
 	return tx.put(id, stored{}, false, d, col)
+}
+
+// checkUnique refuses d (the new version of item id) when another
+// document of the transaction's view has its key in a unique index: one
+// the transaction wrote, or a committed one it has not changed. (The
+// commit's guard items check it again against concurrent writers.)
+func (tx *transaction) checkUnique(col *coll, id string, d bson.D) error {
+	for _, u := range col.uniques() {
+		gid, err := guardID(u, d)
+		if err != nil {
+			return err
+		}
+		dup := func() error {
+			return newErr(codeDuplicateKey, "DuplicateKey", "E11000 duplicate key error collection: %s index: %s dup key: %s", col.ns(), u.name, showKey(col, u.name, d))
+		}
+		for oid, e := range tx.docs {
+			if oid == id || e.cur == nil {
+				continue
+			}
+			if g, err := guardID(u, e.cur); err == nil && g == gid {
+				return dup()
+			}
+		}
+		key, err := col.keyOf(d)
+		if err != nil {
+			return err
+		}
+		op, err := col.c.PrepareKeyed(engine.OpRead, gid, key, col.shard != "")
+		if err != nil {
+			return toCmdError(err)
+		}
+		r, _, err := col.c.ReadItem(op)
+		if errors.Is(err, engine.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return toCmdError(err)
+		}
+		g, _, err := decodeItem(r.Doc)
+		if err != nil {
+			return toCmdError(err)
+		}
+		ofv, _ := lookupField(g, guardOf)
+		of, _ := ofv.(string)
+		if of == id {
+			continue
+		}
+		if e, ok := tx.docs[of]; ok && e.cur == nil {
+			continue // the transaction deleted its holder
+		} else if ok {
+			if g2, err := guardID(u, e.cur); err == nil && g2 != gid {
+				continue // the transaction moved its holder to another key
+			}
+		}
+		return dup()
+	}
+	return nil
 }
 
 // write buffers the replacement (upd) or deletion (upd nil) of st.
@@ -452,7 +509,7 @@ func (tx *transaction) write(col *coll, st stored, upd bson.D) error {
 		if _, err := col.prepare(engine.OpReplace, upd); err != nil {
 			return err
 		}
-		if _, _, err := col.guardChanges(nil, upd, id); err != nil {
+		if err := tx.checkUnique(col, id, upd); err != nil {
 			return err
 		}
 	}

@@ -353,6 +353,26 @@ func TestTxnUnshardedWithUniqueIndex(t *testing.T) {
 	if _, err := c.InsertOne(ctx, bson.D{{Key: "email", Value: "c@x"}}); err != nil {
 		t.Fatal(err)
 	}
+
+	// In a transaction, a key a committed document holds is refused at
+	// once; once the transaction moved that document to another key, the
+	// key is free for another of its documents.
+	sess3, sctx3 := startTxn(t, env.client)
+	if _, err := c.InsertOne(sctx3, bson.D{{Key: "_id", Value: int32(3)}, {Key: "email", Value: "a@x"}}); cmdCode(err) != 11000 {
+		t.Fatalf("insert of a committed key in a transaction: %v", err)
+	}
+	_ = sess3.AbortTransaction(ctx)
+	sess4, sctx4 := startTxn(t, env.client)
+	if _, err := c.UpdateOne(sctx4, bson.D{{Key: "_id", Value: int32(2)}}, bson.D{{Key: "$set", Value: bson.D{{Key: "email", Value: "z@x"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.InsertOne(sctx4, bson.D{{Key: "_id", Value: int32(3)}, {Key: "email", Value: "a@x"}}); err != nil {
+		t.Fatalf("insert of a key the transaction freed: %v", err)
+	}
+	if _, err := c.InsertOne(sctx4, bson.D{{Key: "_id", Value: int32(4)}, {Key: "email", Value: "z@x"}}); cmdCode(err) != 11000 {
+		t.Fatalf("insert of a key the transaction took: %v", err)
+	}
+	_ = sess4.AbortTransaction(ctx)
 }
 
 func TestTxnExpires(t *testing.T) {
