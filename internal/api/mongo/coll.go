@@ -420,9 +420,16 @@ func (s *scanner) add(raw []byte) error {
 		return nil
 	}
 	if s.ov != nil {
-		if d = s.ov.apply(s.c, d); d == nil {
+		var mine bool
+		if d, mine = s.ov.apply(s.c, d); d == nil {
 			return nil // deleted by the transaction
 		}
+		if mine {
+			etag = ""
+		}
+	}
+	if etag != "" && s.c.tx != nil {
+		s.c.tx.noteRead(s.c, d, etag)
 	}
 	if s.sc.filter == nil || s.sc.filter.Match(d) {
 		s.buf = append(s.buf, stored{doc: d, etag: etag})

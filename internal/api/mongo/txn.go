@@ -307,11 +307,22 @@ func (r *request) runInTxn(a txnArgs, h handler) (bson.D, error) {
 		return nil, err
 	}
 	for _, e := range out {
-		if e.Key == "writeErrors" {
-			// The reply keeps its write errors, as mongod's does; the
-			// statement may have buffered part of its writes, so the
-			// transaction cannot go on.
-			s.abort("a statement had a write error")
+		if e.Key != "writeErrors" {
+			continue
+		}
+		// The statement may have buffered part of its writes, so the
+		// transaction cannot go on. The reply keeps its write errors, as
+		// mongod's does, except a write conflict, which fails the
+		// command with its label so that drivers retry the transaction.
+		s.abort("a statement had a write error")
+		werrs, _ := e.Value.(bson.A)
+		for _, w := range werrs {
+			wd, _ := w.(bson.D)
+			if code, _ := lookupField(wd, "code"); code == int32(112) {
+				msg, _ := lookupField(wd, "errmsg")
+				m, _ := msg.(string)
+				return nil, writeConflict("%s", m)
+			}
 		}
 	}
 	return out, nil
@@ -328,6 +339,65 @@ type transaction struct {
 	docs  map[string]txnDoc // by item id
 	order []string
 	bytes int
+
+	// reads are the etags of the committed documents the transaction
+	// read, as first read (at most maxTxnReads): a later write of one
+	// that changed meanwhile is a write conflict, as it would be under
+	// mongod's snapshot isolation. Its own lock: a cursor of the
+	// transaction may be read after it ended.
+	readMu sync.Mutex
+	reads  map[readKey]string
+}
+
+type readKey struct {
+	c       *engine.Container
+	key, id string
+}
+
+// maxTxnReads bounds the read set of a transaction.
+const maxTxnReads = 100_000
+
+// noteRead records the etag a committed document was first read with.
+func (tx *transaction) noteRead(col *coll, d bson.D, etag string) {
+	k, ok := readKeyOf(col, d)
+	if !ok {
+		return
+	}
+	tx.readMu.Lock()
+	defer tx.readMu.Unlock()
+	if tx.reads == nil {
+		tx.reads = map[readKey]string{}
+	}
+	if _, seen := tx.reads[k]; !seen && len(tx.reads) < maxTxnReads {
+		tx.reads[k] = etag
+	}
+}
+
+// firstRead returns the etag d was first read with ("" if it was not).
+func (tx *transaction) firstRead(col *coll, d bson.D) string {
+	k, ok := readKeyOf(col, d)
+	if !ok {
+		return ""
+	}
+	tx.readMu.Lock()
+	defer tx.readMu.Unlock()
+	return tx.reads[k]
+}
+
+func readKeyOf(col *coll, d bson.D) (readKey, bool) {
+	idv, ok := lookupField(d, "_id")
+	if !ok {
+		return readKey{}, false
+	}
+	id, err := idString(idv)
+	if err != nil {
+		return readKey{}, false
+	}
+	key, err := col.keyOf(d)
+	if err != nil {
+		return readKey{}, false
+	}
+	return readKey{c: col.c, key: key.String(), id: id}, true
 }
 
 // txnDoc is a document the transaction wrote: the committed version it
@@ -432,6 +502,9 @@ func (tx *transaction) insert(col *coll, d bson.D, id string) error {
 	} else if found {
 		return dup()
 	}
+	if tx.firstRead(col, d) != "" {
+		return writeConflict("document %s was deleted by another operation after the transaction read it", id)
+	}
 	if err := tx.checkUnique(col, id, d); err != nil {
 		return err
 	}
@@ -504,6 +577,11 @@ func (tx *transaction) write(col *coll, st stored, upd bson.D) error {
 	id, err := idString(idv)
 	if err != nil {
 		return err
+	}
+	if _, ok := tx.docs[id]; !ok {
+		if first := tx.firstRead(col, st.doc); first != "" && first != st.etag {
+			return writeConflict("document %s was changed by another operation after the transaction read it", id)
+		}
 	}
 	if upd != nil {
 		if _, err := col.prepare(engine.OpReplace, upd); err != nil {
@@ -675,24 +753,24 @@ func (tx *transaction) overlayFor(col *coll) *overlay {
 
 // apply returns the transaction's version of a committed document (nil:
 // the transaction deleted it).
-func (o *overlay) apply(col *coll, d bson.D) bson.D {
+func (o *overlay) apply(col *coll, d bson.D) (bson.D, bool) {
 	idv, ok := lookupField(d, "_id")
 	if !ok {
-		return d
+		return d, false
 	}
 	id, err := idString(idv)
 	if err != nil {
-		return d
+		return d, false
 	}
 	e, ok := o.docs[id]
 	if !ok {
-		return d
+		return d, false
 	}
 	if k, err := col.keyOf(d); err != nil || !k.Equal(o.key) {
-		return d
+		return d, false
 	}
 	o.seen[id] = true
-	return e.cur
+	return e.cur, true
 }
 
 // rest returns the transaction's documents a scan did not meet (those it

@@ -494,3 +494,75 @@ func TestTxnTooLarge(t *testing.T) {
 		t.Fatalf("%d documents after, %v", k, err)
 	}
 }
+
+// A document the transaction read and another client changed before the
+// transaction wrote it is a write conflict at that write: no lost update
+// from a read-modify-write, and withTransaction runs it again.
+func TestTxnNoLostUpdate(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("acct")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "n"}, {Key: "v", Value: int32(10)}}); err != nil {
+		t.Fatal(err)
+	}
+	other := env.connect(t).Database("d").Collection("acct")
+	bump := func() error {
+		_, err := other.UpdateOne(context.Background(), bson.D{{Key: "_id", Value: "n"}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: int32(1)}}}})
+		return err
+	}
+	read := func(sctx context.Context) (int32, error) {
+		var m bson.M
+		if err := c.FindOne(sctx, bson.D{{Key: "_id", Value: "n"}}).Decode(&m); err != nil {
+			return 0, err
+		}
+		v, _ := m["v"].(int32)
+		return v, nil
+	}
+	set := func(sctx context.Context, v int32) error {
+		_, err := c.UpdateOne(sctx, bson.D{{Key: "_id", Value: "n"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: v}}}})
+		return err
+	}
+
+	// By hand: the write fails at once with 112 and the label.
+	_, sctx := startTxn(t, env.client)
+	v, err := read(sctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bump(); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(sctx, v+100); cmdCode(err) != 112 || !hasLabel(err, "TransientTransactionError") {
+		t.Fatalf("write of a document changed since the transaction read it: %v", err)
+	}
+	if got := byID(t, c, "n"); got["n"]["v"] != int32(11) {
+		t.Fatalf("after: %v", got)
+	}
+
+	sess, err := env.client.StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(ctx)
+	var attempts atomic.Int32
+	if _, err := sess.WithTransaction(ctx, func(sctx context.Context) (any, error) {
+		v, err := read(sctx)
+		if err != nil {
+			return nil, err
+		}
+		if attempts.Add(1) == 1 {
+			if err := bump(); err != nil {
+				return nil, err
+			}
+		}
+		return nil, set(sctx, v+100)
+	}); err != nil {
+		t.Fatalf("WithTransaction: %v", err)
+	}
+	if attempts.Load() != 2 {
+		t.Fatalf("%d attempts, want 2", attempts.Load())
+	}
+	if got := byID(t, c, "n"); got["n"]["v"] != int32(112) {
+		t.Fatalf("after WithTransaction: %v, want v 112 (11, bumped to 12, plus 100)", got)
+	}
+}
