@@ -472,14 +472,43 @@ func (tx *transaction) put(id string, before stored, existed bool, cur bson.D, c
 	e.cur = cur
 	tx.docs[id] = e
 	tx.bytes += size - old
-	ops, _, err := tx.ops(col, nil)
-	if err != nil {
-		return err
-	}
-	if len(ops) > maxTxnOps {
-		return newErr(257, "TransactionTooLarge", "the transaction writes %d items (documents and unique-index entries); one transaction writes at most %d", len(ops), maxTxnOps)
+	if n := tx.opCount(col); n > maxTxnOps {
+		return newErr(257, "TransactionTooLarge", "the transaction writes %d items (documents and unique-index entries); one transaction writes at most %d", n, maxTxnOps)
 	}
 	return nil
+}
+
+// opCount is how many engine operations the commit would hold now,
+// counted without encoding the documents (ops does that).
+func (tx *transaction) opCount(col *coll) int {
+	uniques := col.uniques()
+	n := 0
+	for _, id := range tx.order {
+		e := tx.docs[id]
+		if !e.existed && e.cur == nil {
+			continue
+		}
+		n++
+		for _, u := range uniques {
+			var before, after string
+			if e.existed {
+				before, _ = guardID(u, e.orig)
+			}
+			if e.cur != nil {
+				after, _ = guardID(u, e.cur)
+			}
+			if before == after {
+				continue
+			}
+			if before != "" {
+				n++
+			}
+			if after != "" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // insert buffers the creation of d.
