@@ -3,6 +3,7 @@ package mongo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -565,4 +566,129 @@ func TestTxnNoLostUpdate(t *testing.T) {
 	if got := byID(t, c, "n"); got["n"]["v"] != int32(112) {
 		t.Fatalf("after WithTransaction: %v, want v 112 (11, bumped to 12, plus 100)", got)
 	}
+}
+
+// Concurrent transfers between accounts of one logical partition, each a
+// read-modify-write transaction run by withTransaction, keep the total:
+// no transfer is lost or half applied, and a reader outside the
+// transactions (one page of the partition, read from one snapshot) never
+// sees a total that is off.
+func TestTxnConcurrentTransfersKeepTotal(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	db := env.client.Database("bank")
+	createSharded(t, db, "acct", "tenant", 10000)
+	c := db.Collection("acct")
+	const accounts, workers, transfers = 5, 4, 10
+	var seed []any
+	for i := range accounts {
+		seed = append(seed, bson.D{{Key: "_id", Value: int32(i)}, {Key: "tenant", Value: "t"}, {Key: "bal", Value: int32(100)}})
+	}
+	if _, err := c.InsertMany(ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	total := func(ctx context.Context, coll *mongo.Collection) (int32, error) {
+		cur, err := coll.Find(ctx, bson.D{{Key: "tenant", Value: "t"}})
+		if err != nil {
+			return 0, err
+		}
+		var docs []bson.M
+		if err := cur.All(ctx, &docs); err != nil {
+			return 0, err
+		}
+		var sum int32
+		for _, d := range docs {
+			sum += d["bal"].(int32)
+		}
+		return sum, nil
+	}
+	errs := make(chan error, workers+1)
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		rc := env.connect(t).Database("bank").Collection("acct")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			sum, err := total(ctx, rc)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if sum != accounts*100 {
+				errs <- errorf("a reader saw a total of %d", sum)
+				return
+			}
+		}
+	}()
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			cl := env.connect(t)
+			coll := cl.Database("bank").Collection("acct")
+			sess, err := cl.StartSession()
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer sess.EndSession(ctx)
+			for i := range transfers {
+				from, to := int32((w+i)%accounts), int32((w+i+1)%accounts)
+				_, err := sess.WithTransaction(ctx, func(sctx context.Context) (any, error) {
+					var a, b bson.M
+					if err := coll.FindOne(sctx, bson.D{{Key: "_id", Value: from}, {Key: "tenant", Value: "t"}}).Decode(&a); err != nil {
+						return nil, err
+					}
+					if err := coll.FindOne(sctx, bson.D{{Key: "_id", Value: to}, {Key: "tenant", Value: "t"}}).Decode(&b); err != nil {
+						return nil, err
+					}
+					if _, err := coll.UpdateOne(sctx, bson.D{{Key: "_id", Value: from}, {Key: "tenant", Value: "t"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "bal", Value: a["bal"].(int32) - 7}}}}); err != nil {
+						return nil, err
+					}
+					_, err := coll.UpdateOne(sctx, bson.D{{Key: "_id", Value: to}, {Key: "tenant", Value: "t"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "bal", Value: b["bal"].(int32) + 7}}}})
+					return nil, err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	close(stop)
+	<-readerDone
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	sum, err := total(ctx, c)
+	if err != nil || sum != accounts*100 {
+		t.Fatalf("total after: %d %v", sum, err)
+	}
+	// Every transfer moved 7 from one account to the next: each account
+	// was debited and credited the same number of times.
+	for i := range accounts {
+		if got := byID2(t, c, int32(i)); got != 100 {
+			t.Fatalf("account %d holds %d, want 100", i, got)
+		}
+	}
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func byID2(t *testing.T, c *mongo.Collection, id int32) int32 {
+	t.Helper()
+	var m bson.M
+	if err := c.FindOne(ctxT(t), bson.D{{Key: "_id", Value: id}, {Key: "tenant", Value: "t"}}).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m["bal"].(int32)
 }
