@@ -607,10 +607,8 @@ func (tx *transaction) write(col *coll, st stored, upd bson.D) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := tx.docs[id]; !ok {
-		if first := tx.firstRead(col, st.doc); first != "" && first != st.etag {
-			return writeConflict("document %s was changed by another operation after the transaction read it", id)
-		}
+	if err := tx.checkRead(col, st); err != nil {
+		return err
 	}
 	if upd != nil {
 		if _, err := col.prepare(engine.OpReplace, upd); err != nil {
@@ -621,6 +619,27 @@ func (tx *transaction) write(col *coll, st stored, upd bson.D) error {
 		}
 	}
 	return tx.put(id, st, true, upd, col)
+}
+
+// checkRead refuses to write st, a committed version the transaction's
+// write statement matched, when the transaction first read the document
+// in another version: someone else changed it since, and what the
+// transaction computed from its first read may be stale.
+func (tx *transaction) checkRead(col *coll, st stored) error {
+	if st.etag == "" {
+		return nil // the transaction's own version
+	}
+	k, ok := readKeyOf(col, st.doc)
+	if !ok {
+		return nil
+	}
+	if _, mine := tx.docs[k.id]; mine {
+		return nil
+	}
+	if first := tx.firstRead(col, st.doc); first != "" && first != st.etag {
+		return writeConflict("document %s was changed by another operation after the transaction read it", k.id)
+	}
+	return nil
 }
 
 // txnOp is an operation of the commit and what it is, to explain its

@@ -104,6 +104,13 @@ func (s *Server) updateDoc(col *coll, f *mql.Filter, m *modifier, st stored) (bs
 		if err := col.checkImmutable(st.doc, upd); err != nil {
 			return nil, false, err
 		}
+		if col.tx != nil {
+			// Even a write that changes nothing: it was computed from
+			// what the transaction read.
+			if err := col.tx.checkRead(col, st); err != nil {
+				return nil, false, err
+			}
+		}
 		if !modified {
 			return upd, false, nil
 		}
