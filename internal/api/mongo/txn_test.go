@@ -539,6 +539,24 @@ func TestTxnNoLostUpdate(t *testing.T) {
 	if got := byID(t, c, "n"); got["n"]["v"] != int32(11) {
 		t.Fatalf("after: %v", got)
 	}
+	// Also when the write would change nothing against the new version:
+	// it was computed from the old one.
+	_, sctx = startTxn(t, env.client)
+	if v, err = read(sctx); err != nil || v != 11 {
+		t.Fatalf("read %d %v", v, err)
+	}
+	if err := bump(); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(sctx, v+1); cmdCode(err) != 112 || !hasLabel(err, "TransientTransactionError") {
+		t.Fatalf("a write equal to the concurrent one: %v", err)
+	}
+	if got := byID(t, c, "n"); got["n"]["v"] != int32(12) {
+		t.Fatalf("after: %v", got)
+	}
+	if _, err := other.UpdateOne(ctx, bson.D{{Key: "_id", Value: "n"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: int32(11)}}}}); err != nil {
+		t.Fatal(err)
+	}
 
 	sess, err := env.client.StartSession()
 	if err != nil {
