@@ -184,7 +184,7 @@ func (r *request) txnFields() (txnArgs, error) {
 	if !hasAC {
 		if hasNum || hasStart {
 			// A retryable write: the server is a standalone without them.
-			return a, newErr(20, "IllegalOperation", "Transaction numbers are only allowed in a transaction (autocommit: false) on Parsec's MongoDB API: it has no retryable writes; connect with retryWrites=false")
+			return a, newErr(20, "IllegalOperation", "Transaction numbers are only allowed in a transaction (autocommit: false) on Parsec's MongoDB API: it is a standalone, without retryable writes")
 		}
 		return a, nil
 	}
