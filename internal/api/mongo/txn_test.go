@@ -108,6 +108,15 @@ func TestTxnCommitsAtomically(t *testing.T) {
 	if n, err := c.CountDocuments(sctx, t1); err != nil || n != 3 {
 		t.Fatalf("count in the transaction: %d %v", n, err)
 	}
+	agg, err := c.Aggregate(sctx, mongo.Pipeline{{{Key: "$match", Value: t1}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}, {Key: "sum", Value: bson.D{{Key: "$sum", Value: "$bal"}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums []bson.M
+	if err := agg.All(sctx, &sums); err != nil || len(sums) != 1 || sums[0]["sum"] != int32(107) {
+		t.Fatalf("aggregate in the transaction: %v %v", sums, err)
+	}
 	var one bson.M
 	if err := c.FindOne(sctx, bson.D{{Key: "_id", Value: "d"}, {Key: "tenant", Value: "t1"}}).Decode(&one); err != nil || one["bal"] != int32(30) {
 		t.Fatalf("point read of the transaction's insert: %v %v", one, err)
