@@ -20,6 +20,10 @@ type coll struct {
 	// shard is the shard key's dotted path; empty for an unsharded
 	// collection (a container without a partition key).
 	shard string
+	// tx, when set, is the transaction the collection is used in: its
+	// scans see the transaction's writes, and its writes are buffered
+	// in it (txn.go).
+	tx *transaction
 }
 
 func (c *coll) ns() string { return c.db + "." + c.name }
@@ -261,6 +265,10 @@ type scanner struct {
 	// guards includes unique-index guard items (unique.go), which scans
 	// otherwise skip.
 	guards bool
+	// ov is the transaction's writes, laid over what is read; keys0 the
+	// logical partitions the scan started with.
+	ov    *overlay
+	keys0 []epk.Key
 }
 
 type rangePos struct {
@@ -283,13 +291,18 @@ func rangesIn(c *engine.Container, lo, hi string) []rangePos {
 }
 
 func (c *coll) scan(f *mql.Filter) *scanner {
-	return &scanner{c: c, sc: c.scope(f, nil)}
+	return c.scanRaw(f, nil)
 }
 
 // scanRaw is scan with the filter's document too, which routes an $in
 // on the shard key.
 func (c *coll) scanRaw(f *mql.Filter, raw bson.D) *scanner {
-	return &scanner{c: c, sc: c.scope(f, raw)}
+	s := &scanner{c: c, sc: c.scope(f, raw)}
+	if c.tx != nil {
+		s.ov = c.tx.overlayFor(c)
+		s.keys0 = s.sc.keys
+	}
+	return s
 }
 
 // nextStored returns the next matching document.
@@ -301,6 +314,14 @@ func (s *scanner) nextStored() (stored, bool, error) {
 			return d, true, nil
 		}
 		if s.done {
+			if s.ov != nil && !s.ov.flushed {
+				for _, d := range s.ov.rest(s.sc, s.keys0) {
+					if s.sc.filter == nil || s.sc.filter.Match(d) {
+						s.buf = append(s.buf, stored{doc: d})
+					}
+				}
+				continue
+			}
 			return stored{}, false, nil
 		}
 		if err := s.fill(); err != nil {
@@ -397,6 +418,18 @@ func (s *scanner) add(raw []byte) error {
 	}
 	if !s.guards && isGuard(d) {
 		return nil
+	}
+	if s.ov != nil {
+		var mine bool
+		if d, mine = s.ov.apply(s.c, d); d == nil {
+			return nil // deleted by the transaction
+		}
+		if mine {
+			etag = ""
+		}
+	}
+	if etag != "" && s.c.tx != nil {
+		s.c.tx.noteRead(s.c, d, etag)
 	}
 	if s.sc.filter == nil || s.sc.filter.Match(d) {
 		s.buf = append(s.buf, stored{doc: d, etag: etag})

@@ -18,6 +18,9 @@ type request struct {
 	db   string   // $db
 	raw  bson.Raw // the whole command
 	cmd  bson.D   // the command decoded
+	// sess is the session whose transaction the command is part of
+	// (locked while it runs); nil outside transactions.
+	sess *session
 }
 
 type handler func(r *request) (bson.D, error)
@@ -27,44 +30,46 @@ var commands map[string]handler
 func init() {
 	commands = map[string]handler{
 		"hello": cmdHello, "isMaster": cmdHello, "ismaster": cmdHello,
-		"ping":             func(*request) (bson.D, error) { return nil, nil },
-		"buildInfo":        cmdBuildInfo,
-		"buildinfo":        cmdBuildInfo,
-		"getParameter":     cmdGetParameter,
-		"getLog":           cmdGetLog,
-		"whatsmyuri":       cmdWhatsMyURI,
-		"connectionStatus": cmdConnectionStatus,
-		"hostInfo":         cmdHostInfo,
-		"serverStatus":     cmdServerStatus,
-		"listCommands":     cmdListCommands,
-		"endSessions":      func(*request) (bson.D, error) { return nil, nil },
-		"getCmdLineOpts":   cmdGetCmdLineOpts,
-		"insert":           cmdInsert,
-		"find":             cmdFind,
-		"getMore":          cmdGetMore,
-		"killCursors":      cmdKillCursors,
-		"update":           cmdUpdate,
-		"delete":           cmdDelete,
-		"findAndModify":    cmdFindAndModify,
-		"findandmodify":    cmdFindAndModify,
-		"count":            cmdCount,
-		"distinct":         cmdDistinct,
-		"aggregate":        cmdAggregate,
-		"listDatabases":    cmdListDatabases,
-		"listCollections":  cmdListCollections,
-		"create":           cmdCreate,
-		"drop":             cmdDrop,
-		"dropDatabase":     cmdDropDatabase,
-		"createIndexes":    cmdCreateIndexes,
-		"listIndexes":      cmdListIndexes,
-		"dropIndexes":      cmdDropIndexes,
-		"deleteIndexes":    cmdDropIndexes,
-		"shardCollection":  cmdShardCollection,
-		"customAction":     cmdCustomAction,
-		"collStats":        cmdCollStats,
-		"dbStats":          cmdDBStats,
-		"saslStart":        cmdSASL,
-		"saslContinue":     cmdSASL,
+		"ping":              func(*request) (bson.D, error) { return nil, nil },
+		"buildInfo":         cmdBuildInfo,
+		"buildinfo":         cmdBuildInfo,
+		"getParameter":      cmdGetParameter,
+		"getLog":            cmdGetLog,
+		"whatsmyuri":        cmdWhatsMyURI,
+		"connectionStatus":  cmdConnectionStatus,
+		"hostInfo":          cmdHostInfo,
+		"serverStatus":      cmdServerStatus,
+		"listCommands":      cmdListCommands,
+		"endSessions":       cmdEndSessions,
+		"getCmdLineOpts":    cmdGetCmdLineOpts,
+		"insert":            cmdInsert,
+		"find":              cmdFind,
+		"getMore":           cmdGetMore,
+		"killCursors":       cmdKillCursors,
+		"update":            cmdUpdate,
+		"delete":            cmdDelete,
+		"findAndModify":     cmdFindAndModify,
+		"findandmodify":     cmdFindAndModify,
+		"count":             cmdCount,
+		"distinct":          cmdDistinct,
+		"aggregate":         cmdAggregate,
+		"listDatabases":     cmdListDatabases,
+		"listCollections":   cmdListCollections,
+		"create":            cmdCreate,
+		"drop":              cmdDrop,
+		"dropDatabase":      cmdDropDatabase,
+		"createIndexes":     cmdCreateIndexes,
+		"listIndexes":       cmdListIndexes,
+		"dropIndexes":       cmdDropIndexes,
+		"deleteIndexes":     cmdDropIndexes,
+		"shardCollection":   cmdShardCollection,
+		"customAction":      cmdCustomAction,
+		"collStats":         cmdCollStats,
+		"dbStats":           cmdDBStats,
+		"saslStart":         cmdSASL,
+		"saslContinue":      cmdSASL,
+		"commitTransaction": cmdCommitTransaction,
+		"abortTransaction":  cmdAbortTransaction,
 	}
 }
 
@@ -127,17 +132,19 @@ func (r *request) run() bson.D {
 	if r.db == "" {
 		return errorReply(newErr(40571, "Location40571", "OP_MSG requests require a $db argument"))
 	}
-	// The server is a standalone: it has no transactions, and must not
-	// run a transaction's statements as if they were committed one by one.
-	for _, k := range []string{"txnNumber", "startTransaction", "autocommit"} {
-		if _, ok := r.get(k); ok {
-			return errorReply(newErr(20, "IllegalOperation", "Transaction numbers are only allowed on a replica set member or mongos: Parsec's MongoDB API has no transactions yet"))
-		}
+	ta, err := r.txnFields()
+	if err != nil {
+		return errorReply(toCmdError(err))
 	}
 	if err := r.authorize(); err != nil {
 		return errorReply(toCmdError(err))
 	}
-	out, err := h(r)
+	var out bson.D
+	if ta.active {
+		out, err = r.runInTxn(ta, h)
+	} else {
+		out, err = h(r)
+	}
 	if err != nil {
 		return errorReply(toCmdError(err))
 	}

@@ -57,11 +57,11 @@ func cmdInsert(r *request) (bson.D, error) {
 	if len(vals) > maxWriteBatch {
 		return nil, badValue("write batch of %d documents is over the limit of %d", len(vals), maxWriteBatch)
 	}
-	col, err := r.s.ensureColl(r.db, name)
+	col, err := r.bindTxn(r.s.ensureColl(r.db, name))
 	if err != nil {
 		return nil, err
 	}
-	ins := &inserter{col: col, ordered: ordered, batching: len(col.uniques()) == 0}
+	ins := &inserter{col: col, ordered: ordered, batching: len(col.uniques()) == 0 && col.tx == nil}
 	for i, v := range vals {
 		raw, ok := v.DocumentOK()
 		if !ok {
@@ -275,6 +275,9 @@ func (col *coll) insertDoc(d bson.D) error {
 // insertPrepared runs one prepared create with its unique-index guards.
 func (col *coll) insertPrepared(p pendingDoc) error {
 	d, op := p.d, p.op
+	if col.tx != nil {
+		return col.tx.insert(col, d, op.ID)
+	}
 	guards, names, err := col.guardChanges(nil, d, op.ID)
 	if err != nil {
 		return err
@@ -364,7 +367,7 @@ func cmdFind(r *request) (bson.D, error) {
 		return nil, err
 	}
 	ns := r.db + "." + name
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	if err != nil {
 		if isNotFound(err) {
 			return cursorReply(0, ns, "firstBatch", bson.A{}), nil
@@ -537,7 +540,7 @@ func cmdCount(r *request) (bson.D, error) {
 	if limit < 0 {
 		limit = -limit
 	}
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	if err != nil {
 		if isNotFound(err) {
 			return bson.D{{Key: "n", Value: int32(0)}}, nil
@@ -545,7 +548,7 @@ func cmdCount(r *request) (bson.D, error) {
 		return nil, err
 	}
 	var n int64
-	if len(q) == 0 && len(col.uniques()) == 0 {
+	if len(q) == 0 && len(col.uniques()) == 0 && col.tx == nil {
 		items, _ := col.c.Usage()
 		n = items
 	} else {
@@ -588,7 +591,7 @@ func cmdDistinct(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	if err != nil {
 		if isNotFound(err) {
 			return bson.D{{Key: "values", Value: bson.A{}}}, nil
@@ -668,7 +671,7 @@ func cmdAggregate(r *request) (bson.D, error) {
 		}
 	}
 	lookup := func(other string) ([]bson.D, error) {
-		oc, err := r.s.openColl(r.db, other)
+		oc, err := r.bindTxn(r.s.openColl(r.db, other))
 		if err != nil {
 			if isNotFound(err) {
 				return nil, nil
@@ -683,7 +686,7 @@ func cmdAggregate(r *request) (bson.D, error) {
 	}
 	ns := r.db + "." + name
 	var input []bson.D
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	switch {
 	case err == nil:
 		var raw bson.D

@@ -42,8 +42,31 @@
 //     connection, expire after Config.CursorTimeout idle, and are capped at
 //     Config.MaxCursors.
 //
+//   - txn.go is multi-document transactions, as Cosmos offers them: within
+//     one logical partition of one collection. A server-side table of
+//     sessions (by lsid) holds each transaction's writes, buffered per
+//     document with the etag of the version it replaced; reads in the
+//     transaction lay them over what the scanner reads, and the commit is
+//     one atomic engine command whose If-Match preconditions turn a
+//     concurrent change into WriteConflict (112, TransientTransactionError).
+//
 //   - auth.go authenticates with SCRAM-SHA-256 (account name and key, as
 //     Cosmos does) and holds a read-only user to reads; package server
 //     requires it whenever a key other than the emulator's is in use, and
 //     serves the listener with TLS when the HTTP one has it.
+//
+// # Transactions
+//
+// Multi-document transactions are Cosmos's: all the writes of one
+// transaction fall in one logical partition of one collection (a write
+// elsewhere is code 263 and aborts it), because the engine makes a batch
+// atomic only within a logical partition, through that partition's log.
+// Nothing reaches the engine before commitTransaction: writes are buffered
+// per document with the etag of the committed version they replace, reads
+// see committed data with the buffered writes laid over it, and the commit
+// is one engine Command{Atomic: true} whose If-Match preconditions make a
+// concurrent change a WriteConflict (112) with TransientTransactionError,
+// which drivers' withTransaction retries. Sessions live in a bounded table;
+// a transaction idle for 60 s is aborted (NoSuchTransaction, 251). See
+// DESIGN.md, "Transactions".
 package mongo

@@ -13,6 +13,8 @@ type cmdError struct {
 	Code     int32
 	CodeName string
 	Msg      string
+	// Labels are the reply's errorLabels (TransientTransactionError).
+	Labels []string
 }
 
 func (e *cmdError) Error() string { return e.CodeName + ": " + e.Msg }

@@ -52,6 +52,10 @@ func FuzzCommand(f *testing.F) {
 	seed(bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "a", Value: 1}}}}}}})
 	seed(bson.D{{Key: "getMore", Value: int64(5)}, {Key: "collection", Value: "c"}})
 	seed(bson.D{{Key: "distinct", Value: "c"}, {Key: "key", Value: "a"}})
+	lsid := bson.D{{Key: "id", Value: bson.Binary{Subtype: 4, Data: []byte("0123456789abcdef")}}}
+	seed(bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 7}}}},
+		{Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}})
+	seed(bson.D{{Key: "commitTransaction", Value: 1}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "autocommit", Value: false}})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 1<<16 || bson.Raw(b).Validate() != nil {
 			return

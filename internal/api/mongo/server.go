@@ -54,6 +54,9 @@ type Config struct {
 	// loopback), such connections run everything, and those that did
 	// authenticate are held to their user's rights.
 	RequireAuth bool
+	// TransactionLifetime aborts a transaction idle for that long.
+	// Default DefaultTransactionLifetime.
+	TransactionLifetime time.Duration
 }
 
 // Server serves the MongoDB wire protocol on Parsec's engine.
@@ -61,6 +64,7 @@ type Server struct {
 	cfg     Config
 	eng     *engine.Engine
 	cursors *cursorSet
+	txns    *sessionTable
 	connID  atomic.Int32
 	started time.Time
 	slots   chan struct{}
@@ -95,6 +99,9 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.TransactionLifetime <= 0 {
+		cfg.TransactionLifetime = DefaultTransactionLifetime
+	}
 	s := &Server{cfg: cfg, eng: cfg.Engine, slots: make(chan struct{}, cfg.MaxConnections),
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
@@ -104,6 +111,7 @@ func New(cfg Config) *Server {
 	}
 	s.auth, s.initErr = newAuthenticator(cfg.AccountName, cfg.PrimaryKey, cfg.ReadOnlyKey)
 	s.cursors = newCursorSet(cfg.MaxCursors, cfg.CursorTimeout, cfg.Now)
+	s.txns = newSessionTable(maxTxnSessions, cfg.TransactionLifetime, cfg.Now)
 	s.wg.Add(1)
 	go s.reapCursors()
 	return s
@@ -119,6 +127,7 @@ func (s *Server) reapCursors() {
 			return
 		case <-t.C:
 			s.cursors.expire()
+			s.txns.expire()
 		}
 	}
 }
@@ -290,5 +299,13 @@ func (c *conn) run(m *Message) (reply bson.D) {
 }
 
 func errorReply(e *cmdError) bson.D {
-	return bson.D{{Key: "ok", Value: 0.0}, {Key: "errmsg", Value: e.Msg}, {Key: "code", Value: e.Code}, {Key: "codeName", Value: e.CodeName}}
+	out := bson.D{{Key: "ok", Value: 0.0}, {Key: "errmsg", Value: e.Msg}, {Key: "code", Value: e.Code}, {Key: "codeName", Value: e.CodeName}}
+	if len(e.Labels) > 0 {
+		labels := make(bson.A, len(e.Labels))
+		for i, l := range e.Labels {
+			labels[i] = l
+		}
+		out = append(out, bson.E{Key: "errorLabels", Value: labels})
+	}
+	return out
 }

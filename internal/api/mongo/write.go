@@ -104,8 +104,21 @@ func (s *Server) updateDoc(col *coll, f *mql.Filter, m *modifier, st stored) (bs
 		if err := col.checkImmutable(st.doc, upd); err != nil {
 			return nil, false, err
 		}
+		if col.tx != nil {
+			// Even a write that changes nothing: it was computed from
+			// what the transaction read.
+			if err := col.tx.checkRead(col, st); err != nil {
+				return nil, false, err
+			}
+		}
 		if !modified {
 			return upd, false, nil
+		}
+		if col.tx != nil {
+			if err := col.tx.write(col, st, upd); err != nil {
+				return nil, false, err
+			}
+			return upd, true, nil
 		}
 		op, err := col.prepare(engine.OpReplace, upd)
 		if err != nil {
@@ -222,7 +235,7 @@ func cmdUpdate(r *request) (bson.D, error) {
 	if len(stmts) > maxWriteBatch {
 		return nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
 	}
-	col, err := r.s.ensureColl(r.db, name)
+	col, err := r.bindTxn(r.s.ensureColl(r.db, name))
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +339,7 @@ func cmdDelete(r *request) (bson.D, error) {
 	if len(stmts) > maxWriteBatch {
 		return nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
 	}
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	if err != nil {
 		if isNotFound(err) {
 			return bson.D{{Key: "n", Value: int32(0)}}, nil
@@ -382,7 +395,7 @@ func (col *coll) runDelete(d bson.D) (int32, error) {
 	sc := col.scanRaw(f, q)
 	var n int32
 	for {
-		doc, ok, err := sc.next()
+		doc, ok, err := sc.nextStored()
 		if err != nil {
 			return n, err
 		}
@@ -402,7 +415,14 @@ func (col *coll) runDelete(d bson.D) (int32, error) {
 	}
 }
 
-func (col *coll) deleteDoc(doc bson.D) (bool, error) {
+func (col *coll) deleteDoc(st stored) (bool, error) {
+	doc := st.doc
+	if col.tx != nil {
+		if err := col.tx.write(col, st, nil); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
 	op, err := col.keyed(engine.OpDelete, doc)
 	if err != nil {
 		return false, err
@@ -471,9 +491,9 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 	}
 	var col *coll
 	if hasUpdate && upsert {
-		col, err = r.s.ensureColl(r.db, name)
+		col, err = r.bindTxn(r.s.ensureColl(r.db, name))
 	} else {
-		col, err = r.s.openColl(r.db, name)
+		col, err = r.bindTxn(r.s.openColl(r.db, name))
 	}
 	noMatch := bson.D{{Key: "lastErrorObject", Value: bson.D{{Key: "n", Value: int32(0)}, {Key: "updatedExisting", Value: false}}}, {Key: "value", Value: nil}}
 	if err != nil {
@@ -513,7 +533,7 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 				{Key: "value", Value: val}}, nil
 		}
 		if remove {
-			deleted, err := col.deleteDoc(st.doc)
+			deleted, err := col.deleteDoc(st)
 			if err != nil {
 				return nil, err
 			}
