@@ -305,6 +305,16 @@ func showValue(v any) string {
 }
 
 // parseFilter parses a filter field (absent: match everything).
+// filterField parses the command's filter document field (absent: match
+// everything).
+func (r *request) filterField(field string) (*mql.Filter, error) {
+	d, err := r.doc(field)
+	if err != nil {
+		return nil, err
+	}
+	return parseFilter(d)
+}
+
 func parseFilter(f bson.D) (*mql.Filter, error) {
 	if f == nil {
 		f = bson.D{}

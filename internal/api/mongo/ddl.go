@@ -22,11 +22,7 @@ const (
 )
 
 func cmdListDatabases(r *request) (bson.D, error) {
-	fd, err := r.doc("filter")
-	if err != nil {
-		return nil, err
-	}
-	f, err := parseFilter(fd)
+	f, err := r.filterField("filter")
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +60,7 @@ func cmdListDatabases(r *request) (bson.D, error) {
 }
 
 func cmdListCollections(r *request) (bson.D, error) {
-	fd, err := r.doc("filter")
-	if err != nil {
-		return nil, err
-	}
-	f, err := parseFilter(fd)
+	f, err := r.filterField("filter")
 	if err != nil {
 		return nil, err
 	}

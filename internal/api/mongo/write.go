@@ -218,22 +218,31 @@ func parseUpdateStmt(d bson.D) (updateStmt, error) {
 	return st, nil
 }
 
-func cmdUpdate(r *request) (bson.D, error) {
-	name, err := r.collName()
-	if err != nil {
-		return nil, err
+// writeBatch reads what update and delete share: the collection, ordered
+// (default true) and the array field of statements, at most maxWriteBatch.
+func (r *request) writeBatch(field string) (name string, ordered bool, stmts []bson.D, err error) {
+	if name, err = r.collName(); err != nil {
+		return "", false, nil, err
 	}
-	ordered := true
+	ordered = true
 	if v, ok := r.get("ordered"); ok {
 		ordered = truthy(v)
 	}
-	v, _ := r.get("updates")
+	v, _ := r.get(field)
 	stmts, ok := docs(v)
 	if !ok {
-		return nil, typeMismatch("update needs an array 'updates' of documents")
+		return "", false, nil, typeMismatch("%s needs an array '%s' of documents", r.name, field)
 	}
 	if len(stmts) > maxWriteBatch {
-		return nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
+		return "", false, nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
+	}
+	return name, ordered, stmts, nil
+}
+
+func cmdUpdate(r *request) (bson.D, error) {
+	name, ordered, stmts, err := r.writeBatch("updates")
+	if err != nil {
+		return nil, err
 	}
 	col, err := r.bindTxn(r.s.ensureColl(r.db, name))
 	if err != nil {
@@ -323,21 +332,9 @@ func (s *Server) runUpdate(col *coll, d bson.D) (matched, modified int32, upsert
 }
 
 func cmdDelete(r *request) (bson.D, error) {
-	name, err := r.collName()
+	name, ordered, stmts, err := r.writeBatch("deletes")
 	if err != nil {
 		return nil, err
-	}
-	ordered := true
-	if v, ok := r.get("ordered"); ok {
-		ordered = truthy(v)
-	}
-	v, _ := r.get("deletes")
-	stmts, ok := docs(v)
-	if !ok {
-		return nil, typeMismatch("delete needs an array 'deletes' of documents")
-	}
-	if len(stmts) > maxWriteBatch {
-		return nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
 	}
 	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	if err != nil {
