@@ -3,6 +3,7 @@ package mongo
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -190,7 +191,12 @@ func appendDouble(out []byte, f float64) []byte {
 func decodeItem(raw []byte) (bson.D, string, error) {
 	var d bson.D
 	if err := bson.UnmarshalExtJSON(raw, false, &d); err != nil {
-		return nil, "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
+		// An item written through the NoSQL API whose members read as
+		// Extended JSON type wrappers but are not valid ones ({"$date":
+		// "soon"}): read its JSON as it is, so that scans go on.
+		if d, err = literalDocument(raw); err != nil {
+			return nil, "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
+		}
 	}
 	out := make(bson.D, 0, len(d)+1)
 	etag := ""
@@ -220,6 +226,71 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 }
 
 var errStoredDoc = fmt.Errorf("stored document cannot be read")
+
+// literalDocument decodes a JSON object as a document without Extended
+// JSON: every object a document, member order kept; integers int32 when
+// they fit, else int64; other numbers double.
+func literalDocument(raw []byte) (bson.D, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	v, err := literalValue(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(bson.D)
+	if !ok {
+		return nil, fmt.Errorf("the item is not a JSON object")
+	}
+	return d, nil
+}
+
+func literalValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("the item nests deeper than %d levels", maxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			a := bson.A{}
+			for dec.More() {
+				v, err := literalValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			_, err := dec.Token()
+			return a, err
+		}
+		d := bson.D{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := literalValue(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			d = append(d, bson.E{Key: k.(string), Value: v})
+		}
+		_, err := dec.Token()
+		return d, err
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			if i >= math.MinInt32 && i <= math.MaxInt32 {
+				return int32(i), nil
+			}
+			return i, nil
+		}
+		return t.Float64()
+	}
+	return tok, nil // string, bool or nil
+}
 
 // idString encodes an _id as the item id: an ObjectId as its 24 hex digits;
 // a string as itself when it is unambiguous and holds no character an id

@@ -222,4 +222,24 @@ func TestNoSQLItemsReadable(t *testing.T) {
 	if v, _ := lookupField(findID(t, c, "plain"), "n"); v != int32(2) {
 		t.Fatalf("after $inc: %v", v)
 	}
+
+	// An item whose members look like Extended JSON wrappers but are not
+	// valid ones is read as its literal JSON, and a scan over it goes on.
+	op, err = ec.PrepareWrite(engine.OpCreate, []byte(`{"id":"odd","when":{"$date":"soon"},"x":{"$foo":1},"big":12345678901,"arr":[1,"a",{"b":null}],"f":0.5}`), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _, err := ec.Execute(&engine.Command{Ops: []engine.Op{op}}, ""); err != nil || res[0].Err != nil {
+		t.Fatal(err, res)
+	}
+	got = findID(t, c, "odd")
+	want = bson.D{{Key: "_id", Value: "odd"}, {Key: "when", Value: bson.D{{Key: "$date", Value: "soon"}}}, {Key: "x", Value: bson.D{{Key: "$foo", Value: int32(1)}}},
+		{Key: "big", Value: int64(12345678901)}, {Key: "arr", Value: bson.A{int32(1), "a", bson.D{{Key: "b", Value: nil}}}}, {Key: "f", Value: 0.5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("a NoSQL item with wrapper-like members read as %v, want %v", got, want)
+	}
+	n, err := c.CountDocuments(ctx, bson.D{{Key: "big", Value: bson.D{{Key: "$gt", Value: 1}}}})
+	if err != nil || n != 1 {
+		t.Fatalf("a scan over it: %d, %v", n, err)
+	}
 }
