@@ -47,10 +47,6 @@ type ChangeFeedScope struct {
 	// AllVersions reads the version log (every version and every delete,
 	// as change events; see versions.go) instead of the latest versions.
 	AllVersions bool
-	// Created reads the resource-id index instead (storage.RidKey): every
-	// live item once, in the order the items were created, which is the
-	// order of their "_rid" and of a read feed.
-	Created bool
 }
 
 // ChangeFeedStart is where a read starts.
@@ -70,11 +66,8 @@ type ChangeFeedPage struct {
 	Docs [][]byte
 	// Position is where the next read continues (ChangeFeedStart.After).
 	Position uint64
-	// More is set when the page stopped before the end of what the range
-	// holds (it was full, or visited its share of entries).
-	More    bool
-	Session Session
-	Charge  float64
+	Session  Session
+	Charge   float64
 }
 
 // changeScanLimit bounds the index entries one page visits, read or
@@ -173,15 +166,12 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 		from := max(first, pg.Position+1)
 		own := id == p.info.ID
 		keyOf := storage.ChangeKey
-		switch {
-		case scope.AllVersions:
+		if scope.AllVersions {
 			keyOf = storage.VersionKey
-		case scope.Created:
-			keyOf = storage.RidKey
 		}
 		err = snap.Iterate(keyOf(nil, c.rid, from), keyOf(nil, c.rid, end), func(k, v []byte) (bool, error) {
 			if len(pg.Docs) >= maxItems || size >= maxPageBytes || scanned >= changeScanLimit {
-				done, pg.More = true, true
+				done = true
 				return false, nil
 			}
 			seq := binary.BigEndian.Uint64(k[len(k)-8:])
@@ -220,7 +210,7 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 				if err != nil {
 					return false, err
 				}
-				if s, ok := seqOfEtag(etag); !scope.Created && (!ok || s != seq) {
+				if s, ok := seqOfEtag(etag); !ok || s != seq {
 					return false, corrupt("change index entry %d names an item whose version is %s", seq, etag)
 				}
 				if start.Since != 0 && docTs(d) < start.Since || x.expired(d) {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/parsecdb/parsec/internal/epk"
@@ -357,10 +356,21 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 			}
 			pos = binary.BigEndian.Uint64(after)
 		}
-		pg, err := c.ChangeFeed(ChangeFeedScope{RangeID: rangeID, Created: true}, ChangeFeedStart{After: pos}, maxItems)
-		f := Feed{Docs: pg.Docs, Sessions: []Session{pg.Session}, Charge: pg.Charge}
-		if pg.More {
-			f.Next = binary.BigEndian.AppendUint64(nil, pg.Position)
+		p, err := c.PartitionByID(rangeID)
+		if err != nil {
+			return Feed{}, err
+		}
+		// The page is read from a snapshot of the range, so that the page
+		// and its session token agree.
+		snap, err := p.Snapshot()
+		if err != nil {
+			return Feed{}, err
+		}
+		defer snap.Close()
+		f := Feed{Sessions: []Session{snap.Session()}}
+		reached, more, err := c.readCreated(&f, snap, snap.Range.Min, snap.Range.Max, pos, maxItems)
+		if more {
+			f.Next = binary.BigEndian.AppendUint64(nil, reached)
 		}
 		return f, err
 	}
@@ -381,8 +391,12 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 	for _, p := range c.Partitions() {
 		f.Sessions = append(f.Sessions, p.Session())
 	}
+	// The index entries and the items they name are read from one
+	// snapshot, so that they agree.
+	snap := c.e.store.NewSnapshot()
+	defer snap.Close()
 	for {
-		reached, more, err := c.readCreated(&f, lo, hi, pos, maxItems)
+		reached, more, err := c.readCreated(&f, snap, lo, hi, pos, maxItems)
 		if err != nil || more {
 			pos = reached
 			if more {
@@ -403,8 +417,9 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 }
 
 // readCreated adds to f the items whose EPK lies in [lo, hi), in creation
-// order, from past the sequence number pos, up to maxItems items in f. It
-// returns the position reached, and whether items remain.
+// order, from past the sequence number pos, up to maxItems items in f,
+// reading from rd (a snapshot). It returns the position reached, and
+// whether items remain.
 //
 // The items of [lo, hi) were each created by a range that covered their
 // EPK then: an ancestor of a range that covers it now. So the entries to
@@ -413,35 +428,22 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 // than those of every range older than it, these blocks in number order
 // are in sequence order: a position stays valid however [lo, hi) splits
 // between pages.
-func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int) (uint64, bool, error) {
-	var blocks []uint64
-	var first *Partition
+func (c *Container) readCreated(f *Feed, rd stateReader, lo, hi string, pos uint64, maxItems int) (uint64, bool, error) {
+	var parts []*Partition
 	for _, p := range c.Partitions() {
-		r := p.Range()
-		if r.Max <= lo || r.Min >= hi {
-			continue
-		}
-		if first == nil {
-			first = p
-		}
-		for _, id := range append(append([]string(nil), r.Parents...), r.ID) {
-			n, err := rangeNumber(id)
-			if err != nil {
-				return pos, false, err
-			}
-			blocks = append(blocks, n)
+		if r := p.Range(); r.Max > lo && r.Min < hi {
+			parts = append(parts, p)
 		}
 	}
-	slices.Sort(blocks)
-	blocks = slices.Compact(blocks)
+	blocks, err := lineageBlocks(parts)
+	if err != nil {
+		return pos, false, err
+	}
+	first := parts[0]
 	now := c.e.opts.Now()
 	if err := first.admit(now); err != nil {
 		return pos, false, err
 	}
-	// The index entries and the items they name are read from one
-	// snapshot, so that they agree.
-	snap := c.e.store.NewSnapshot()
-	defer snap.Close()
 	x := c.expiry()
 	n, scanned, more := len(f.Docs), 0, false
 	size0 := f.bytes
@@ -451,7 +453,7 @@ func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int
 		if pos >= end-1 || more {
 			continue
 		}
-		err := snap.Iterate(storage.RidKey(nil, c.rid, max(start, pos+1)), storage.RidKey(nil, c.rid, end), func(k, v []byte) (bool, error) {
+		err := rd.Iterate(storage.RidKey(nil, c.rid, max(start, pos+1)), storage.RidKey(nil, c.rid, end), func(k, v []byte) (bool, error) {
 			if len(f.Docs) >= maxItems || f.bytes >= maxPageBytes || scanned >= changeScanLimit {
 				more = true
 				return false, nil
@@ -465,7 +467,7 @@ func (c *Container) readCreated(f *Feed, lo, hi string, pos uint64, maxItems int
 			if string(e) < lo || string(e) >= hi {
 				return true, nil
 			}
-			iv, err := snap.Get(nil, v)
+			iv, err := rd.Get(nil, v)
 			if err != nil {
 				return false, fmt.Errorf("resource-id index entry %x: cannot read its item: %w", k, err)
 			}

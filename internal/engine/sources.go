@@ -84,7 +84,18 @@ type createdOrder struct {
 // newCreatedOrder reads the items of [lo, hi), which the partitions parts
 // cover, in creation order.
 func newCreatedOrder(rid [storage.RidLen]byte, parts []*Partition, lo, hi string) (*createdOrder, error) {
-	o := &createdOrder{rid: rid, lo: lo, hi: hi, prefix: append(storage.ItemKey(nil, rid, lo, ""), 0xff)}
+	blocks, err := lineageBlocks(parts)
+	if err != nil {
+		return nil, err
+	}
+	return &createdOrder{rid: rid, lo: lo, hi: hi, prefix: append(storage.ItemKey(nil, rid, lo, ""), 0xff), blocks: blocks}, nil
+}
+
+// lineageBlocks returns the numbers of the ranges in the lineages of
+// parts (each range's parents and itself), ascending and once each: the
+// sequence-number blocks whose index entries can name their items.
+func lineageBlocks(parts []*Partition) ([]uint64, error) {
+	var blocks []uint64
 	for _, p := range parts {
 		r := p.Range()
 		for _, id := range append(append([]string(nil), r.Parents...), r.ID) {
@@ -92,12 +103,11 @@ func newCreatedOrder(rid [storage.RidLen]byte, parts []*Partition, lo, hi string
 			if err != nil {
 				return nil, err
 			}
-			o.blocks = append(o.blocks, n)
+			blocks = append(blocks, n)
 		}
 	}
-	slices.Sort(o.blocks)
-	o.blocks = slices.Compact(o.blocks)
-	return o, nil
+	slices.Sort(blocks)
+	return slices.Compact(blocks), nil
 }
 
 // createdPosition parses a createdOrder's source key: the range it was

@@ -54,20 +54,26 @@
 //
 // BenchmarkPropose (host package): three in-process nodes on the in-memory
 // transport, 64 concurrent clients proposing 256-byte commands to the
-// leaders, on a shared 2-core machine (figures vary by tens of percent
-// from run to run):
+// leaders (a client refused by a node that lost leadership goes to the
+// leader it names), -benchtime 3s, on a shared 2-core machine (figures vary
+// by tens of percent from run to run):
 //
-//	stores       groups  proposals/s  ms per synced commit  entries per commit
-//	in memory         1       ~43000                 0.005                 1.5
-//	in memory       100       ~28000                 0.008                 2.2
-//	disk (ext4)       1       ~12000                  0.63                  13
-//	disk (ext4)     100        ~8500                  0.26                 3.7
+//	stores       groups  proposals/s  ms per synced commit  entries per commit  redirects
+//	in memory       100       ~49000                 0.008                 4.2          0
+//	disk (ext4)     100       ~17700                  0.37                 9.6          0
+//	in memory         1      700-1100                 0.01                 3.5   1200-22000
+//	disk (ext4)       1         ~1600                  0.33                 7.1        ~640
 //
-// On disk the sync dominates and group commit does its work: one commit
-// carries a dozen entries of one group. With 100 groups the load spreads
-// thinner per round (fewer entries per sync) and each round visits more
-// groups; the single loop on two shared cores is then the limit, which is
-// what a scheduler with several workers will lift.
+// Spread over 100 groups, the load is carried and group commit does its
+// work (several entries per sync). Concentrated on ONE group, the same
+// load makes leadership churn: the leader's loop falls behind, followers
+// miss heartbeats and elect, and every election costs the in-flight
+// proposals (short runs of a second or less do not show it and reach
+// 40,000/s). Flow control is missing: the leader should stop taking
+// proposals (and the transport should stop queueing appends) before its
+// heartbeats are delayed past the election timeout. That, and a scheduler
+// with several workers instead of one loop, come before the engine uses
+// this host.
 //
 // # What is next
 //

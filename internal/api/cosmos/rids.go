@@ -60,10 +60,12 @@ func (s *Server) resolveRids(segs []string) (p ridPath, ok bool) {
 		case i == 3 && typ == "colls":
 			id, coll = s.containerByRid(db.ID, rid)
 		case i == 3 && typ == "users":
-			id = s.userByRid(db.ID, rid)
+			users, _ := s.engine.Users(db.ID)
+			id = idByRid(users, rid, func(u engine.UserInfo) (string, string) { return u.ID, u.Rid })
 			user = id
 		case i == 3 && typ == "clientencryptionkeys":
-			id = s.encryptionKeyByRid(db.ID, rid)
+			keys, _ := s.engine.EncryptionKeys(db.ID)
+			id = idByRid(keys, rid, func(k engine.EncryptionKeyInfo) (string, string) { return k.ID, k.Rid })
 		case i == 5 && coll != nil && typ == "docs":
 			var err error
 			if id, err = coll.ItemIDByRid(rid); err != nil {
@@ -71,9 +73,11 @@ func (s *Server) resolveRids(segs []string) (p ridPath, ok bool) {
 				return p, true
 			}
 		case i == 5 && coll != nil && scriptFeeds[typ].kind != 0:
-			id = scriptByRid(coll, scriptFeeds[typ].kind, rid)
+			scripts, _ := coll.Scripts(scriptFeeds[typ].kind)
+			id = idByRid(scripts, rid, func(sc engine.ScriptInfo) (string, string) { return sc.ID, sc.Rid })
 		case i == 5 && user != "" && typ == "permissions":
-			id = s.permissionByRid(db.ID, user, rid)
+			perms, _ := s.engine.Permissions(db.ID, user)
+			id = idByRid(perms, rid, func(p engine.PermissionInfo) (string, string) { return p.ID, p.Rid })
 		default:
 			continue // a segment addressed by id alone (pkranges, conflicts, operations)
 		}
@@ -101,41 +105,11 @@ func (s *Server) containerByRid(db, rid string) (string, *engine.Container) {
 	return "", nil
 }
 
-func (s *Server) userByRid(db, rid string) string {
-	users, _ := s.engine.Users(db)
-	for _, u := range users {
-		if u.Rid == rid {
-			return u.ID
-		}
-	}
-	return ""
-}
-
-func (s *Server) permissionByRid(db, user, rid string) string {
-	perms, _ := s.engine.Permissions(db, user)
-	for _, p := range perms {
-		if p.Rid == rid {
-			return p.ID
-		}
-	}
-	return ""
-}
-
-func (s *Server) encryptionKeyByRid(db, rid string) string {
-	keys, _ := s.engine.EncryptionKeys(db)
-	for _, k := range keys {
-		if k.Rid == rid {
-			return k.ID
-		}
-	}
-	return ""
-}
-
-func scriptByRid(c *engine.Container, kind engine.ScriptKind, rid string) string {
-	scripts, _ := c.Scripts(kind)
-	for _, sc := range scripts {
-		if sc.Rid == rid {
-			return sc.ID
+// idByRid returns the id of the resource of list whose rid is rid, or "".
+func idByRid[T any](list []T, rid string, ids func(T) (id, rid string)) string {
+	for _, x := range list {
+		if id, r := ids(x); r == rid {
+			return id
 		}
 	}
 	return ""

@@ -66,6 +66,26 @@ func TestRidAddressing(t *testing.T) {
 	if st, b := ts.ridRequest(t, http.MethodGet, "/dbs/"+db.Rid+"/colls/"+coll.Rid, "", nil); st != http.StatusOK || !strings.Contains(string(b), `"id":"c"`) {
 		t.Fatalf("GET container by rid: %d %s", st, b)
 	}
+	// A user and its permission by their rids (the seed's "u" and "p").
+	var user, perm struct {
+		Rid string `json:"_rid"`
+	}
+	for _, x := range []struct {
+		path string
+		into any
+	}{{"/dbs/db/users/u", &user}, {"/dbs/db/users/u/permissions/p", &perm}} {
+		st, b := ts.do(ts.primary, http.MethodGet, x.path, nil, nil)
+		if st != http.StatusOK || json.Unmarshal(b, x.into) != nil {
+			t.Fatalf("GET %s: %d %s", x.path, st, b)
+		}
+	}
+	userLink := "/dbs/" + db.Rid + "/users/" + user.Rid
+	if st, b := ts.ridRequest(t, http.MethodGet, userLink, "", nil); st != http.StatusOK || !strings.Contains(string(b), `"id":"u"`) {
+		t.Fatalf("GET user by rid: %d %s", st, b)
+	}
+	if st, b := ts.ridRequest(t, http.MethodGet, userLink+"/permissions/"+perm.Rid, "", nil); st != http.StatusOK || !strings.Contains(string(b), `"id":"p"`) {
+		t.Fatalf("GET permission by rid: %d %s", st, b)
+	}
 	// A name-based signature does not authorize a rid link.
 	r, _ := ts.request(ts.primary, http.MethodGet, "/"+doc.Self, nil, pk)
 	if st, _ := ts.serve(r); st != http.StatusUnauthorized {

@@ -305,14 +305,20 @@ func showValue(v any) string {
 }
 
 // parseFilter parses a filter field (absent: match everything).
-// filterField parses the command's filter document field (absent: match
-// everything).
-func (r *request) filterField(field string) (*mql.Filter, error) {
+// filterDoc reads the command's filter document field (absent: match
+// everything) and parses it; filterField when only the filter is wanted.
+func (r *request) filterDoc(field string) (bson.D, *mql.Filter, error) {
 	d, err := r.doc(field)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return parseFilter(d)
+	f, err := parseFilter(d)
+	return d, f, err
+}
+
+func (r *request) filterField(field string) (*mql.Filter, error) {
+	_, f, err := r.filterDoc(field)
+	return f, err
 }
 
 func parseFilter(f bson.D) (*mql.Filter, error) {
@@ -339,13 +345,11 @@ func cmdFind(r *request) (bson.D, error) {
 		return nil, err
 	}
 	var fs findSpec
-	fd, err := r.doc("filter")
+	fd, filter, err := r.filterDoc("filter")
 	if err != nil {
 		return nil, err
 	}
-	if fs.filter, err = parseFilter(fd); err != nil {
-		return nil, err
-	}
+	fs.filter = filter
 	if sd, err := r.doc("sort"); err != nil {
 		return nil, err
 	} else if len(sd) > 0 {
@@ -531,11 +535,7 @@ func cmdCount(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := r.doc("query")
-	if err != nil {
-		return nil, err
-	}
-	f, err := parseFilter(q)
+	q, f, err := r.filterDoc("query")
 	if err != nil {
 		return nil, err
 	}
@@ -593,11 +593,7 @@ func cmdDistinct(r *request) (bson.D, error) {
 	if key == "" {
 		return nil, badValue("distinct needs a 'key'")
 	}
-	q, err := r.doc("query")
-	if err != nil {
-		return nil, err
-	}
-	f, err := parseFilter(q)
+	q, f, err := r.filterDoc("query")
 	if err != nil {
 		return nil, err
 	}

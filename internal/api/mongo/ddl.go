@@ -113,17 +113,22 @@ func cmdCreate(r *request) (bson.D, error) {
 	return nil, r.s.createColl(r.db, name, "", engine.Throughput{})
 }
 
-func cmdDrop(r *request) (bson.D, error) {
+// namedColl opens the existing collection the command names first.
+func (r *request) namedColl() (*coll, error) {
 	name, err := r.collName()
 	if err != nil {
 		return nil, err
 	}
-	col, err := r.s.openColl(r.db, name)
+	return r.s.openColl(r.db, name)
+}
+
+func cmdDrop(r *request) (bson.D, error) {
+	col, err := r.namedColl()
 	if err != nil {
 		return nil, err
 	}
 	nIdx := int32(len(col.indexes()) + 1)
-	if err := r.s.eng.DeleteContainer(r.db, name); err != nil {
+	if err := r.s.eng.DeleteContainer(r.db, col.name); err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
 			return nil, newErr(26, "NamespaceNotFound", "ns not found")
 		}
@@ -266,11 +271,7 @@ func defaultIndexName(key bson.D) string {
 }
 
 func cmdListIndexes(r *request) (bson.D, error) {
-	name, err := r.collName()
-	if err != nil {
-		return nil, err
-	}
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.namedColl()
 	if err != nil {
 		return nil, err
 	}
@@ -280,11 +281,7 @@ func cmdListIndexes(r *request) (bson.D, error) {
 }
 
 func cmdDropIndexes(r *request) (bson.D, error) {
-	name, err := r.collName()
-	if err != nil {
-		return nil, err
-	}
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.namedColl()
 	if err != nil {
 		return nil, err
 	}
@@ -524,11 +521,7 @@ func throughputFields(rus, autoMax int) bson.D {
 }
 
 func cmdCollStats(r *request) (bson.D, error) {
-	name, err := r.collName()
-	if err != nil {
-		return nil, err
-	}
-	col, err := r.s.openColl(r.db, name)
+	col, err := r.namedColl()
 	if err != nil {
 		return nil, err
 	}

@@ -442,11 +442,7 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := r.doc("query")
-	if err != nil {
-		return nil, err
-	}
-	f, err := parseFilter(q)
+	q, f, err := r.filterDoc("query")
 	if err != nil {
 		return nil, err
 	}
