@@ -55,6 +55,8 @@ type Options struct {
 	// follow a commit, for tests that split with splitForStorage at the
 	// point they choose, so that the split is deterministic.
 	manualStorageSplits bool
+	// indexCandidates, when positive, replaces MaxIndexCandidates.
+	indexCandidates int
 	// commandLog, when set, receives every entry of the partitions' and the
 	// catalog's logs once it is durable, in an order that ApplyLog can
 	// replay (see LogEntry).

@@ -177,6 +177,9 @@ type scanScope struct {
 	id     string
 	hasID  bool
 	filter *mql.Filter
+	// index, when set, is how a read of every partition uses the index
+	// (indexuse.go).
+	index *indexUse
 }
 
 // maxInKeys is the most shard key values of an $in that are read as
@@ -198,6 +201,9 @@ func (c *coll) scope(f *mql.Filter, raw bson.D) scanScope {
 		}
 	} else if keys, ok := c.inKeys(raw); ok {
 		sc.keys, sc.keyed = keys, true
+	}
+	if (!sc.keyed || c.shard == "") && raw != nil {
+		sc.index = indexPlan(raw)
 	}
 	if sc.keyed && len(sc.keys) == 1 {
 		if v, ok := f.Equality("_id"); ok {
@@ -269,11 +275,21 @@ type scanner struct {
 	// logical partitions the scan started with.
 	ov    *overlay
 	keys0 []epk.Key
+	stats scanStats
 }
 
+// scanStats count what a scan read, for explain.
+type scanStats struct {
+	docsExamined, keysExamined int
+}
+
+// rangePos is a partition a scan reads, where it resumes, and whether it
+// is read in full (scan) or through the index (see indexuse.go); a range's
+// children inherit both.
 type rangePos struct {
 	id, min, max string
 	after        []byte
+	scan         bool
 }
 
 // rangesIn returns the current partitions overlapping [lo, hi), in EPK
@@ -384,13 +400,26 @@ func (s *scanner) fill() error {
 			return nil
 		}
 		r := &s.ranges[0]
-		f, err = c.ReadFeed(r.id, r.after, pageSize)
+		if s.sc.index != nil && !r.scan {
+			var fi engine.IndexedFeed
+			fi, err = c.ReadIndexed(r.id, s.sc.index.terms, r.after, pageSize)
+			f, s.stats.keysExamined = fi.Feed, s.stats.keysExamined+fi.Entries
+			if errors.Is(err, engine.ErrIndexUnusable) {
+				if r.after != nil {
+					return newErr(175, "QueryPlanKilled", "the index of collection %s changed while a cursor read it through the index (%v); run the query again", s.c.ns(), err)
+				}
+				r.scan = true
+			}
+		}
+		if s.sc.index == nil || r.scan {
+			f, err = c.ReadFeed(r.id, r.after, pageSize)
+		}
 		if errors.Is(err, engine.ErrPartitionGone) {
 			// The partition split meanwhile: read its children from the
 			// same position instead.
 			kids := rangesIn(c, r.min, r.max)
 			for i := range kids {
-				kids[i].after = r.after
+				kids[i].after, kids[i].scan = r.after, r.scan
 			}
 			s.ranges = append(kids, s.ranges[1:]...)
 			return nil
@@ -403,6 +432,7 @@ func (s *scanner) fill() error {
 			s.ranges = s.ranges[1:]
 		}
 	}
+	s.stats.docsExamined += len(f.Docs)
 	for _, raw := range f.Docs {
 		if err := s.add(raw); err != nil {
 			return err

@@ -66,6 +66,7 @@ func init() {
 		"customAction":      cmdCustomAction,
 		"collStats":         cmdCollStats,
 		"dbStats":           cmdDBStats,
+		"explain":           cmdExplain,
 		"saslStart":         cmdSASL,
 		"saslContinue":      cmdSASL,
 		"commitTransaction": cmdCommitTransaction,

@@ -388,7 +388,7 @@ func cmdFind(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
-	src, err := col.query(fs.filter, fd, fs.sort, fs.skip, fs.limit)
+	src, err := col.query(fs.filter, fd, fs.sort, fs.skip, fs.limit, r.hintsNatural())
 	if err != nil {
 		return nil, err
 	}
@@ -403,9 +403,12 @@ func cmdFind(r *request) (bson.D, error) {
 }
 
 // query returns the documents matching f, sorted, with skip applied
-// (limit only bounds what a sort keeps).
-func (col *coll) query(f *mql.Filter, raw bson.D, s *mql.Sort, skip, limit int64) (source, error) {
+// (limit only bounds what a sort keeps); natural reads without the index.
+func (col *coll) query(f *mql.Filter, raw bson.D, s *mql.Sort, skip, limit int64, natural bool) (source, error) {
 	sc := col.scanRaw(f, raw)
+	if natural {
+		sc.sc.index = nil
+	}
 	if s == nil {
 		for ; skip > 0; skip-- {
 			if _, ok, err := sc.next(); err != nil || !ok {
@@ -563,6 +566,9 @@ func cmdCount(r *request) (bson.D, error) {
 		n = items
 	} else {
 		sc := col.scanRaw(f, q)
+		if r.hintsNatural() {
+			sc.sc.index = nil
+		}
 		for {
 			_, ok, err := sc.next()
 			if err != nil {
