@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
@@ -20,6 +21,10 @@ type coll struct {
 	// shard is the shard key's dotted path; empty for an unsharded
 	// collection (a container without a partition key).
 	shard string
+	// ownMember: the shard key value is stored in the shardMember member
+	// (collections sharded through this API); otherwise the partition key
+	// path is the shard key's field.
+	ownMember bool
 	// tx, when set, is the transaction the collection is used in: its
 	// scans see the transaction's writes, and its writes are buffered
 	// in it (txn.go).
@@ -44,6 +49,10 @@ func collOf(eng *engine.Engine, db, name string, c *engine.Container) *coll {
 	col := &coll{eng: eng, db: db, name: name, c: c}
 	if info := c.Info(); !info.Fixed && len(info.PartitionKey.Paths) > 0 {
 		col.shard = pathToField(info.PartitionKey.Paths[0])
+		var field string
+		if info.PartitionKey.Paths[0] == shardKeyPath && json.Unmarshal(info.Extra[shardKeyProperty], &field) == nil && field != "" {
+			col.shard, col.ownMember = field, true
+		}
 	}
 	return col
 }
@@ -95,7 +104,9 @@ func (s *Server) createColl(db, name, shard string, t engine.Throughput) error {
 	}
 	spec := engine.ContainerSpec{ID: name}
 	if shard != "" {
-		spec.PartitionKey = epk.Definition{Kind: epk.Hash, Version: 2, Paths: []string{fieldToPath(shard)}}
+		field, _ := json.Marshal(shard)
+		spec.PartitionKey = epk.Definition{Kind: epk.Hash, Version: 2, Paths: []string{shardKeyPath}}
+		spec.Extra = map[string]json.RawMessage{shardKeyProperty: field}
 	}
 	if _, err := s.eng.CreateContainer(db, spec, t); err != nil {
 		if errors.Is(err, engine.ErrConflict) {
@@ -154,11 +165,34 @@ func (c *coll) keyOf(d bson.D) (epk.Key, error) {
 			return nil, newErr(2, "BadValue", "the shard key %q cannot be an array", c.shard)
 		}
 	}
-	comp, err := keyComponent(v, ok)
+	comp, err := c.component(v, ok)
 	if err != nil {
 		return nil, err
 	}
 	return epk.Key{comp}, nil
+}
+
+// component is the partition key component of a shard key value.
+func (c *coll) component(v any, present bool) (epk.Component, error) {
+	if c.ownMember {
+		return shardComponent(v, present)
+	}
+	return keyComponent(v, present)
+}
+
+// encode returns the stored item of d (its BSON raw) with the item id id,
+// and its partition key.
+func (c *coll) encode(d bson.D, raw bson.Raw, id string) ([]byte, epk.Key, error) {
+	key, err := c.keyOf(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sk []byte
+	if c.ownMember && key[0].Kind != epk.KindUndefined {
+		sk = key[0].AppendJSON(nil)
+	}
+	body, err := encodeItem(raw, id, sk)
+	return body, key, err
 }
 
 // stored is a document read from the engine.
@@ -196,7 +230,7 @@ func (c *coll) scope(f *mql.Filter, raw bson.D) scanScope {
 	} else if v, ok := f.Equality(c.shard); ok && v != nil {
 		// {key: null} also matches documents without the key, which live
 		// under the undefined key: that one reads everything.
-		if comp, err := keyComponent(v, true); err == nil {
+		if comp, err := c.component(v, true); err == nil {
 			sc.keys, sc.keyed = []epk.Key{{comp}}, true
 		}
 	} else if keys, ok := c.inKeys(raw); ok {
@@ -238,7 +272,7 @@ func (c *coll) inKeys(raw bson.D) ([]epk.Key, bool) {
 			if v == nil {
 				return nil, false
 			}
-			comp, err := keyComponent(v, true)
+			comp, err := c.component(v, true)
 			if err != nil {
 				return nil, false
 			}
@@ -493,11 +527,7 @@ func (c *coll) prepare(kind engine.OpKind, d bson.D) (engine.Op, error) {
 	if err != nil {
 		return engine.Op{}, err
 	}
-	key, err := c.keyOf(d)
-	if err != nil {
-		return engine.Op{}, err
-	}
-	body, err := encodeItem(raw, id)
+	body, key, err := c.encode(d, raw, id)
 	if err != nil {
 		return engine.Op{}, err
 	}

@@ -25,10 +25,23 @@ import (
 // the item id, the per-item time to live and the system properties. A
 // document field named one of them, followed by any number of '~', is
 // stored with one more '~'.
-var reservedNames = []string{"id", "ttl", "_rid", "_self", "_etag", "_ts", "_attachments", "_lsn"}
+var reservedNames = []string{"id", "ttl", "_rid", "_self", "_etag", "_ts", "_attachments", "_lsn", shardMember}
 
-// systemNames are the members the engine adds to a stored item.
-var systemNames = map[string]bool{"id": true, "_rid": true, "_self": true, "_etag": true, "_ts": true, "_attachments": true, "_lsn": true}
+// systemNames are the members the engine adds to a stored item, and the
+// shard key member this API adds.
+var systemNames = map[string]bool{"id": true, "_rid": true, "_self": true, "_etag": true, "_ts": true, "_attachments": true, "_lsn": true, shardMember: true}
+
+// shardMember is the top-level member that holds a document's shard key
+// value, encoded as an engine partition key value (shardComponent), in a
+// collection sharded through this API: its container's partition key
+// path is "/~sk", and the shard key's field is the container property
+// shardKeyProperty. The value is written from the document on every write
+// and dropped when the document is read.
+const (
+	shardMember      = "~sk"
+	shardKeyPath     = "/" + shardMember
+	shardKeyProperty = "mongoShardKey"
+)
 
 // escapeName returns the stored name of a top-level field.
 func escapeName(k string) string {
@@ -60,11 +73,15 @@ func unescapeName(k string) string {
 // levels of BSON; Extended JSON wrappers add up to two more).
 const maxDepth = 100
 
-// encodeItem renders doc as the stored JSON item with id as its "id".
-func encodeItem(doc bson.Raw, id string) ([]byte, error) {
-	out := make([]byte, 0, len(doc)*2+len(id)+16)
+// encodeItem renders doc as the stored JSON item with id as its "id" and,
+// when sk is not nil, sk (JSON) as its shard key member.
+func encodeItem(doc bson.Raw, id string, sk []byte) ([]byte, error) {
+	out := make([]byte, 0, len(doc)*2+len(id)+len(sk)+24)
 	out = append(out, `{"id":`...)
 	out = jsondoc.AppendQuote(out, id)
+	if sk != nil {
+		out = append(append(out, `,"`+shardMember+`":`...), sk...)
+	}
 	elems, err := doc.Elements()
 	if err != nil {
 		return nil, badValue("invalid BSON document: %v", err)
@@ -383,9 +400,64 @@ func escapeID(s string) string {
 	return b.String()
 }
 
+// shardComponent is the partition key component of a shard key value in
+// a collection whose shard key is stored in its own member (present false:
+// the field is absent, the undefined component). Values MongoDB considers
+// equal get one component, and different values different ones, so that
+// an equality on the shard key names one logical partition: null and
+// booleans are themselves; numbers are JSON numbers when a float64 holds
+// every equal value exactly (integers up to 2^53, and fractions), else
+// "~n:" and their digits; other values are encoded as _ids are (idString:
+// strings as themselves unless ambiguous, ObjectIds as their hex digits,
+// other types tagged). Arrays, regular expressions, undefined and
+// Decimal128 (whose equality with other numbers has no such encoding) are
+// refused with code 2.
+func shardComponent(v any, present bool) (epk.Component, error) {
+	if !present {
+		return epk.Undefined(), nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case nil:
+		return epk.Null(), nil
+	case bool:
+		return epk.Bool(x), nil
+	case int32:
+		return epk.Number(float64(x)), nil
+	case int64:
+		if x >= -1<<53 && x <= 1<<53 {
+			return epk.Number(float64(x)), nil
+		}
+		return epk.String("~n:" + strconv.FormatInt(x, 10)), nil
+	case float64:
+		f = x
+	case bson.A:
+		return epk.Component{}, badValue("a shard key value cannot be an array")
+	case bson.Regex, bson.Undefined, bson.Decimal128:
+		return epk.Component{}, badValue("a shard key value cannot be of BSON type %s", typeName(v))
+	default:
+		id, err := idString(v)
+		if err != nil {
+			return epk.Component{}, badValue("a shard key value of BSON type %s cannot be encoded: %v", typeName(v), err)
+		}
+		return epk.String(id), nil
+	}
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return epk.String("~n:" + strconv.FormatFloat(f, 'g', -1, 64)), nil
+	case f != math.Trunc(f) || math.Abs(f) <= 1<<53:
+		return epk.Number(f), nil
+	case math.Abs(f) < 1<<63:
+		return epk.String("~n:" + strconv.FormatInt(int64(f), 10)), nil
+	}
+	return epk.String("~n:" + strconv.FormatFloat(f, 'g', -1, 64)), nil
+}
+
 // keyComponent is the engine's partition key component for a shard key
-// value (present false: the field is absent); a type the engine cannot key
-// by is a BadValue error.
+// value (present false: the field is absent) in a collection whose
+// partition key path is the shard key's field itself (one created through
+// the NoSQL API, or by an earlier version): the value is the document's,
+// so a type the engine cannot key by is a BadValue error.
 func keyComponent(v any, present bool) (epk.Component, error) {
 	if !present {
 		return epk.Undefined(), nil

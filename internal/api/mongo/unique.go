@@ -102,11 +102,7 @@ func (col *coll) guardCreate(u uniqueIndex, d bson.D, gid, docID string) (engine
 	if err != nil {
 		return engine.Op{}, badValue("cannot encode a unique index entry: %v", err)
 	}
-	body, err := encodeItem(raw, gid)
-	if err != nil {
-		return engine.Op{}, err
-	}
-	key, err := col.keyOf(d)
+	body, key, err := col.encode(d, raw, gid)
 	if err != nil {
 		return engine.Op{}, err
 	}

@@ -51,11 +51,15 @@ test("the Node.js driver: a sharded collection over 4 partitions, CRUD, cursors,
   const ins = await orders.insertMany(docs, { ordered: true });
   assert.equal(ins.insertedCount, 600);
 
-  // The container is a NoSQL container with the shard key as partition key,
-  // spread over 4 physical partitions.
+  // The container is a NoSQL container spread over 4 physical partitions,
+  // whose partition key is the encoded shard key value each item carries
+  // in its "~sk" member (a string stays itself).
   const container = cosmos.database("shop").container("orders");
   const { resource: def } = await container.read();
-  assert.deepEqual(def.partitionKey.paths, ["/region"]);
+  assert.deepEqual(def.partitionKey.paths, ["/~sk"]);
+  assert.equal(def.mongoShardKey, "region");
+  const { resource: item } = await container.item("~n:7", regions[7 % regions.length]).read();
+  assert.equal(item["~sk"], item.region);
   const { resources: ranges } = await container.readPartitionKeyRanges().fetchAll();
   assert.equal(ranges.length, 4);
   const { resources: count } = await container.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll();
