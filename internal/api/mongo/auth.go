@@ -163,6 +163,23 @@ func cmdSASL(r *request) (bson.D, error) {
 	}, nil
 }
 
+// speculativeAuth runs the saslStart that a hello may carry in
+// speculativeAuthenticate, and returns its reply for hello's; the driver
+// then goes on with saslContinue, saving a round trip. When it fails (or
+// names another mechanism) hello answers without it, and the driver
+// authenticates from the start, as the handshake specification has it.
+func (r *request) speculativeAuth() (bson.D, bool) {
+	d, err := r.doc("speculativeAuthenticate")
+	if err != nil || len(d) == 0 || d[0].Key != "saslStart" || r.s.auth == nil {
+		return nil, false
+	}
+	out, err := cmdSASL(&request{c: r.c, s: r.s, name: "saslStart", db: r.db, cmd: d})
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
 // saslPayload is the command's payload: binary, or a string as some
 // clients send it.
 func saslPayload(r *request) ([]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdg-go/scram"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -108,5 +109,66 @@ func TestSCRAMOptional(t *testing.T) {
 	}
 	if err := env.connectAs(t, DefaultAccountName, "wrong", "").Ping(ctx, nil); err == nil {
 		t.Fatal("a wrong password was accepted")
+	}
+}
+
+// TestSpeculativeAuthentication runs SCRAM's first step inside hello, as
+// drivers do at connect: hello answers the server's first message, the
+// conversation ends with saslContinue on the same connection, the server's
+// signature verifies, and the connection may then write. A wrong
+// mechanism gets a hello without speculativeAuthenticate.
+func TestSpeculativeAuthentication(t *testing.T) {
+	env := newEnv(t, envOptions{cfg: func(c *Config) {
+		c.PrimaryKey, c.RequireAuth = testPrimaryKey, true
+	}})
+	ctx := ctxT(t)
+	c, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + env.addr + "/?directConnection=true&retryWrites=false&maxPoolSize=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(context.Background())
+	admin := c.Database("admin")
+	client, err := scram.SHA256.NewClient(DefaultAccountName, testPrimaryKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := client.NewConversation()
+	first, err := conv.Step("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := func(mech string) bson.D {
+		var out bson.D
+		if err := admin.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}, {Key: "speculativeAuthenticate", Value: bson.D{
+			{Key: "saslStart", Value: 1}, {Key: "mechanism", Value: mech}, {Key: "payload", Value: bson.Binary{Data: []byte(first)}}, {Key: "db", Value: "admin"}}}}).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if sa := field(hello("PLAIN"), "speculativeAuthenticate"); sa != nil {
+		t.Fatalf("a mechanism the server does not offer was answered: %v", sa)
+	}
+	sa, ok := field(hello(scramMechanism), "speculativeAuthenticate").(bson.D)
+	if !ok || field(sa, "done") != false {
+		t.Fatalf("hello did not answer the first step: %v", sa)
+	}
+	serverFirst := field(sa, "payload").(bson.Binary)
+	final, err := conv.Step(string(serverFirst.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cont bson.D
+	if err := admin.RunCommand(ctx, bson.D{{Key: "saslContinue", Value: 1}, {Key: "conversationId", Value: field(sa, "conversationId")},
+		{Key: "payload", Value: bson.Binary{Data: []byte(final)}}}).Decode(&cont); err != nil {
+		t.Fatal(err)
+	}
+	if field(cont, "done") != true {
+		t.Fatalf("saslContinue: %v", cont)
+	}
+	if _, err := conv.Step(string(field(cont, "payload").(bson.Binary).Data)); err != nil || !conv.Valid() {
+		t.Fatalf("the server's signature does not verify: %v", err)
+	}
+	if _, err := c.Database("d").Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatalf("a write after speculative authentication: %v", err)
 	}
 }

@@ -280,6 +280,9 @@ func cmdHello(r *request) (bson.D, error) {
 	if mechs, ok := r.saslSupportedMechs(); ok {
 		out = append(out, bson.E{Key: "saslSupportedMechs", Value: mechs})
 	}
+	if first, ok := r.speculativeAuth(); ok {
+		out = append(out, bson.E{Key: "speculativeAuthenticate", Value: first})
+	}
 	out = append(out,
 		bson.E{Key: "maxBsonObjectSize", Value: int32(MaxDocumentBytes)},
 		bson.E{Key: "maxMessageSizeBytes", Value: int32(MaxMessageBytes)},
