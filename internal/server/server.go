@@ -81,6 +81,13 @@ type Options struct {
 	// the primary key, or "parsec-readonly" and the read-only key); with the
 	// emulator key, which is only served on loopback, they need not.
 	MongoListen string
+	// Consistency is the account's default consistency level (strong,
+	// bounded, session, prefix or eventual; default session), with the
+	// bounds of bounded staleness (defaults 100,000 operations and 5
+	// minutes). Requests may weaken it, never strengthen it.
+	Consistency          string
+	MaxStalenessPrefix   int64
+	MaxStalenessInterval time.Duration
 	// Storage, when set, adjusts the store's options after the fields above
 	// are applied (tests inject free space and faults with it).
 	Storage func(*storage.Options)
@@ -103,6 +110,12 @@ func (o *Options) setDefaults() {
 		o.PartitionMaxRUs = engine.DefaultPartitionMaxRUs
 	}
 	o.setConnDefaults()
+}
+
+// consistency returns the account's consistency policy.
+func (o *Options) consistency() (cosmos.ConsistencyPolicy, error) {
+	p := cosmos.ConsistencyPolicy{Level: o.Consistency, MaxStalenessPrefix: o.MaxStalenessPrefix, MaxStalenessInterval: o.MaxStalenessInterval}
+	return p, p.Normalize()
 }
 
 // Validate checks the options and returns a message a user can act on.
@@ -139,6 +152,9 @@ func (o *Options) Validate() error {
 	}
 	if o.PartitionMaxRUs < 400 {
 		return fmt.Errorf("--partition-max-rus must be at least 400, not %d", o.PartitionMaxRUs)
+	}
+	if _, err := o.consistency(); err != nil {
+		return fmt.Errorf("--consistency %s: %v", o.Consistency, err)
 	}
 	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 {
 		return errors.New("size and throughput limits cannot be negative")
@@ -245,8 +261,9 @@ func Start(o Options) (*Server, error) {
 	if o.ReadOnlyKey != "" {
 		readOnly, _ = auth.DecodeKey(o.ReadOnlyKey)
 	}
+	consistency, _ := o.consistency() // checked by Validate
 	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic,
-		Ready: store.Ready})
+		Ready: store.Ready, Consistency: consistency})
 	s := &Server{opts: o, store: store, engine: eng, done: make(chan error, 1)}
 	s.http = newHTTPServer(explorer.Handler(api, explorer.Config{EmulatorKey: sameKey(key, auth.EmulatorKey)}), o)
 	ln, err := net.Listen("tcp", o.Listen)

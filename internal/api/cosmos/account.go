@@ -46,7 +46,7 @@ func (s *Server) getAccount(req *request) error {
 		"enablePerPartitionFailoverBehavior": false,
 		"disableCrossRegionalHedging":        false,
 		"userReplicationPolicy":              map[string]any{"asyncReplication": false, "minReplicaSetSize": 1, "maxReplicasetSize": 1},
-		"userConsistencyPolicy":              map[string]any{"defaultConsistencyLevel": "Session"},
+		"userConsistencyPolicy":              s.cfg.Consistency.account(),
 		"systemReplicationPolicy":            map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 1},
 		"readPolicy":                         map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		"queryEngineConfiguration":           queryEngineConfiguration,

@@ -38,6 +38,9 @@ type Config struct {
 	// Ready, when set, says whether the server can take writes: ReadyPath
 	// answers 503 with its error (e.g. the disk is nearly full).
 	Ready func() error
+	// Consistency is the account's default consistency; it must pass
+	// ConsistencyPolicy.Normalize (the zero value is Session).
+	Consistency ConsistencyPolicy
 }
 
 // Server is an http.Handler serving the Cosmos NoSQL REST API.
@@ -61,6 +64,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.MetricsRefresh <= 0 {
 		cfg.MetricsRefresh = DefaultMetricsRefresh
+	}
+	if err := cfg.Consistency.Normalize(); err != nil {
+		panic("cosmos: invalid Config.Consistency: " + err.Error())
 	}
 	return &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
 }
@@ -95,8 +101,10 @@ const (
 	hActivityID    = "X-Ms-Activity-Id"
 	hRequestCharge = "X-Ms-Request-Charge"
 	hSessionToken  = "X-Ms-Session-Token"
-	hGatewayVer    = "X-Ms-Gatewayversion"
-	hContentType   = "Content-Type"
+	// hConsistencyLevel is a request header.
+	hConsistencyLevel = "X-Ms-Consistency-Level"
+	hGatewayVer       = "X-Ms-Gatewayversion"
+	hContentType      = "Content-Type"
 )
 
 var (
@@ -148,6 +156,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.segs = segs
 	op := classify(r.Method, segs, r.Header)
 	if err := s.authenticate(req, op); err != nil {
+		s.writeError(req, err)
+		return
+	}
+	if err := s.cfg.Consistency.checkConsistency(r.Header); err != nil {
 		s.writeError(req, err)
 		return
 	}

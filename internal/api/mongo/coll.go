@@ -63,11 +63,6 @@ func pathToField(p string) string {
 	return strings.Join(parts, ".")
 }
 
-// fieldToPath turns a dotted field path into a partition key path.
-func fieldToPath(f string) string {
-	return "/" + strings.ReplaceAll(f, ".", "/")
-}
-
 // isNotFound reports a missing collection.
 func isNotFound(err error) bool {
 	var ce *cmdError
