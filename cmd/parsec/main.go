@@ -13,6 +13,7 @@ const usage = `Parsec: a partitioned document database that speaks the Azure Cos
 Usage:
   parsec serve [flags]     run the server (parsec serve --help for its flags)
   parsec partitions DB/C   print a container's partition map, budgets, storage and hot keys
+  parsec cluster status    print the cluster's nodes and every partition's replicas, leader and applied LSNs
   parsec bench [flags]     load-test a Cosmos DB endpoint (parsec bench --help for its flags)
   parsec advise [flags]    rank partition-key candidates on sample data or a live container
   parsec version           print the version
@@ -36,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdout, stderr)
 	case "partitions":
 		return partitions(args[1:], stdout, stderr)
+	case "cluster":
+		return cluster(args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(args[1:], stdout, stderr)
 	case "advise":

@@ -76,6 +76,8 @@ const (
 	// opReadMetrics is GET /metrics, which ServeHTTP serves before
 	// classify (see serveMetrics); it only reads.
 	opReadMetrics
+	// opReadCluster is GET /_cluster.
+	opReadCluster
 )
 
 var opNames = [...]string{
@@ -90,7 +92,7 @@ var opNames = [...]string{
 	opListEncryptionKeys: "list client encryption keys", opQueryEncryptionKeys: "query client encryption keys",
 	opCreateEncryptionKey: "create client encryption key", opReadEncryptionKey: "read client encryption key",
 	opReplaceEncryptionKey: "replace client encryption key", opListOffers: "list offers", opQueryOffers: "query offers",
-	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics",
+	opReadOffer: "read offer", opReplaceOffer: "replace offer", opReadMetrics: "read metrics", opReadCluster: "read the cluster status",
 	opListConflicts: "list conflicts", opReadConflict: "read conflict",
 	opListUsers: "list users", opQueryUsers: "query users", opCreateUser: "create user",
 	opUpsertUser: "upsert user", opReadUser: "read user", opReplaceUser: "replace user", opDeleteUser: "delete user",
@@ -166,6 +168,11 @@ func classify(method string, segs []string, h http.Header) operation {
 			return operation{kind: opReplaceOffer, id: segs[1], writes: true}
 		}
 		return errOp(method, errMethod(method, "offers"))
+	case segs[0] == ClusterPath[1:] && n == 1:
+		if method == http.MethodGet {
+			return operation{kind: opReadCluster}
+		}
+		return errOp(method, errMethod(method, ClusterPath))
 	case segs[0] != "dbs":
 		return errOp(method, errNotFound("no resource at /%s", strings.Join(segs, "/")))
 	case n == 1:

@@ -201,6 +201,8 @@ func (s *Server) route(req *request, op operation) {
 		err = op.err
 	case opReadAccount:
 		err = s.getAccount(req)
+	case opReadCluster:
+		err = s.clusterStatus(req)
 	case opListDatabases, opQueryDatabases, opCreateDatabase, opReadDatabase, opDeleteDatabase:
 		err = s.databases(req, op)
 	case opListContainers, opQueryContainers, opCreateContainer, opReadContainer, opReplaceContainer, opDeleteContainer:
