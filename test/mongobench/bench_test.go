@@ -149,3 +149,35 @@ func BenchmarkYCSB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFindByField finds one document by a field that is not the shard
+// key (so every partition is read), through the automatic index and, as
+// the baseline, by a scan of the collection (hint {$natural: 1}).
+func BenchmarkFindByField(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		opts *options.FindOneOptionsBuilder
+	}{
+		{"index", options.FindOne()},
+		{"scan", options.FindOne().SetHint(bson.D{{Key: "$natural", Value: 1}})},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetParallelism(parallelism)
+			b.RunParallel(func(pb *testing.PB) {
+				rng := rand.New(rand.NewPCG(rand.Uint64(), 2))
+				for pb.Next() {
+					n := rng.IntN(records)
+					var doc struct {
+						N int32 `bson:"n"`
+					}
+					if err := f.coll.FindOne(ctx, bson.D{{Key: "n", Value: int32(n)}}, tc.opts).Decode(&doc); err != nil || doc.N != int32(n) {
+						b.Errorf("find n = %d: %v (got %d)", n, err, doc.N)
+						return
+					}
+				}
+			})
+		})
+	}
+}
