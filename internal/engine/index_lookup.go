@@ -114,40 +114,15 @@ func (c *Container) isKeyPath(path []string) bool {
 // has read more than limit entries.
 func (l *lookup) candidates(db *storage.DB, rid [storage.RidLen]byte, gen uint32, limit int) (keys [][]byte, entries int, complete bool, err error) {
 	base := index.AppendPath(storage.IndexPrefix(nil, rid, gen), l.f.Path)
-	var spans [][2][]byte
-	if l.f.IsEquality() {
-		for _, v := range l.f.Values {
-			lo := index.AppendValue(slices.Clone(base), v)
-			spans = append(spans, [2][]byte{lo, storage.PrefixEnd(lo)})
-		}
-	} else {
-		var lo, hi []byte
-		if l.f.Lo.IsDefined() {
-			lo = index.AppendValue(slices.Clone(base), l.f.Lo)
-		} else {
-			lo = index.AppendTypeStart(slices.Clone(base), l.f.Hi.Kind())
-		}
-		if l.f.Hi.IsDefined() {
-			hi = storage.PrefixEnd(index.AppendValue(slices.Clone(base), l.f.Hi))
-		} else {
-			hi = index.AppendTypeEnd(slices.Clone(base), l.f.Lo.Kind())
-		}
-		if bytes.Compare(lo, hi) < 0 {
-			spans = append(spans, [2][]byte{lo, hi})
-		}
-	}
-	for _, s := range spans {
+	t := IndexTerm{Path: l.f.Path, Values: l.f.Values, Lo: l.f.Lo, Hi: l.f.Hi}
+	for _, s := range t.spans(base) {
 		err := db.Iterate(s[0], s[1], func(k, _ []byte) (bool, error) {
 			if entries++; limit >= 0 && entries > limit {
 				return false, nil
 			}
-			rest := k[len(base):]
-			n := index.ValueLen(rest)
-			if n < 0 {
-				return false, corrupt("index entry %x has a value that does not decode", k)
-			}
-			keys = append(keys, storage.AppendItemKeyFromSuffix(nil, rid, rest[n:]))
-			return true, nil
+			key, err := entryItem(rid, base, k)
+			keys = append(keys, key)
+			return err == nil, err
 		})
 		if err != nil || limit >= 0 && entries > limit {
 			return nil, entries, false, err
@@ -155,6 +130,17 @@ func (l *lookup) candidates(db *storage.DB, rid [storage.RidLen]byte, gen uint32
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	return slices.CompactFunc(keys, bytes.Equal), entries, true, nil
+}
+
+// entryItem returns the key of the item that the index entry k, under the
+// path prefix base, names.
+func entryItem(rid [storage.RidLen]byte, base, k []byte) ([]byte, error) {
+	rest := k[len(base):]
+	n := index.ValueLen(rest)
+	if n < 0 {
+		return nil, corrupt("index entry %x has a value that does not decode", k)
+	}
+	return storage.AppendItemKeyFromSuffix(nil, rid, rest[n:]), nil
 }
 
 // within returns the keys in [lo, hi) of sorted keys.

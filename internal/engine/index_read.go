@@ -19,7 +19,7 @@ import (
 // items are read, never the result.
 
 // An IndexTerm selects the index entries of one path: those whose value is
-// one of Values (when Values is not empty); or those in [Lo, Hi], where a
+// one of Values (when Values is not nil); or those in [Lo, Hi], where a
 // bound that is undefined is open up to the end of the other bound's type;
 // or, with neither, every entry whose value is of type Kind.
 type IndexTerm struct {
@@ -50,7 +50,7 @@ func (t *IndexTerm) spans(base []byte) [][2][]byte {
 		}
 	}
 	switch {
-	case len(t.Values) > 0:
+	case t.Values != nil:
 		for _, v := range t.Values {
 			lo := index.AppendValue(slices.Clone(base), v)
 			add(lo, storage.PrefixEnd(lo))
@@ -172,12 +172,10 @@ func (c *Container) indexCandidates(rd stateReader, gen uint32, terms []IndexTer
 		for _, s := range terms[i].spans(base) {
 			err := rd.Iterate(s[0], s[1], func(k, _ []byte) (bool, error) {
 				*entries++
-				rest := k[len(base):]
-				n := index.ValueLen(rest)
-				if n < 0 {
-					return false, corrupt("index entry %x has a value that does not decode", k)
+				key, err := entryItem(c.rid, base, k)
+				if err != nil {
+					return false, err
 				}
-				key := storage.AppendItemKeyFromSuffix(nil, c.rid, rest[n:])
 				if bytes.Compare(key, klo) < 0 || bytes.Compare(key, khi) >= 0 {
 					return true, nil
 				}

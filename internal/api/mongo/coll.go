@@ -380,6 +380,18 @@ func (s *scanner) next() (bson.D, bool, error) {
 	return d.doc, ok, err
 }
 
+// count reads the scan to its end and returns how many documents match.
+func (s *scanner) count() (int64, error) {
+	var n int64
+	for {
+		_, ok, err := s.nextStored()
+		if err != nil || !ok {
+			return n, err
+		}
+		n++
+	}
+}
+
 func (s *scanner) fill() error {
 	c := s.c.c
 	if s.begun || s.after != nil {

@@ -388,7 +388,7 @@ func cmdFind(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
-	src, err := col.query(fs.filter, fd, fs.sort, fs.skip, fs.limit, r.hintsNatural())
+	src, err := query(r.scanFor(col, fs.filter, fd), fs.sort, fs.skip, fs.limit)
 	if err != nil {
 		return nil, err
 	}
@@ -402,13 +402,9 @@ func cmdFind(r *request) (bson.D, error) {
 	return r.firstBatch(cur, fs.batchSize, fs.single)
 }
 
-// query returns the documents matching f, sorted, with skip applied
-// (limit only bounds what a sort keeps); natural reads without the index.
-func (col *coll) query(f *mql.Filter, raw bson.D, s *mql.Sort, skip, limit int64, natural bool) (source, error) {
-	sc := col.scanRaw(f, raw)
-	if natural {
-		sc.sc.index = nil
-	}
+// query returns the documents sc finds, sorted, with skip applied (limit
+// only bounds what a sort keeps).
+func query(sc *scanner, s *mql.Sort, skip, limit int64) (source, error) {
 	if s == nil {
 		for ; skip > 0; skip-- {
 			if _, ok, err := sc.next(); err != nil || !ok {
@@ -565,19 +561,8 @@ func cmdCount(r *request) (bson.D, error) {
 		items, _ := col.c.Usage()
 		n = items
 	} else {
-		sc := col.scanRaw(f, q)
-		if r.hintsNatural() {
-			sc.sc.index = nil
-		}
-		for {
-			_, ok, err := sc.next()
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				break
-			}
-			n++
+		if n, err = r.scanFor(col, f, q).count(); err != nil {
+			return nil, err
 		}
 	}
 	n = max(n-skip, 0)

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 // explainable names the commands explain describes, with the field that
@@ -73,25 +75,15 @@ func cmdExplain(r *request) (bson.D, error) {
 		planner = append(planner, bson.E{Key: "winningPlan", Value: bson.D{{Key: "stage", Value: "EOF"}}})
 		return explainReply(planner, nil, inner), nil
 	}
-	sc := col.scanRaw(f, raw)
-	if sub.hintsNatural() {
-		sc.sc.index = nil
-	}
+	sc := sub.scanFor(col, f, raw)
 	planner = append(planner, bson.E{Key: "winningPlan", Value: col.planOf(sc, raw)}, bson.E{Key: "rejectedPlans", Value: bson.A{}})
 	if verbosity == "queryPlanner" {
 		return explainReply(planner, nil, inner), nil
 	}
 	start := time.Now()
-	var n int64
-	for {
-		_, ok, err := sc.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		n++
+	n, err := sc.count()
+	if err != nil {
+		return nil, err
 	}
 	if sub.name == "find" || sub.name == "count" {
 		skip, _ := sub.integer("skip", 0)
@@ -135,12 +127,15 @@ func leadingMatch(r *request) (bson.D, error) {
 	return nil, nil
 }
 
-// hintsNatural reports a hint of {$natural: ...}, which asks for a scan of
-// the collection.
-func (r *request) hintsNatural() bool {
+// scanFor is scanRaw for a command, whose hint {$natural: ...} asks for a
+// scan of the collection, without the index.
+func (r *request) scanFor(col *coll, f *mql.Filter, raw bson.D) *scanner {
+	sc := col.scanRaw(f, raw)
 	h, _ := r.get("hint")
-	d, ok := h.(bson.D)
-	return ok && len(d) == 1 && d[0].Key == "$natural"
+	if d, ok := h.(bson.D); ok && len(d) == 1 && d[0].Key == "$natural" {
+		sc.sc.index = nil
+	}
+	return sc
 }
 
 // planOf describes how sc reads the collection.
