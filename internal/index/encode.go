@@ -164,3 +164,40 @@ func ValueLen(b []byte) int {
 	}
 	return -1
 }
+
+// TermLen returns the length of the encoded term (a path, then a value) at
+// the start of b, or -1 if b does not start with one: what an index entry
+// holds between its generation and its item key suffix.
+func TermLen(b []byte) int {
+	i := 0
+	for i < len(b) && b[i] == 0x01 {
+		i++
+		for {
+			if i+1 >= len(b) {
+				return -1
+			}
+			if b[i] != 0 {
+				i++
+				continue
+			}
+			switch b[i+1] {
+			case 0x01: // the segment's terminator
+				i += 2
+			case 0xFF: // an escaped zero byte
+				i += 2
+				continue
+			default:
+				return -1
+			}
+			break
+		}
+	}
+	if i >= len(b) || b[i] != 0x00 {
+		return -1
+	}
+	n := ValueLen(b[i+1:])
+	if n < 0 {
+		return -1
+	}
+	return i + 1 + n
+}

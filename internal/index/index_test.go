@@ -205,3 +205,32 @@ func TestTermsAreBounded(t *testing.T) {
 		t.Errorf("paths within the limits are not indexed")
 	}
 }
+
+// TestTermLen checks that a term's length is read back from any suffix:
+// random paths (with zero, escape and terminator bytes in their names) and
+// values, followed by arbitrary bytes, and that cut terms are refused.
+func TestTermLen(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	const alphabet = "a\x00\x01\xff"
+	for range 5000 {
+		var path []string
+		for range r.IntN(4) {
+			var b strings.Builder
+			for range r.IntN(4) {
+				b.WriteByte(alphabet[r.IntN(len(alphabet))])
+			}
+			path = append(path, b.String())
+		}
+		term := AppendValue(AppendPath(nil, path), randomScalar(r))
+		tail := []byte{byte(r.IntN(256)), 0, 1}[:r.IntN(4)]
+		if n := TermLen(append(slices.Clone(term), tail...)); n != len(term) {
+			t.Fatalf("path %q: TermLen %d, want %d (%x)", path, n, len(term), term)
+		}
+		if n := TermLen(term[:r.IntN(len(term))]); n != -1 {
+			t.Fatalf("a cut term %x read as %d bytes", term, n)
+		}
+	}
+	if TermLen(nil) != -1 || TermLen([]byte{0x01, 'a'}) != -1 || TermLen([]byte{0x00, 0x09}) != -1 {
+		t.Fatal("malformed terms accepted")
+	}
+}
