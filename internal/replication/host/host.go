@@ -130,6 +130,12 @@ type Stats struct {
 	// DroppedMessages counts received messages dropped (queue full,
 	// unknown group, misaddressed).
 	DroppedMessages uint64
+	// Ticks counts ticks handed to the groups (each tick of Tick once,
+	// however many groups it advances).
+	Ticks uint64
+	// MaxRoundTime is the longest round of the loop (events, ticks and
+	// Readys); SnapshotTime is the total time taking snapshots.
+	MaxRoundTime, SnapshotTime time.Duration
 }
 
 // Host drives this node's replicas of many raft groups: one loop for all,
@@ -573,7 +579,9 @@ func (h *Host) loop() {
 		h.mu.Lock()
 		events, ticks := h.events, h.ticks
 		h.events, h.ticks, h.queued = nil, 0, 0
+		h.stats.Ticks += uint64(ticks)
 		h.mu.Unlock()
+		roundStart := time.Now()
 		for _, ev := range events {
 			ev()
 		}
@@ -596,6 +604,10 @@ func (h *Host) loop() {
 			h.failAll(fmt.Errorf("%w: %v", ErrStopped, err))
 			return
 		}
+		d := time.Since(roundStart)
+		h.mu.Lock()
+		h.stats.MaxRoundTime = max(h.stats.MaxRoundTime, d)
+		h.mu.Unlock()
 	}
 }
 
@@ -862,6 +874,13 @@ func (h *Host) maybeSnapshot(g *group, b *raftlog.Batch) (bool, error) {
 	if g.applied < g.snapshot+h.cfg.SnapshotEntries {
 		return false, nil
 	}
+	start := time.Now()
+	defer func() {
+		d := time.Since(start)
+		h.mu.Lock()
+		h.stats.SnapshotTime += d
+		h.mu.Unlock()
+	}()
 	data, err := g.sm.Snapshot()
 	if err != nil {
 		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
