@@ -152,7 +152,13 @@ func memStore(uint64) (vfs.FS, string) { return vfs.NewMem(), "/n" }
 // newClusterOn starts a cluster whose node id keeps its store in the
 // directory dir of fs.
 func newClusterOn(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string), durable bool) *cluster {
-	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), mod: mod, durable: durable}
+	return newClusterNet(t, groups, mod, store, durable, 0)
+}
+
+// newClusterNet is newClusterOn with the in-memory network's inboxes
+// holding queue batches (0: the default).
+func newClusterNet(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string), durable bool, queue int) *cluster {
+	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), queue), nodes: make(map[uint64]*node), mod: mod, durable: durable}
 	for g := range groups {
 		c.groups = append(c.groups, uint64(100+g))
 	}
