@@ -143,7 +143,7 @@ func TestSaturatedGroupKeepsLeader(t *testing.T) {
 		cfg.MaxQueuedMessages = 16
 		cfg.SnapshotEntries = 400
 		cfg.KeepEntries = 50
-	}, memStore, false, 4)
+	}, memStore, false, 4, false)
 	g := c.groups[0]
 	lead := c.leader(g)
 	st0, err := c.nodes[lead].h.Status(g)

@@ -158,7 +158,8 @@ type Stats struct {
 	// however many groups it advances).
 	Ticks uint64
 	// MaxRoundTime is the longest round of the loop (events, ticks and
-	// Readys); SnapshotTime is the total time taking snapshots.
+	// Readys); SnapshotTime is the total time the loop spent taking
+	// snapshots (for a SnapshotEncoder, capturing them).
 	MaxRoundTime, SnapshotTime time.Duration
 }
 
@@ -181,6 +182,7 @@ type Host struct {
 
 	stop chan struct{}
 	done chan struct{}
+	bg   sync.WaitGroup // snapshots being encoded off the loop
 
 	// Owned by the loop.
 	groups map[uint64]*group
@@ -204,6 +206,7 @@ type group struct {
 	cs       *raftpb.ConfState // the configuration as of applied
 	quiesced bool
 	propTerm uint64 // the term of this node's latest proposal
+	encoding bool   // a snapshot is being encoded off the loop
 }
 
 type waiter struct {
@@ -677,6 +680,7 @@ func (h *Host) Stop() {
 	}
 	h.mu.Unlock()
 	<-h.done
+	h.bg.Wait()
 }
 
 // receive is the transport's handler. Bulk messages (appends, snapshots)
@@ -1078,10 +1082,25 @@ func (h *Host) finishReads(g *group) {
 	g.reads = kept
 }
 
+// SnapshotEncoder is implemented by a StateMachine whose snapshot is
+// costly to encode (it copies its whole state): the host then takes the
+// snapshot in two steps, so that its loop, which every group of the node
+// shares, never waits for the encoding.
+type SnapshotEncoder interface {
+	// SnapshotEncoder captures the state as of Applied(), cheaply (the
+	// host calls it in its loop, as it calls Apply), and returns a
+	// function that encodes that state. The host calls the function on
+	// another goroutine, concurrently with later calls of Apply, which
+	// must not change what it encodes.
+	SnapshotEncoder() (encode func() ([]byte, error), err error)
+}
+
 // maybeSnapshot takes a snapshot of the group's state machine and truncates
-// its log once SnapshotEntries entries were applied since the last one.
+// its log once SnapshotEntries entries were applied since the last one. A
+// SnapshotEncoder's snapshot is encoded off the loop and recorded by a
+// later round (recordSnapshot); it reports false then.
 func (h *Host) maybeSnapshot(g *group, b *raftlog.Batch) (bool, error) {
-	if g.applied < g.snapshot+h.cfg.SnapshotEntries {
+	if g.applied < g.snapshot+h.cfg.SnapshotEntries || g.encoding {
 		return false, nil
 	}
 	start := time.Now()
@@ -1091,23 +1110,75 @@ func (h *Host) maybeSnapshot(g *group, b *raftlog.Batch) (bool, error) {
 		h.stats.SnapshotTime += d
 		h.mu.Unlock()
 	}()
+	if enc, ok := g.sm.(SnapshotEncoder); ok {
+		encode, err := enc.SnapshotEncoder()
+		if err != nil {
+			return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
+		}
+		index, cs := g.applied, g.cs
+		g.encoding = true
+		h.bg.Add(1)
+		go func() {
+			defer h.bg.Done()
+			data, err := encode()
+			h.enqueue(event{fn: func() { h.recordSnapshot(g, index, cs, data, err) }})
+		}()
+		return false, nil
+	}
 	data, err := g.sm.Snapshot()
 	if err != nil {
 		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
 	}
-	if _, err := g.log.CreateSnapshot(b, g.applied, g.cs, data); err != nil {
-		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
+	if err := h.snapshotInto(b, g, g.applied, g.cs, data); err != nil {
+		return false, err
 	}
-	g.snapshot = g.applied
-	if g.applied > h.cfg.KeepEntries {
+	return true, nil
+}
+
+// snapshotInto records in b the snapshot data of group g at index, and
+// truncates the log up to KeepEntries before it.
+func (h *Host) snapshotInto(b *raftlog.Batch, g *group, index uint64, cs *raftpb.ConfState, data []byte) error {
+	if _, err := g.log.CreateSnapshot(b, index, cs, data); err != nil {
+		return fmt.Errorf("group %d: snapshot: %w", g.id, err)
+	}
+	g.snapshot = index
+	if index > h.cfg.KeepEntries {
 		first, _ := g.log.FirstIndex()
-		if upTo := g.applied - h.cfg.KeepEntries; upTo >= first {
+		if upTo := index - h.cfg.KeepEntries; upTo >= first {
 			if err := g.log.Truncate(b, upTo); err != nil {
-				return false, fmt.Errorf("group %d: truncation: %w", g.id, err)
+				return fmt.Errorf("group %d: truncation: %w", g.id, err)
 			}
 		}
 	}
-	return true, nil
+	return nil
+}
+
+// recordSnapshot records, in the loop, a snapshot encoded off it. One
+// that a snapshot received from the leader has overtaken meanwhile is
+// dropped; so is one that failed to encode (logged; a later round tries
+// again).
+func (h *Host) recordSnapshot(g *group, index uint64, cs *raftpb.ConfState, data []byte, err error) {
+	g.encoding = false
+	if h.groups[g.id] != g || index <= g.snapshot {
+		return
+	}
+	if err != nil {
+		h.cfg.Logf("replication: group %d: encoding a snapshot at %d: %v", g.id, index, err)
+		return
+	}
+	b := h.cfg.Store.NewBatch()
+	if err := h.snapshotInto(b, g, index, cs, data); err != nil {
+		b.Discard()
+		h.cfg.Logf("replication: %v", err)
+		return
+	}
+	if err := b.CommitNoSync(); err != nil {
+		h.cfg.Logf("replication: group %d: recording a snapshot at %d: %v", g.id, index, err)
+		return
+	}
+	h.mu.Lock()
+	h.stats.Snapshots++
+	h.mu.Unlock()
 }
 
 // raftLogger passes raft's warnings and errors to logf and drops the rest.
