@@ -58,7 +58,11 @@
 // calls runs in it, for every group of the node, so StateMachine.Apply and
 // Snapshot must be cheap. A snapshot that encodes the whole state (the
 // tests' kv does) stops every group of the node for as long as it takes,
-// and once that passes the election timeout, leadership churns.
+// and once that passes the election timeout, leadership churns. A state
+// machine whose snapshot is costly implements SnapshotEncoder: the loop
+// only captures the state, the encoding runs on its own goroutine, and a
+// later round records the snapshot and truncates the log (unless a
+// snapshot from the leader overtook it).
 //
 // Reads: ReadIndex (raft's ReadOnlySafe, a heartbeat round confirming the
 // leadership) returns an index that covers every write committed before
