@@ -272,3 +272,37 @@ func TestReceiveQueues(t *testing.T) {
 	// them for their unknown group.
 	poll(t, "the queued messages", func() bool { return h.Stats().DroppedMessages-before.DroppedMessages == 45+18 })
 }
+
+// TestEventsPerRound checks that a round of the loop takes at most
+// MaxEventsPerRound queued events and leaves the rest to later rounds,
+// each of which handles the ticks given meanwhile first: of five events
+// queued while the loop is held, with a bound of two, the first two run in
+// one round, and a tick given by the second is handled before the third
+// runs.
+func TestEventsPerRound(t *testing.T) {
+	c := newCluster(t, 1, func(cfg *Config) { cfg.MaxEventsPerRound = 2 })
+	h := c.nodes[1].h
+	held, release := make(chan struct{}), make(chan struct{})
+	h.enqueue(event{fn: func() { close(held); <-release }})
+	<-held
+	base := h.Stats().Ticks
+	h.Tick()
+	seen := make([]uint64, 5)
+	done := make(chan struct{})
+	for i := range seen {
+		h.enqueue(event{fn: func() {
+			seen[i] = h.stats.Ticks - base // the loop reads its own counter
+			if i == 1 {
+				h.Tick()
+			}
+			if i == len(seen)-1 {
+				close(done)
+			}
+		}})
+	}
+	close(release)
+	<-done
+	if want := []uint64{1, 1, 2, 2, 2}; !slices.Equal(seen, want) {
+		t.Fatalf("ticks handled when each event ran: %v, want %v", seen, want)
+	}
+}
