@@ -38,8 +38,10 @@ type proposed struct {
 // the leader cut off from its followers (and no ticks, so it stays
 // leader), two proposals are taken and cannot commit; two more wait for
 // admission; a cancelled one returns with its context's error without any
-// commit having happened; once the network heals, the first two commit and
-// the waiting one is admitted and commits after them.
+// commit having happened; the caller of an admitted one that stops
+// waiting gets ErrTimeout, but its entry keeps its place; once the
+// network heals, the first two commit and the waiting one is admitted and
+// commits after them.
 func TestAdmission(t *testing.T) {
 	c := newCluster(t, 1, func(cfg *Config) { cfg.MaxInflightProposals = 2 })
 	g := c.groups[0]
@@ -68,7 +70,8 @@ func TestAdmission(t *testing.T) {
 		defer q.mu.Unlock()
 		return q.count
 	}
-	p1 := propose(context.Background(), "p1")
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	p1 := propose(ctx1, "p1")
 	p2 := propose(context.Background(), "p2")
 	poll(t, "two proposals in flight", func() bool { return inflight() == 2 })
 	p3 := propose(context.Background(), "p3")
@@ -96,28 +99,38 @@ func TestAdmission(t *testing.T) {
 	if st := h.Stats(); st.Waiting != 1 || st.AdmissionWaits != 2 {
 		t.Fatalf("stats after the cancellation: %+v, want 1 waiting of 2 that waited", st)
 	}
+	// p1's caller stops waiting: its entry is still in raft, so it keeps
+	// its place and p3 still waits.
+	cancel1()
+	if r1 := <-p1; !errors.Is(r1.err, ErrTimeout) {
+		t.Fatalf("p1 cancelled after it was proposed: %v, want ErrTimeout (outcome unknown)", r1.err)
+	}
+	if n, st := inflight(), h.Stats(); n != 2 || st.Waiting != 1 {
+		t.Fatalf("after p1's caller left: %d in flight, %d waiting; want 2 and 1", n, st.Waiting)
+	}
 	c.net.Heal()
 	results := map[string]proposed{}
-	c.waitFor("the three proposals", func() bool {
-		for name, p := range map[string]chan proposed{"p1": p1, "p2": p2, "p3": p3} {
+	c.waitFor("the two proposals", func() bool {
+		for name, p := range map[string]chan proposed{"p2": p2, "p3": p3} {
 			select {
 			case r := <-p:
 				results[name] = r
 			default:
 			}
 		}
-		return len(results) == 3
+		return len(results) == 2
 	})
 	for name, r := range results {
 		if r.err != nil {
 			t.Fatalf("%s: %v", name, r.err)
 		}
 	}
-	if r := results["p3"]; r.index <= results["p1"].index || r.index <= results["p2"].index {
-		t.Fatalf("p3 committed at %d, before p1 (%d) or p2 (%d) it waited for", r.index, results["p1"].index, results["p2"].index)
+	if r := results["p3"]; r.index <= results["p2"].index {
+		t.Fatalf("p3 committed at %d, before p2 (%d) it waited for", r.index, results["p2"].index)
 	}
+	// p1 committed too, though its caller left.
 	_, cmds, _ := c.nodes[lead].sm(g).state()
-	if len(cmds) != 3 || cmds[2] != "p3" || slices.Contains(cmds, "p4") {
+	if len(cmds) != 3 || cmds[2] != "p3" || !slices.Contains(cmds, "p1") || slices.Contains(cmds, "p4") {
 		t.Fatalf("applied %v, want p1 and p2 in some order, then p3, and never p4", cmds)
 	}
 	if n := inflight(); n != 0 || h.Stats().Waiting != 0 {
