@@ -112,7 +112,12 @@
 // above the 100-group figure (one Ready per round instead of up to 100:
 // the loop's cost is per group and round more than per entry), and on
 // disk it batches 13 entries per sync. Flow control costs nothing
-// measurable; 100 groups are as before. A scheduler with several
+// measurable; 100 groups are as before. With 1,024 clients on one group
+// (a run changing only the client count), admission does engage (about
+// 110,000 waits in a run), the leader stays, with no redirect, and
+// throughput rises with the batching: 83,000-90,000/s in memory,
+// 34,000-35,000/s on disk at 55 entries per sync; the longest round stays
+// near 11 ms, a tenth of the election timeout. A scheduler with several
 // workers instead of one loop comes before the engine uses this host.
 //
 // # What is next
