@@ -37,6 +37,33 @@
 // commit, so the caller must treat the outcome as unknown (CockroachDB's
 // ambiguous results) and retry only idempotent commands.
 //
+// Flow control. A group admits at most MaxInflightProposals proposals of
+// this node (and MaxInflightProposalBytes of them) between Propose and
+// their answer; further callers wait, with their context, and one whose
+// context ends while it waits gets the context's error and knows its
+// command was not proposed. A caller that stops waiting after admission
+// keeps its place until the entry commits or the leadership is lost, so
+// the bound holds for what raft really has in flight. Raft bounds the
+// rest: 256 KiB per append message, 64 messages and 8 MiB unacknowledged
+// per follower, 1 MiB of committed entries per Ready, and an uncommitted
+// log bound that admission keeps well below (ErrBusy if it is reached). A
+// round of the loop takes at most MaxEventsPerRound queued events, so a
+// backlog is worked off over several rounds, each of which ticks, persists
+// and sends. Appends and snapshots (bulk) and the other messages
+// (heartbeats, votes, responses) are queued and bounded separately, in the
+// host and in both transports, and the others are delivered first, so
+// appends filling a queue never drop what keeps a leader in place.
+//
+// What flow control cannot fix is a loop that stops: everything a round
+// calls runs in it, for every group of the node, so StateMachine.Apply and
+// Snapshot must be cheap. A snapshot that encodes the whole state (the
+// tests' kv does) stops every group of the node for as long as it takes,
+// and once that passes the election timeout, leadership churns. A state
+// machine whose snapshot is costly implements SnapshotEncoder: the loop
+// only captures the state, the encoding runs on its own goroutine, and a
+// later round records the snapshot and truncates the log (unless a
+// snapshot from the leader overtook it).
+//
 // Reads: ReadIndex (raft's ReadOnlySafe, a heartbeat round confirming the
 // leadership) returns an index that covers every write committed before
 // the call, once this node has applied it, so a read of the local state

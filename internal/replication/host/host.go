@@ -68,11 +68,25 @@ type Config struct {
 	// KeepEntries is how many entries before the snapshot stay in the log
 	// for followers that lag a little; 0 keeps none.
 	KeepEntries uint64
-	// MaxQueuedMessages bounds the received messages waiting for the loop;
-	// more are dropped. 0 means 1<<16.
+	// MaxQueuedMessages bounds the received messages waiting for the loop,
+	// separately for bulk messages (appends, snapshots) and the others
+	// (heartbeats, votes, responses), so that appends never crowd out
+	// what keeps leadership alive; more are dropped. 0 means 1<<16.
 	MaxQueuedMessages int
 	// MaxProposalBytes bounds a proposal's size; 0 means 8 MiB.
 	MaxProposalBytes int
+	// MaxInflightProposals bounds, per group, this node's proposals taken
+	// and not yet answered (committed and applied, or failed); a Propose
+	// beyond it waits, until its context ends, for earlier ones to finish.
+	// 0 means 256.
+	MaxInflightProposals int
+	// MaxInflightProposalBytes bounds the size of those proposals; a
+	// proposal larger than it is admitted alone. 0 means 4 MiB.
+	MaxInflightProposalBytes int
+	// MaxEventsPerRound bounds the queued events (received batches,
+	// proposals, reads) one round of the loop takes before it ticks and
+	// handles the Readys; the rest wait for the next round. 0 means 1024.
+	MaxEventsPerRound int
 	// Quiesce lets idle groups stop ticking: a leader whose followers all
 	// hold its whole log, with nothing in flight, tells them so and they all
 	// stop ticking and heartbeating until a message or a proposal wakes the
@@ -99,6 +113,9 @@ var (
 	// ErrAmbiguous means this node lost the leadership while a proposal
 	// was in flight: it may still commit under the new leader, or not.
 	ErrAmbiguous = errors.New("replication: leadership lost, outcome unknown")
+	// ErrBusy means raft refused a proposal because the group's
+	// uncommitted log is full; it was not proposed.
+	ErrBusy = errors.New("replication: group busy, proposal not taken")
 )
 
 // NotLeaderError is returned by Propose and ReadIndex on a replica that is
@@ -128,8 +145,22 @@ type Stats struct {
 	// Snapshots counts snapshots taken, Restores snapshots applied.
 	Snapshots, Restores uint64
 	// DroppedMessages counts received messages dropped (queue full,
-	// unknown group, misaddressed).
-	DroppedMessages uint64
+	// unknown group, misaddressed); DroppedPriority counts the non-bulk
+	// ones (heartbeats, votes, responses) among them dropped for a full
+	// queue.
+	DroppedMessages, DroppedPriority uint64
+	// AdmissionWaits counts proposals that waited for admission (their
+	// group had MaxInflightProposals in flight); Waiting is how many wait
+	// now.
+	AdmissionWaits uint64
+	Waiting        int
+	// Ticks counts ticks handed to the groups (each tick of Tick once,
+	// however many groups it advances).
+	Ticks uint64
+	// MaxRoundTime is the longest round of the loop (events, ticks and
+	// Readys); SnapshotTime is the total time the loop spent taking
+	// snapshots (for a SnapshotEncoder, capturing them).
+	MaxRoundTime, SnapshotTime time.Duration
 }
 
 // Host drives this node's replicas of many raft groups: one loop for all,
@@ -139,9 +170,11 @@ type Host struct {
 	id  uint64
 
 	mu      sync.Mutex
-	events  []func()
-	queued  int // received messages in events
+	events  []event
+	bulk    int // received bulk messages in events
+	prio    int // received other messages in events
 	ticks   int
+	quotas  map[uint64]*quota // admission of each group's proposals
 	signal  chan struct{}
 	stopped bool
 	err     error
@@ -149,6 +182,7 @@ type Host struct {
 
 	stop chan struct{}
 	done chan struct{}
+	bg   sync.WaitGroup // snapshots being encoded off the loop
 
 	// Owned by the loop.
 	groups map[uint64]*group
@@ -171,6 +205,8 @@ type group struct {
 	inflight int               // this node's proposals and reads not yet answered
 	cs       *raftpb.ConfState // the configuration as of applied
 	quiesced bool
+	propTerm uint64 // the term of this node's latest proposal
+	encoding bool   // a snapshot is being encoded off the loop
 }
 
 type waiter struct {
@@ -178,6 +214,15 @@ type waiter struct {
 	index uint64
 	known bool
 	done  chan result
+	q     *quota // a proposal's admission, released when answered
+	size  int
+}
+
+// event is a function for the loop; bulk and prio count the received
+// messages it carries.
+type event struct {
+	fn         func()
+	bulk, prio int
 }
 
 type result struct {
@@ -209,11 +254,20 @@ func New(cfg Config) (*Host, error) {
 	if cfg.MaxProposalBytes <= 0 {
 		cfg.MaxProposalBytes = 8 << 20
 	}
+	if cfg.MaxInflightProposals <= 0 {
+		cfg.MaxInflightProposals = 256
+	}
+	if cfg.MaxInflightProposalBytes <= 0 {
+		cfg.MaxInflightProposalBytes = 4 << 20
+	}
+	if cfg.MaxEventsPerRound <= 0 {
+		cfg.MaxEventsPerRound = 1024
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
 	h := &Host{cfg: cfg, id: cfg.NodeID, signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		groups: make(map[uint64]*group), dirty: make(map[*group]struct{}), active: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
+		groups: make(map[uint64]*group), quotas: make(map[uint64]*quota), dirty: make(map[*group]struct{}), active: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
 	ids, err := cfg.Store.Groups()
 	if err != nil {
 		return nil, err
@@ -227,6 +281,14 @@ func New(cfg Config) (*Host, error) {
 	go h.loop()
 	return h, nil
 }
+
+// Raft's flow control settings (see openGroup).
+const (
+	maxSizePerMsg        = 256 << 10
+	maxInflightMsgs      = 64
+	maxInflightBytes     = 8 << 20
+	maxCommittedPerReady = 1 << 20
+)
 
 // Bootstrap index and term of a new group's log, the same on every replica.
 const (
@@ -278,15 +340,23 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 		}
 	}
 	applied := sm.Applied()
+	// Flow control inside raft: an append message carries up to
+	// maxSizePerMsg of entries and a follower has up to maxInflightMsgs
+	// of them (maxInflightBytes in all) unacknowledged; a Ready hands over
+	// up to maxCommittedPerReady of committed entries, so one round's work
+	// is bounded. The uncommitted log is bounded by the admission of
+	// proposals (MaxInflightProposalBytes); raft's own bound is a backstop.
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        h.id,
 		ElectionTick:              h.cfg.ElectionTicks,
 		HeartbeatTick:             h.cfg.HeartbeatTicks,
 		Storage:                   l,
 		Applied:                   applied,
-		MaxSizePerMsg:             1 << 20,
-		MaxInflightMsgs:           256,
-		MaxUncommittedEntriesSize: 64 << 20,
+		MaxSizePerMsg:             maxSizePerMsg,
+		MaxInflightMsgs:           maxInflightMsgs,
+		MaxInflightBytes:          maxInflightBytes,
+		MaxCommittedSizePerReady:  maxCommittedPerReady,
+		MaxUncommittedEntriesSize: uint64(2*h.cfg.MaxInflightProposalBytes + h.cfg.MaxProposalBytes + headerLen),
 		CheckQuorum:               true,
 		PreVote:                   true,
 		ReadOnlyOption:            raft.ReadOnlySafe,
@@ -302,6 +372,9 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 	}
 	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si, cs: cs}
 	h.groups[id] = g
+	h.mu.Lock()
+	h.quotas[id] = &quota{changed: make(chan struct{})}
+	h.mu.Unlock()
 	h.dirty[g] = struct{}{}
 	h.active[g] = struct{}{}
 	return nil
@@ -310,7 +383,7 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 // do runs fn in the loop and waits for it.
 func (h *Host) do(fn func() error) error {
 	done := make(chan error, 1)
-	if !h.enqueue(func() { done <- fn() }, 0) {
+	if !h.enqueue(event{fn: func() { done <- fn() }}) {
 		return h.stoppedErr()
 	}
 	select {
@@ -330,19 +403,16 @@ func (h *Host) stoppedErr() error {
 	return ErrStopped
 }
 
-// enqueue adds an event for the loop; msgs counts the received messages it
-// carries against MaxQueuedMessages.
-func (h *Host) enqueue(ev func(), msgs int) bool {
+// enqueue adds an event for the loop.
+func (h *Host) enqueue(ev event) bool {
 	h.mu.Lock()
-	if h.stopped || (msgs > 0 && h.queued+msgs > h.cfg.MaxQueuedMessages) {
-		if !h.stopped {
-			h.stats.DroppedMessages += uint64(msgs)
-		}
+	if h.stopped {
 		h.mu.Unlock()
 		return false
 	}
 	h.events = append(h.events, ev)
-	h.queued += msgs
+	h.bulk += ev.bulk
+	h.prio += ev.prio
 	h.mu.Unlock()
 	h.wake()
 	return true
@@ -430,11 +500,25 @@ const headerLen = 16
 // is committed and applied on this node. Only the leader accepts
 // proposals (a *NotLeaderError names the leader it knows). If ctx ends
 // first the error wraps ErrTimeout and the proposal may still commit.
+//
+// A group admits up to MaxInflightProposals proposals of this node (and
+// MaxInflightProposalBytes) at a time; beyond that Propose waits for
+// earlier ones to be answered. If ctx ends while it waits, the error wraps
+// ctx.Err() and the proposal was not made.
 func (h *Host) Propose(ctx context.Context, group uint64, data []byte) (uint64, error) {
 	if len(data) > h.cfg.MaxProposalBytes {
 		return 0, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), h.cfg.MaxProposalBytes)
 	}
-	w := &waiter{group: group, done: make(chan result, 1)}
+	h.mu.Lock()
+	q := h.quotas[group]
+	h.mu.Unlock()
+	if q == nil {
+		return 0, ErrGroupNotFound
+	}
+	w := &waiter{group: group, done: make(chan result, 1), q: q, size: headerLen + len(data)}
+	if err := h.admit(ctx, w); err != nil {
+		return 0, err
+	}
 	var id uint64
 	err := h.do(func() error {
 		g := h.groups[group]
@@ -453,24 +537,88 @@ func (h *Host) Propose(ctx context.Context, group uint64, data []byte) (uint64, 
 		buf = append(buf, data...)
 		if err := g.rn.Propose(buf); err != nil {
 			if errors.Is(err, raft.ErrProposalDropped) {
-				return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
+				if st := g.rn.BasicStatus(); st.RaftState != raft.StateLeader {
+					return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
+				}
+				return fmt.Errorf("%w: group %d", ErrBusy, group)
 			}
 			return err
 		}
 		h.props[id] = w
 		g.inflight++
+		g.propTerm = st.GetTerm()
 		h.wakeGroup(g)
 		return nil
 	})
 	if err != nil {
+		w.release()
 		return 0, err
 	}
-	return h.wait(ctx, w, func() {
-		if h.props[id] != nil {
-			delete(h.props, id)
-			h.untrack(w)
+	// A proposal whose caller stops waiting stays tracked, and admitted,
+	// until it commits or the leadership is lost.
+	return h.wait(ctx, w, nil)
+}
+
+// quota is the admission of one group's proposals on this node.
+type quota struct {
+	mu           sync.Mutex
+	count, bytes int
+	changed      chan struct{} // closed, and replaced, when a proposal is released
+}
+
+// admit takes w's place in its group's admission, waiting while the group
+// has MaxInflightProposals (or MaxInflightProposalBytes) in flight. A
+// proposal is always admitted when nothing else is in flight.
+func (h *Host) admit(ctx context.Context, w *waiter) error {
+	q := w.q
+	waited := false
+	defer func() {
+		if waited {
+			h.mu.Lock()
+			h.stats.Waiting--
+			h.mu.Unlock()
 		}
-	})
+	}()
+	for {
+		q.mu.Lock()
+		if q.count == 0 || (q.count < h.cfg.MaxInflightProposals && q.bytes+w.size <= h.cfg.MaxInflightProposalBytes) {
+			q.count++
+			q.bytes += w.size
+			q.mu.Unlock()
+			return nil
+		}
+		changed := q.changed
+		q.mu.Unlock()
+		if !waited {
+			waited = true
+			h.mu.Lock()
+			h.stats.AdmissionWaits++
+			h.stats.Waiting++
+			h.mu.Unlock()
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("replication: group %d: not proposed, the group has %d proposals in flight: %w", w.group, h.cfg.MaxInflightProposals, ctx.Err())
+		case <-h.done:
+			return h.stoppedErr()
+		}
+	}
+}
+
+// release gives back a proposal's admission, once; nothing for a read.
+func (w *waiter) release() {
+	q := w.q
+	if q == nil {
+		return
+	}
+	w.q = nil
+	q.mu.Lock()
+	q.count--
+	q.bytes -= w.size
+	close(q.changed)
+	q.changed = make(chan struct{})
+	q.mu.Unlock()
 }
 
 func (h *Host) wait(ctx context.Context, w *waiter, forget func()) (uint64, error) {
@@ -478,7 +626,9 @@ func (h *Host) wait(ctx context.Context, w *waiter, forget func()) (uint64, erro
 	case r := <-w.done:
 		return r.index, r.err
 	case <-ctx.Done():
-		h.enqueue(forget, 0)
+		if forget != nil {
+			h.enqueue(event{fn: forget})
+		}
 		return 0, fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
 	case <-h.done:
 		return 0, h.stoppedErr()
@@ -530,11 +680,51 @@ func (h *Host) Stop() {
 	}
 	h.mu.Unlock()
 	<-h.done
+	h.bg.Wait()
 }
 
-// receive is the transport's handler.
+// receive is the transport's handler. Bulk messages (appends, snapshots)
+// and the others are bounded separately: a backlog of appends must not
+// make the node drop the heartbeats and votes that keep leaders in place.
 func (h *Host) receive(from uint64, batch []transport.Envelope) {
-	h.enqueue(func() {
+	var bulk, prio int
+	for _, e := range batch {
+		if transport.Bulk(e.Msg) {
+			bulk++
+		} else {
+			prio++
+		}
+	}
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	keepBulk := h.bulk+bulk <= h.cfg.MaxQueuedMessages
+	keepPrio := h.prio+prio <= h.cfg.MaxQueuedMessages
+	if !keepBulk || !keepPrio {
+		kept := make([]transport.Envelope, 0, len(batch))
+		for _, e := range batch {
+			if b := transport.Bulk(e.Msg); (b && keepBulk) || (!b && keepPrio) {
+				kept = append(kept, e)
+			}
+		}
+		if !keepBulk {
+			h.stats.DroppedMessages += uint64(bulk)
+			bulk = 0
+		}
+		if !keepPrio {
+			h.stats.DroppedMessages += uint64(prio)
+			h.stats.DroppedPriority += uint64(prio)
+			prio = 0
+		}
+		batch = kept
+	}
+	if len(batch) == 0 {
+		h.mu.Unlock()
+		return
+	}
+	h.events = append(h.events, event{bulk: bulk, prio: prio, fn: func() {
 		for _, e := range batch {
 			g := h.groups[e.Group]
 			if g == nil || e.Msg.GetTo() != h.id || raft.IsLocalMsg(e.Msg.GetType()) {
@@ -558,7 +748,11 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 			h.wakeGroup(g)
 			_ = g.rn.Step(e.Msg)
 		}
-	}, len(batch))
+	}})
+	h.bulk += bulk
+	h.prio += prio
+	h.mu.Unlock()
+	h.wake()
 }
 
 func (h *Host) loop() {
@@ -570,12 +764,30 @@ func (h *Host) loop() {
 			return
 		case <-h.signal:
 		}
+		// Take at most MaxEventsPerRound events, so that a backlog is
+		// worked off over several rounds, each of which ticks and sends.
 		h.mu.Lock()
-		events, ticks := h.events, h.ticks
-		h.events, h.ticks, h.queued = nil, 0, 0
-		h.mu.Unlock()
+		n := min(len(h.events), h.cfg.MaxEventsPerRound)
+		events, ticks := h.events[:n:n], h.ticks
+		if n == len(h.events) {
+			h.events = nil
+		} else {
+			h.events = h.events[n:]
+		}
 		for _, ev := range events {
-			ev()
+			h.bulk -= ev.bulk
+			h.prio -= ev.prio
+		}
+		more := len(h.events) > 0
+		h.ticks = 0
+		h.stats.Ticks += uint64(ticks)
+		h.mu.Unlock()
+		if more {
+			h.wake()
+		}
+		roundStart := time.Now()
+		for _, ev := range events {
+			ev.fn()
 		}
 		// Quiesce before ticking: a leader that ticks heartbeats.
 		if ticks > 0 && h.cfg.Quiesce {
@@ -596,11 +808,16 @@ func (h *Host) loop() {
 			h.failAll(fmt.Errorf("%w: %v", ErrStopped, err))
 			return
 		}
+		d := time.Since(roundStart)
+		h.mu.Lock()
+		h.stats.MaxRoundTime = max(h.stats.MaxRoundTime, d)
+		h.mu.Unlock()
 	}
 }
 
 func (h *Host) failAll(err error) {
 	for id, w := range h.props {
+		w.release()
 		w.done <- result{err: err}
 		delete(h.props, id)
 	}
@@ -721,12 +938,21 @@ func (h *Host) process() error {
 	}
 	// The applied state is visible: answer proposals and reads.
 	for _, a := range acks {
+		a.w.release()
 		a.w.done <- result{index: a.index}
 	}
 	for _, r := range rds {
 		h.finishReads(r.g)
-		if ss := r.rd.SoftState; ss != nil && ss.RaftState != raft.StateLeader && r.g.inflight > 0 {
+		if r.g.inflight == 0 {
+			continue
+		}
+		// Proposals of a leader that stepped down, or of an earlier term
+		// (the node lost and won the leadership between two Readys), may
+		// never commit.
+		if ss := r.rd.SoftState; ss != nil && ss.RaftState != raft.StateLeader {
 			h.failProposals(r.g, ss.Lead)
+		} else if t := r.rd.HardState.GetTerm(); t > r.g.propTerm && r.g.propTerm != 0 {
+			h.failProposals(r.g, r.g.rn.BasicStatus().Lead)
 		}
 	}
 	for _, r := range rds {
@@ -856,29 +1082,103 @@ func (h *Host) finishReads(g *group) {
 	g.reads = kept
 }
 
+// SnapshotEncoder is implemented by a StateMachine whose snapshot is
+// costly to encode (it copies its whole state): the host then takes the
+// snapshot in two steps, so that its loop, which every group of the node
+// shares, never waits for the encoding.
+type SnapshotEncoder interface {
+	// SnapshotEncoder captures the state as of Applied(), cheaply (the
+	// host calls it in its loop, as it calls Apply), and returns a
+	// function that encodes that state. The host calls the function on
+	// another goroutine, concurrently with later calls of Apply, which
+	// must not change what it encodes.
+	SnapshotEncoder() (encode func() ([]byte, error), err error)
+}
+
 // maybeSnapshot takes a snapshot of the group's state machine and truncates
-// its log once SnapshotEntries entries were applied since the last one.
+// its log once SnapshotEntries entries were applied since the last one. A
+// SnapshotEncoder's snapshot is encoded off the loop and recorded by a
+// later round (recordSnapshot); it reports false then.
 func (h *Host) maybeSnapshot(g *group, b *raftlog.Batch) (bool, error) {
-	if g.applied < g.snapshot+h.cfg.SnapshotEntries {
+	if g.applied < g.snapshot+h.cfg.SnapshotEntries || g.encoding {
+		return false, nil
+	}
+	start := time.Now()
+	defer func() {
+		d := time.Since(start)
+		h.mu.Lock()
+		h.stats.SnapshotTime += d
+		h.mu.Unlock()
+	}()
+	if enc, ok := g.sm.(SnapshotEncoder); ok {
+		encode, err := enc.SnapshotEncoder()
+		if err != nil {
+			return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
+		}
+		index, cs := g.applied, g.cs
+		g.encoding = true
+		h.bg.Add(1)
+		go func() {
+			defer h.bg.Done()
+			data, err := encode()
+			h.enqueue(event{fn: func() { h.recordSnapshot(g, index, cs, data, err) }})
+		}()
 		return false, nil
 	}
 	data, err := g.sm.Snapshot()
 	if err != nil {
 		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
 	}
-	if _, err := g.log.CreateSnapshot(b, g.applied, g.cs, data); err != nil {
-		return false, fmt.Errorf("group %d: snapshot: %w", g.id, err)
+	if err := h.snapshotInto(b, g, g.applied, g.cs, data); err != nil {
+		return false, err
 	}
-	g.snapshot = g.applied
-	if g.applied > h.cfg.KeepEntries {
+	return true, nil
+}
+
+// snapshotInto records in b the snapshot data of group g at index, and
+// truncates the log up to KeepEntries before it.
+func (h *Host) snapshotInto(b *raftlog.Batch, g *group, index uint64, cs *raftpb.ConfState, data []byte) error {
+	if _, err := g.log.CreateSnapshot(b, index, cs, data); err != nil {
+		return fmt.Errorf("group %d: snapshot: %w", g.id, err)
+	}
+	g.snapshot = index
+	if index > h.cfg.KeepEntries {
 		first, _ := g.log.FirstIndex()
-		if upTo := g.applied - h.cfg.KeepEntries; upTo >= first {
+		if upTo := index - h.cfg.KeepEntries; upTo >= first {
 			if err := g.log.Truncate(b, upTo); err != nil {
-				return false, fmt.Errorf("group %d: truncation: %w", g.id, err)
+				return fmt.Errorf("group %d: truncation: %w", g.id, err)
 			}
 		}
 	}
-	return true, nil
+	return nil
+}
+
+// recordSnapshot records, in the loop, a snapshot encoded off it. One
+// that a snapshot received from the leader has overtaken meanwhile is
+// dropped; so is one that failed to encode (logged; a later round tries
+// again).
+func (h *Host) recordSnapshot(g *group, index uint64, cs *raftpb.ConfState, data []byte, err error) {
+	g.encoding = false
+	if h.groups[g.id] != g || index <= g.snapshot {
+		return
+	}
+	if err != nil {
+		h.cfg.Logf("replication: group %d: encoding a snapshot at %d: %v", g.id, index, err)
+		return
+	}
+	b := h.cfg.Store.NewBatch()
+	if err := h.snapshotInto(b, g, index, cs, data); err != nil {
+		b.Discard()
+		h.cfg.Logf("replication: %v", err)
+		return
+	}
+	if err := b.CommitNoSync(); err != nil {
+		h.cfg.Logf("replication: group %d: recording a snapshot at %d: %v", g.id, index, err)
+		return
+	}
+	h.mu.Lock()
+	h.stats.Snapshots++
+	h.mu.Unlock()
 }
 
 // raftLogger passes raft's warnings and errors to logf and drops the rest.
@@ -982,13 +1282,13 @@ func (h *Host) quiesceFollower(g *group, m *raftpb.Message) {
 // NodeDown tells the host that node id is down: every quiesced group it
 // leads here wakes up, so that its followers elect a new leader.
 func (h *Host) NodeDown(id uint64) {
-	h.enqueue(func() {
+	h.enqueue(event{fn: func() {
 		for _, g := range h.groups {
 			if g.quiesced && g.rn.BasicStatus().Lead == id {
 				h.wakeGroup(g)
 			}
 		}
-	}, 0)
+	}})
 }
 
 // Quiesced returns how many of this node's groups are quiesced.
@@ -1010,6 +1310,7 @@ func (h *Host) Quiesced() int {
 func (h *Host) failProposals(g *group, lead uint64) {
 	for id, w := range h.props {
 		if w.group == g.id {
+			w.release()
 			w.done <- result{err: fmt.Errorf("%w: %w", ErrAmbiguous, &NotLeaderError{Group: g.id, Node: h.id, Leader: lead})}
 			delete(h.props, id)
 			g.inflight--

@@ -108,6 +108,16 @@ func (s *kv) Restore(b *storage.Batch, index, term uint64, data []byte) error {
 	return s.save(b)
 }
 
+// encodingKV is a kv whose snapshot is encoded off the host's loop.
+type encodingKV struct{ *kv }
+
+func (s encodingKV) SnapshotEncoder() (func() ([]byte, error), error) {
+	s.mu.Lock()
+	st := kvState{s.applied, slices.Clone(s.cmds)}
+	s.mu.Unlock()
+	return func() ([]byte, error) { return json.Marshal(st) }, nil
+}
+
 func (s *kv) state() (uint64, []string, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,6 +149,8 @@ type cluster struct {
 	mod    func(*Config)
 	// durable makes the state machines keep their state in the store.
 	durable bool
+	// encoding makes them encode their snapshots off the loop.
+	encoding bool
 }
 
 var voters = []uint64{1, 2, 3}
@@ -152,7 +164,14 @@ func memStore(uint64) (vfs.FS, string) { return vfs.NewMem(), "/n" }
 // newClusterOn starts a cluster whose node id keeps its store in the
 // directory dir of fs.
 func newClusterOn(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string), durable bool) *cluster {
-	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), mod: mod, durable: durable}
+	return newClusterNet(t, groups, mod, store, durable, 0, false)
+}
+
+// newClusterNet is newClusterOn with the in-memory network's inboxes
+// holding queue batches (0: the default), and state machines that encode
+// their snapshots off the loop if encoding.
+func newClusterNet(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string), durable bool, queue int, encoding bool) *cluster {
+	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), queue), nodes: make(map[uint64]*node), mod: mod, durable: durable, encoding: encoding}
 	for g := range groups {
 		c.groups = append(c.groups, uint64(100+g))
 	}
@@ -195,6 +214,9 @@ func (c *cluster) start(id uint64) {
 			n.mu.Lock()
 			n.sms[g] = s
 			n.mu.Unlock()
+			if c.encoding {
+				return encodingKV{s}, nil
+			}
 			return s, nil
 		}}
 	if c.mod != nil {
@@ -448,7 +470,15 @@ func TestCatchUpThroughLog(t *testing.T) {
 // TestCatchUpThroughSnapshot truncates the log past an isolated follower,
 // and checks it catches up from a snapshot.
 func TestCatchUpThroughSnapshot(t *testing.T) {
-	c := newCluster(t, 1, func(cfg *Config) { cfg.SnapshotEntries = 10; cfg.KeepEntries = 2 })
+	for _, encoding := range []bool{false, true} {
+		t.Run(fmt.Sprintf("encoding=%v", encoding), func(t *testing.T) { testCatchUpThroughSnapshot(t, encoding) })
+	}
+}
+
+// testCatchUpThroughSnapshot with encoding uses state machines that encode
+// their snapshots off the loop (SnapshotEncoder).
+func testCatchUpThroughSnapshot(t *testing.T, encoding bool) {
+	c := newClusterNet(t, 1, func(cfg *Config) { cfg.SnapshotEntries = 10; cfg.KeepEntries = 2 }, memStore, false, 0, encoding)
 	g := c.groups[0]
 	lead := c.leader(g)
 	other := voters[(slices.Index(voters, lead)+2)%len(voters)]
@@ -461,16 +491,18 @@ func TestCatchUpThroughSnapshot(t *testing.T) {
 		want = append(want, cmd)
 	}
 	c.converge(g, want, lead, other)
-	// The leader's log no longer holds what the follower lacks.
+	// The leader's log no longer holds what the follower lacks (an
+	// encoded snapshot is recorded, and the log truncated, a few rounds
+	// after it is taken).
 	l, err := raftlog.Open(c.nodes[lead].db).Group(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _ := l.FirstIndex()
 	lagApplied, _, _ := c.nodes[lag].sm(g).state()
-	if first <= lagApplied+1 {
-		t.Fatalf("the leader's log starts at %d, the follower applied %d: no truncation past it", first, lagApplied)
-	}
+	c.waitFor("the leader to truncate its log", func() bool {
+		first, _ := l.FirstIndex()
+		return first > lagApplied+1 && c.nodes[lead].h.Stats().Snapshots > 0
+	})
 	c.net.Heal()
 	c.converge(g, want)
 	if _, _, restores := c.nodes[lag].sm(g).state(); restores == 0 {

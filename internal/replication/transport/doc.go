@@ -12,7 +12,12 @@
 // message that does not fit is dropped and counted. Raft tolerates loss
 // (it retransmits appends and retries elections), so dropping is always
 // safe, while blocking would stall every group on the node behind one slow
-// peer.
+// peer. Loss is not equal, though: a lost append is resent at the next
+// heartbeat, but heartbeats lost for an election timeout depose a healthy
+// leader. So the bulk messages (appends and snapshots, see Bulk) and the
+// others (heartbeats, votes, responses: small, and few per group and tick)
+// have separate bounded queues, the others sent first, and appends that
+// fill their queue never cost a heartbeat.
 //
 // Two implementations:
 //

@@ -23,9 +23,12 @@ type Faults struct {
 	Reorder bool
 }
 
-// NetStats counts what a Network did.
+// NetStats counts what a Network did. Dropped counts the messages the
+// Drop fault lost; Overflowed and OverflowedPriority the bulk and the
+// other messages lost to a full inbox.
 type NetStats struct {
 	Sent, Delivered, Dropped, Duplicated, Cut uint64
+	Overflowed, OverflowedPriority            uint64
 }
 
 // Network is an in-memory network of Mem transports for tests: messages are
@@ -42,7 +45,9 @@ type Network struct {
 }
 
 // NewNetwork returns a network whose fault decisions come from seed. Each
-// node's inbox holds up to queue batches (more are dropped); 0 means 4096.
+// node has two inboxes, one for bulk messages (appends, snapshots) and one
+// for the others, each holding up to queue batches (more are dropped); 0
+// means 4096. The priority inbox is delivered first.
 func NewNetwork(seed uint64, queue int) *Network {
 	if queue <= 0 {
 		queue = 4096
@@ -99,7 +104,7 @@ func (n *Network) Stats() NetStats {
 // Join adds node id to the network (replacing a previous transport of the
 // same id, as a restarted node does) and returns its transport.
 func (n *Network) Join(id uint64) *Mem {
-	m := &Mem{net: n, id: id, inbox: make(chan delivery, n.queue), done: make(chan struct{})}
+	m := &Mem{net: n, id: id, inbox: make(chan delivery, n.queue), prio: make(chan delivery, n.queue), done: make(chan struct{})}
 	n.mu.Lock()
 	if old := n.nodes[id]; old != nil {
 		old.stop()
@@ -118,7 +123,8 @@ type delivery struct {
 type Mem struct {
 	net     *Network
 	id      uint64
-	inbox   chan delivery
+	inbox   chan delivery // bulk messages
+	prio    chan delivery // the others
 	mu      sync.Mutex
 	handler Handler
 	once    sync.Once
@@ -143,18 +149,26 @@ func (m *Mem) SetHandler(h Handler) {
 func (m *Mem) deliver() {
 	defer m.wg.Done()
 	for {
+		var d delivery
 		select {
 		case <-m.done:
 			return
-		case d := <-m.inbox:
-			m.mu.Lock()
-			h := m.handler
-			m.mu.Unlock()
-			h(d.from, d.batch)
-			m.net.mu.Lock()
-			m.net.stats.Delivered += uint64(len(d.batch))
-			m.net.mu.Unlock()
+		case d = <-m.prio:
+		default:
+			select {
+			case <-m.done:
+				return
+			case d = <-m.prio:
+			case d = <-m.inbox:
+			}
 		}
+		m.mu.Lock()
+		h := m.handler
+		m.mu.Unlock()
+		h(d.from, d.batch)
+		m.net.mu.Lock()
+		m.net.stats.Delivered += uint64(len(d.batch))
+		m.net.mu.Unlock()
 	}
 }
 
@@ -194,23 +208,39 @@ func (m *Mem) Send(to uint64, batch []Envelope) {
 	if len(out) == 0 {
 		return
 	}
-	d := delivery{from: m.id, batch: out}
-	if delay > 0 {
-		time.AfterFunc(delay, func() { dst.enqueue(d) })
-		return
+	prio, bulk := Split(out)
+	for _, b := range [][]Envelope{prio, bulk} {
+		if len(b) == 0 {
+			continue
+		}
+		d := delivery{from: m.id, batch: b}
+		if delay > 0 {
+			time.AfterFunc(delay, func() { dst.enqueue(d) })
+			continue
+		}
+		dst.enqueue(d)
 	}
-	dst.enqueue(d)
 }
 
+// enqueue queues d, a batch of only bulk or only priority messages, in its
+// inbox, or drops it if that inbox is full.
 func (m *Mem) enqueue(d delivery) {
 	if m.stopped() {
 		return
 	}
+	q, bulk := m.prio, Bulk(d.batch[0].Msg)
+	if bulk {
+		q = m.inbox
+	}
 	select {
-	case m.inbox <- d:
+	case q <- d:
 	default:
 		m.net.mu.Lock()
-		m.net.stats.Dropped += uint64(len(d.batch))
+		if bulk {
+			m.net.stats.Overflowed += uint64(len(d.batch))
+		} else {
+			m.net.stats.OverflowedPriority += uint64(len(d.batch))
+		}
 		m.net.mu.Unlock()
 	}
 }

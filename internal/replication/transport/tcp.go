@@ -56,8 +56,9 @@ type TCPConfig struct {
 	// MaxFrame bounds a frame's payload, sent and received; 0 means
 	// DefaultMaxFrame. A message that alone exceeds it is dropped.
 	MaxFrame int
-	// QueueLen bounds the batches queued per peer; 0 means 1024. A Send
-	// beyond it drops its batch.
+	// QueueLen bounds the batches queued per peer, separately for bulk
+	// messages (appends, snapshots) and the others; 0 means 1024. A Send
+	// beyond it drops its batch. The others are sent first.
 	QueueLen int
 	// HandshakeTimeout bounds the handshake; 0 means 5 s.
 	HandshakeTimeout time.Duration
@@ -73,8 +74,9 @@ type TCPStats struct {
 	// SentBatches and SentFrames count batches taken and frames written.
 	SentBatches, SentFrames uint64
 	// Dropped counts messages dropped: full queue, unknown peer, too
-	// large, or lost with a failed connection.
-	Dropped uint64
+	// large, or lost with a failed connection. DroppedPriority counts the
+	// non-bulk messages among them dropped for a full queue.
+	Dropped, DroppedPriority uint64
 	// Received counts messages received.
 	Received uint64
 	// Rejected counts connections closed for a failed handshake or frame.
@@ -94,7 +96,7 @@ type TCP struct {
 	closed chan struct{}
 	wg     sync.WaitGroup
 
-	sentBatches, sentFrames, dropped, received, rejected atomic.Uint64
+	sentBatches, sentFrames, dropped, droppedPrio, received, rejected atomic.Uint64
 }
 
 var _ Transport = (*TCP)(nil)
@@ -103,7 +105,8 @@ type peer struct {
 	id    uint64
 	mu    sync.Mutex
 	addr  string
-	queue chan []Envelope
+	queue chan []Envelope // bulk messages
+	prio  chan []Envelope // the others, sent first
 }
 
 // NewTCP starts a transport listening on cfg.Listen.
@@ -148,7 +151,7 @@ func (t *TCP) Addr() net.Addr { return t.ln.Addr() }
 
 // Stats returns the transport's counters.
 func (t *TCP) Stats() TCPStats {
-	return TCPStats{SentBatches: t.sentBatches.Load(), SentFrames: t.sentFrames.Load(), Dropped: t.dropped.Load(),
+	return TCPStats{SentBatches: t.sentBatches.Load(), SentFrames: t.sentFrames.Load(), Dropped: t.dropped.Load(), DroppedPriority: t.droppedPrio.Load(),
 		Received: t.received.Load(), Rejected: t.rejected.Load()}
 }
 
@@ -171,7 +174,7 @@ func (t *TCP) AddPeer(id uint64, addr string) {
 		return
 	default:
 	}
-	p := &peer{id: id, addr: addr, queue: make(chan []Envelope, t.cfg.QueueLen)}
+	p := &peer{id: id, addr: addr, queue: make(chan []Envelope, t.cfg.QueueLen), prio: make(chan []Envelope, t.cfg.QueueLen)}
 	t.peers[id] = p
 	t.wg.Add(1)
 	go t.send(p)
@@ -186,10 +189,21 @@ func (t *TCP) Send(to uint64, batch []Envelope) {
 		t.dropped.Add(uint64(len(batch)))
 		return
 	}
-	select {
-	case p.queue <- batch:
-	default:
-		t.dropped.Add(uint64(len(batch)))
+	prio, bulk := Split(batch)
+	if len(prio) > 0 {
+		select {
+		case p.prio <- prio:
+		default:
+			t.dropped.Add(uint64(len(prio)))
+			t.droppedPrio.Add(uint64(len(prio)))
+		}
+	}
+	if len(bulk) > 0 {
+		select {
+		case p.queue <- bulk:
+		default:
+			t.dropped.Add(uint64(len(bulk)))
+		}
 	}
 }
 
@@ -345,6 +359,9 @@ func (t *TCP) send(p *peer) {
 					t.untrack(c)
 				}
 				return
+			case b := <-p.prio:
+				pending = append(pending[:0], b...)
+				t.sentBatches.Add(1)
 			case b := <-p.queue:
 				pending = append(pending[:0], b...)
 				t.sentBatches.Add(1)
@@ -370,10 +387,21 @@ func (t *TCP) send(p *peer) {
 			w = bufio.NewWriterSize(c, 64<<10)
 			seq = 0
 		}
-		// Merge everything queued now into as few frames as fit.
+		// Merge everything queued now into as few frames as fit, the
+		// priority queue first.
 	gather:
 		for len(pending) < 4096 {
 			select {
+			case b := <-p.prio:
+				t.sentBatches.Add(1)
+				pending = append(pending, b...)
+				continue
+			default:
+			}
+			select {
+			case b := <-p.prio:
+				t.sentBatches.Add(1)
+				pending = append(pending, b...)
 			case b := <-p.queue:
 				t.sentBatches.Add(1)
 				pending = append(pending, b...)

@@ -22,7 +22,8 @@ type Handler func(from uint64, batch []Envelope)
 
 // Transport carries raft messages between the nodes of a cluster. Send never
 // blocks: a message the transport cannot take now is dropped and counted,
-// and raft retransmits. Delivery is unordered and at most once per Send
+// and raft retransmits. Bulk messages (appends, snapshots) and the others
+// are queued and bounded separately, and the others go first. Delivery is unordered and at most once per Send
 // (a test network may duplicate).
 type Transport interface {
 	// SetHandler sets the receiver of incoming batches. It must be called
@@ -33,6 +34,30 @@ type Transport interface {
 	Send(to uint64, batch []Envelope)
 	// Close stops the transport.
 	Close() error
+}
+
+// Bulk reports whether m carries log data (appends and snapshots), which
+// can be large and numerous under load and which raft retransmits when
+// lost. Everything else (heartbeats, votes, responses, read confirmations)
+// is small and keeps a group's leadership alive: transports queue the two
+// kinds separately, so that appends filling a queue never cause a
+// heartbeat or a vote to be dropped.
+func Bulk(m *raftpb.Message) bool {
+	t := m.GetType()
+	return t == raftpb.MsgApp || t == raftpb.MsgSnap
+}
+
+// Split returns batch's messages in two batches: the ones that are not
+// Bulk (priority), and the Bulk ones. Either may be nil.
+func Split(batch []Envelope) (priority, bulk []Envelope) {
+	for _, e := range batch {
+		if Bulk(e.Msg) {
+			bulk = append(bulk, e)
+		} else {
+			priority = append(priority, e)
+		}
+	}
+	return priority, bulk
 }
 
 // Limits of the batch encoding, applied on decode to anything a peer sends.

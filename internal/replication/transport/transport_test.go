@@ -329,8 +329,16 @@ func TestTCPQueueBound(t *testing.T) {
 	if d := a.Stats().Dropped; d != n-8 {
 		t.Fatalf("dropped %d of %d with a queue of 8", d, n)
 	}
+	// Heartbeats and votes have their own queue: the full queue of
+	// appends does not drop them, only their own bound does.
+	for i := range 10 {
+		a.Send(2, []Envelope{{Group: 1, Msg: &raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(1), To: proto.Uint64(2), Term: proto.Uint64(uint64(i))}}})
+	}
+	if st := a.Stats(); st.Dropped != n-8+2 || st.DroppedPriority != 2 {
+		t.Fatalf("after 10 heartbeats with a queue of 8: %+v", st)
+	}
 	a.Send(9, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 9, 1, "")}})
-	if d := a.Stats().Dropped; d != n-8+1 {
+	if d := a.Stats().Dropped; d != n-8+2+1 {
 		t.Fatalf("a message to an unknown peer was not dropped: %d", d)
 	}
 }
@@ -399,4 +407,54 @@ func TestMemFaults(t *testing.T) {
 	net.SetFaults(Faults{Duplicate: 1, Reorder: true, MaxDelay: time.Millisecond})
 	send(2, 1, 50)
 	waitFor(t, "duplicates", func() bool { return cols[1].count(2) == 100 })
+}
+
+// TestMemPriority checks that the in-memory network queues bulk messages
+// (appends) and the others separately: a receiver's inbox full of appends
+// still takes heartbeats and votes, and delivers them first.
+func TestMemPriority(t *testing.T) {
+	net := NewNetwork(1, 4)
+	a, b := net.Join(1), net.Join(2)
+	defer a.Close()
+	defer b.Close()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var got []raftpb.MessageType
+	first := make(chan struct{})
+	var once sync.Once
+	b.SetHandler(func(_ uint64, batch []Envelope) {
+		once.Do(func() { close(first); <-release }) // hold the first delivery
+		mu.Lock()
+		for _, e := range batch {
+			got = append(got, e.Msg.GetType())
+		}
+		mu.Unlock()
+	})
+	a.SetHandler(func(uint64, []Envelope) {})
+	a.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 1, "held")}})
+	<-first
+	for i := range 10 {
+		a.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, uint64(i), "")}})
+	}
+	hb := &raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(1), To: proto.Uint64(2), Term: proto.Uint64(1)}
+	vote := &raftpb.Message{Type: raftpb.MsgPreVote.Enum(), From: proto.Uint64(1), To: proto.Uint64(2), Term: proto.Uint64(2)}
+	a.Send(2, []Envelope{{Group: 1, Msg: hb}, {Group: 2, Msg: vote}, {Group: 3, Msg: msg(raftpb.MsgApp, 1, 2, 1, "")}})
+	st := net.Stats()
+	if st.Overflowed != 7 || st.OverflowedPriority != 0 {
+		t.Fatalf("with an inbox of 4 held: %+v, want 7 appends and no heartbeat or vote overflowed", st)
+	}
+	close(release)
+	waitFor(t, "delivery", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == 1+4+2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if got[0] != raftpb.MsgApp || got[1] != raftpb.MsgHeartbeat || got[2] != raftpb.MsgPreVote {
+		t.Fatalf("delivered %v: the heartbeat and the vote should follow the held append, before the queued ones", got)
+	}
+	if prio, bulk := Split([]Envelope{{Msg: hb}, {Msg: msg(raftpb.MsgApp, 1, 2, 1, "")}, {Msg: vote}}); len(bulk) != 1 || len(prio) != 2 {
+		t.Fatalf("split: %d bulk, %d others", len(bulk), len(prio))
+	}
 }
