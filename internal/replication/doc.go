@@ -120,6 +120,15 @@
 // near 11 ms, a tenth of the election timeout. A scheduler with several
 // workers instead of one loop comes before the engine uses this host.
 //
+// # Idle groups
+//
+// BenchmarkIdleGroups (host package; BENCHMARKS.md has the table): 10,000
+// groups on three in-process nodes, ticked every 10 ms while idle. With
+// quiescence each replica holds about 5.4 KB of heap, the nodes send no
+// message and use about 1.3% of one core together; without it, heartbeats
+// saturate both cores of the test machine (437,000 messages/s). Electing
+// 10,000 groups at once takes 13-14 s.
+//
 // # Linearizability
 //
 // TestLinearizableUnderFaults (host package) runs writes, compare-and-sets
