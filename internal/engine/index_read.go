@@ -30,15 +30,22 @@ type IndexTerm struct {
 }
 
 // ErrIndexUnusable is returned by ReadIndexed when the index cannot serve
-// the terms: it is being built, a path is not indexed, or, on a range's
-// first page, the terms select more than MaxIndexCandidates entries. The
-// caller reads the range another way.
+// the terms: it is being built, a path is not indexed, or the terms select
+// more entries than a page may hold (MaxIndexCandidates). On a range's
+// first page the caller reads the range another way; on a later one the
+// read cannot go on.
 var ErrIndexUnusable = errors.New("the index cannot serve this read")
 
 // MaxIndexCandidates bounds the index entries the first page of an indexed
 // read of one range may select: a less selective read is better served by
-// a scan, which needs no memory for its candidates.
-const MaxIndexCandidates = 20_000
+// a scan, which needs no memory for its candidates. A later page, which
+// cannot change its order to a scan's, may select laterPagesFactor times
+// as many (the range may have grown); past that it fails with
+// ErrIndexUnusable too.
+const (
+	MaxIndexCandidates = 20_000
+	laterPagesFactor   = 10
+)
 
 // spans returns the index key spans the term selects (none for an empty
 // or inverted range).
@@ -123,12 +130,14 @@ func (c *Container) ReadIndexed(rangeID string, terms []IndexTerm, after []byte,
 	if after != nil && bytes.Compare(after, klo) >= 0 {
 		klo = append(slices.Clone(after), 0) // the first key after it
 	}
-	limit := -1
-	if after == nil {
-		limit = MaxIndexCandidates
-		if n := c.e.opts.indexCandidates; n > 0 {
-			limit = n
-		}
+	limit := MaxIndexCandidates
+	if n := c.e.opts.indexCandidates; n > 0 {
+		limit = n
+	}
+	if after != nil {
+		// A later page keeps to the index the read began with; a range that
+		// grew past this meanwhile ends the read rather than the memory.
+		limit *= laterPagesFactor
 	}
 	keys, err := c.indexCandidates(snap, ix.gen, terms, klo, khi, limit, &f.Entries)
 	if err != nil {

@@ -183,8 +183,8 @@ func TestReadIndexedModel(t *testing.T) {
 }
 
 // TestReadIndexedUnusable checks the cases the index cannot serve: a path
-// the policy leaves out, and a first page selecting more entries than the
-// bound; a later page (a position) has no bound.
+// the policy leaves out, a first page selecting more entries than the
+// bound, and a later page (a position) selecting more than ten times it.
 func TestReadIndexedUnusable(t *testing.T) {
 	e, _ := testEngineOpts(t, "", Options{NoThrottle: true, indexCandidates: 10})
 	defer e.Close()
@@ -217,7 +217,7 @@ func TestReadIndexedUnusable(t *testing.T) {
 	}
 	f2, err := c.ReadIndexed(rid, all, f.Next, 100)
 	if err != nil {
-		t.Fatalf("a later page is not bounded: %v", err)
+		t.Fatalf("a later page has ten times the bound: %v", err)
 	}
 	if f.Charge <= 0 || f.Entries != 7 {
 		t.Fatalf("first page: charge %v, entries %d, want a charge and 7 entries", f.Charge, f.Entries)
@@ -232,5 +232,13 @@ func TestReadIndexedUnusable(t *testing.T) {
 			t.Fatalf("%s read twice", x.ID)
 		}
 		seen[x.ID] = true
+	}
+	// Past ten times the bound, a later page fails too (the new ids sort
+	// after the position).
+	for i := range 150 {
+		mustWrite(t, c, fmt.Sprintf(`{"id":"z%d","pk":"k","n":%d}`, i, i))
+	}
+	if _, err := c.ReadIndexed(rid, all, f.Next, 100); !errors.Is(err, ErrIndexUnusable) {
+		t.Fatalf("a later page over 150 candidates with a bound of 10: %v, want ErrIndexUnusable", err)
 	}
 }
