@@ -36,6 +36,9 @@ type Partition struct {
 	// The expired-item sweep's position (ttl.go).
 	sweepMu   sync.Mutex
 	sweepFrom []byte
+
+	// repl is the apply state of a replicated partition (replicated.go).
+	repl replState
 }
 
 // meter is a partition's request-unit budget and telemetry.
@@ -223,6 +226,10 @@ func cmdBytes(c *Command) int {
 // fails the whole group.
 func (p *Partition) commitGroup(group []*request) {
 	c := p.c
+	if c.e.opts.Replicator != nil {
+		p.proposeGroup(group)
+		return
+	}
 	if group[0].cmd.Split != nil {
 		// c.mu orders the split's write of the container record with the
 		// catalog's writes of it, which hold c.mu too, and covers the swap

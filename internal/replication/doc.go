@@ -143,10 +143,12 @@
 //
 // # What is next
 //
-//   - The engine as the StateMachine: a partition's apply loop becomes
-//     Apply (the command encoding of the engine is already deterministic
-//     and replayable), its LSN the raft index, its state record written
-//     into the apply batch; snapshots stream the partition's key span from
+//   - The engine as the StateMachine: built for item writes (engine
+//     Options.Replicator: a partition's loop proposes, every replica
+//     applies committed entries with Partition.ApplyEntries and publishes
+//     with Partition.Publish, through the host's Publisher hook; see
+//     docs/DESIGN.md). Still to do: splits and index builds in the log,
+//     the state machine's snapshots, and a server that runs it. Snapshots stream the partition's key span from
 //     a Pebble snapshot in chunks over their own connection instead of
 //     living in the raft store (until then, a partition's state machine
 //     must be a SnapshotEncoder: nothing the loop calls may take long).

@@ -210,6 +210,16 @@ func PartitionIndexKey(rid [RidLen]byte, rangeID string) []byte {
 	return append(PartitionKey(rid, rangeID), 0, 'i')
 }
 
+// PartitionAppliedKey is the key of the raft index a replicated partition
+// has applied, written in the same batch as what it applied:
+//
+//	P <rid> <range id> 0x00 'a'
+//
+// like PartitionIndexKey, it differs from every other partition record.
+func PartitionAppliedKey(rid [RidLen]byte, rangeID string) []byte {
+	return append(PartitionKey(rid, rangeID), 0, 'a')
+}
+
 // ContainerPartitionsSpan bounds every partition record of a container.
 func ContainerPartitionsSpan(rid [RidLen]byte) (lo, hi []byte) {
 	lo = append([]byte{prefixPartition}, rid[:]...)

@@ -73,7 +73,7 @@ func TestKeysInjective(t *testing.T) {
 		lo, hi := ContainerPartitionsSpan(rid)
 		for n := 0; n < 200; n++ {
 			id := fmt.Sprint(n)
-			for kind, k := range map[string][]byte{"state": PartitionKey(rid, id), "index": PartitionIndexKey(rid, id)} {
+			for kind, k := range map[string][]byte{"state": PartitionKey(rid, id), "index": PartitionIndexKey(rid, id), "applied": PartitionAppliedKey(rid, id)} {
 				who := fmt.Sprintf("%x/%s/%s", rid, id, kind)
 				if prev, ok := partKeys[string(k)]; ok && prev != who {
 					t.Fatalf("partition records %s and %s share the key %q", prev, who, k)

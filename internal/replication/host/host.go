@@ -48,6 +48,14 @@ type StateMachine interface {
 	Restore(b *storage.Batch, index, term uint64, data []byte) error
 }
 
+// A Publisher is a state machine that shows what Apply and Restore wrote
+// to its readers only once the host has committed it: Published is called
+// after the round's batch commits, before the proposals it applied are
+// answered.
+type Publisher interface {
+	Published()
+}
+
 // Config configures a Host.
 type Config struct {
 	// NodeID is this node's id in every group (not 0).
@@ -935,6 +943,11 @@ func (h *Host) process() error {
 		}
 	} else {
 		after.Discard()
+	}
+	for _, r := range rds {
+		if p, ok := r.g.sm.(Publisher); ok && (len(r.rd.CommittedEntries) > 0 || !raft.IsEmptySnap(r.rd.Snapshot)) {
+			p.Published()
+		}
 	}
 	// The applied state is visible: answer proposals and reads.
 	for _, a := range acks {

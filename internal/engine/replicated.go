@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/binfmt"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// Replicated partitions. With Options.Replicator set, a partition's loop
+// does not commit its group of commands: it proposes them as one entry of
+// the partition's raft group (GroupID) and waits. Every replica, the
+// proposer's included, applies an entry once raft has committed it, with
+// Partition.ApplyEntries, through applyEntry as the loop would, into the
+// batch of the replication host's round, with the raft index it reached
+// (storage.PartitionAppliedKey); Partition.Publish makes the new state the
+// partition's once that batch has committed. The proposer then reads the
+// commands' results from what its own replica recorded under the entry's
+// index. Nothing is applied that the group has not committed, so a replica
+// never holds a write the others may lack.
+//
+// What is not replicated yet: splits and index builds (refused), the
+// catalog (each node's engine must be given the same catalog operations in
+// the same order, which gives the same resource ids), and snapshots of the
+// state machine.
+
+// Replicator proposes entries to raft groups (replication/host.Host).
+type Replicator interface {
+	// Propose replicates data in group and returns the entry's index once
+	// it is committed and applied on this node.
+	Propose(ctx context.Context, group uint64, data []byte) (uint64, error)
+}
+
+// GroupID is the raft group of a partition: a hash of the container's
+// resource id and the range id.
+func GroupID(rid [storage.RidLen]byte, rangeID string) uint64 {
+	h := fnv.New64a()
+	h.Write(rid[:])
+	h.Write([]byte(rangeID))
+	return h.Sum64() | 1 // never 0
+}
+
+// GroupID returns the partition's raft group.
+func (p *Partition) GroupID() uint64 { return GroupID(p.c.rid, p.info.ID) }
+
+// proposeTimeout bounds how long a partition's loop waits for its entry.
+const proposeTimeout = 30 * time.Second
+
+// keptResults is how many entries' results a replica keeps for their
+// proposer, which reads them as soon as its proposal returns.
+const keptResults = 1024
+
+// replState is a replicated partition's apply state.
+type replState struct {
+	mu      sync.Mutex
+	loaded  bool
+	applied uint64  // the raft index applied
+	pending *partSM // the state after entries applied but not yet published
+	results map[uint64][]entryResult
+	order   []uint64 // the indexes of results, oldest first
+}
+
+type entryResult struct {
+	res  []OpResult
+	next []byte
+	err  error
+}
+
+// proposeGroup is commitGroup for a replicated partition.
+func (p *Partition) proposeGroup(group []*request) {
+	defer func() {
+		for _, r := range group {
+			close(r.done)
+		}
+	}()
+	var data []byte
+	data = binary.AppendUvarint(data, uint64(len(group)))
+	for _, r := range group {
+		if r.cmd.Split != nil || r.cmd.Reindex != nil {
+			for _, r := range group {
+				r.err = fmt.Errorf("%w: splits and index builds of replicated partitions are not supported yet", ErrBadRequest)
+			}
+			return
+		}
+		data = binfmt.AppendString(data, string(EncodeCommand(nil, r.cmd)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+	defer cancel()
+	idx, err := p.c.e.opts.Replicator.Propose(ctx, p.GroupID(), data)
+	if err != nil {
+		for _, r := range group {
+			// The replicator's error stays inspectable: a refusal names the
+			// leader a gateway should send the write to.
+			r.err = fmt.Errorf("%w: the write was not replicated: %w", ErrUnavailable, err)
+		}
+		return
+	}
+	p.repl.mu.Lock()
+	res, ok := p.repl.results[idx]
+	delete(p.repl.results, idx)
+	p.repl.mu.Unlock()
+	if !ok || len(res) != len(group) {
+		for _, r := range group {
+			r.err = fmt.Errorf("%w: the results of entry %d are no longer known", ErrUnavailable, idx)
+		}
+		return
+	}
+	for i, r := range group {
+		r.res, r.next, r.err = res[i].res, res[i].next, res[i].err
+	}
+}
+
+// AppliedIndex returns the raft index the partition has applied, as its
+// store records it.
+func (p *Partition) AppliedIndex() (uint64, error) {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	if err := p.loadApplied(); err != nil {
+		return 0, err
+	}
+	return p.repl.applied, nil
+}
+
+func (p *Partition) loadApplied() error {
+	if p.repl.loaded {
+		return nil
+	}
+	v, err := p.c.e.store.Get(nil, storage.PartitionAppliedKey(p.c.rid, p.info.ID))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("%w: cannot read the applied index: %v", ErrUnavailable, err)
+	case len(v) != 8:
+		return corrupt("the applied index of partition key range %s has %d bytes", p.info.ID, len(v))
+	default:
+		p.repl.applied = binary.BigEndian.Uint64(v)
+	}
+	p.repl.loaded = true
+	return nil
+}
+
+// ApplyEntries applies committed entries of the partition's group, in
+// order, into b, which the caller commits before it calls Publish. An
+// entry with no data (raft's own) only advances the index. A failure that
+// is not a command's own (the store's) is returned: the replica must stop.
+func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	if err := p.loadApplied(); err != nil {
+		return err
+	}
+	c := p.c
+	ac := c.applyCtx(p)
+	sm := partSM{st: p.state, ix: p.ix}
+	if p.repl.pending != nil {
+		sm = *p.repl.pending
+	}
+	for _, en := range entries {
+		if en.Index != p.repl.applied+1 {
+			return fmt.Errorf("partition key range %s: entry %d applied after %d", p.info.ID, en.Index, p.repl.applied)
+		}
+		p.repl.applied = en.Index
+		if en.Data == nil {
+			continue
+		}
+		r := binfmt.NewReader(en.Data, errBadCommand)
+		n := r.Count(1)
+		out := make([]entryResult, 0, n)
+		for range n {
+			cmd, err := DecodeCommand(r.Bytes())
+			if err != nil {
+				return err
+			}
+			res, cerr, broken := applyEntry(c.e.store, b, ac, p.info.ID, &sm, cmd)
+			if broken {
+				return cerr
+			}
+			if res.split != nil {
+				return internalError("a split reached a replicated partition's log")
+			}
+			out = append(out, entryResult{res: res.res, next: res.next, err: cerr})
+		}
+		if err := r.Err(); err != nil {
+			return err
+		}
+		if p.repl.results == nil {
+			p.repl.results = map[uint64][]entryResult{}
+		}
+		p.repl.results[en.Index] = out
+		p.repl.order = append(p.repl.order, en.Index)
+		if len(p.repl.order) > keptResults {
+			delete(p.repl.results, p.repl.order[0])
+			p.repl.order = p.repl.order[1:]
+		}
+	}
+	if err := b.Set(storage.PartitionKey(ac.rid, p.info.ID), sm.st.encode()); err != nil {
+		return err
+	}
+	if err := b.Set(storage.PartitionAppliedKey(ac.rid, p.info.ID), binary.BigEndian.AppendUint64(nil, p.repl.applied)); err != nil {
+		return err
+	}
+	p.repl.pending = &sm
+	return nil
+}
+
+// StartAt records that the group of an empty partition starts at raft
+// index (its bootstrap snapshot, which holds no data), writing into b.
+func (p *Partition) StartAt(b *storage.Batch, index uint64) error {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	if err := p.loadApplied(); err != nil {
+		return err
+	}
+	if p.state.LSN != 0 || p.repl.pending != nil || p.repl.applied > index {
+		return internalError("partition key range %s has state (LSN %d, raft index %d): it cannot start over at index %d", p.info.ID, p.state.LSN, p.repl.applied, index)
+	}
+	p.repl.applied = index
+	return b.Set(storage.PartitionAppliedKey(p.c.rid, p.info.ID), binary.BigEndian.AppendUint64(nil, index))
+}
+
+// ReplicaEntry is a committed entry of a partition's group.
+type ReplicaEntry struct {
+	Index uint64
+	Data  []byte
+}
+
+// Publish makes the state ApplyEntries reached the partition's, once the
+// batch it wrote into has committed: sessions, counts and the state later
+// entries start from.
+func (p *Partition) Publish() {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	sm := p.repl.pending
+	if sm == nil {
+		return
+	}
+	p.repl.pending = nil
+	p.state, p.ix = sm.st, sm.ix
+	p.lsn.Store(sm.st.LSN)
+	p.items.Store(sm.st.Items)
+	p.bytes.Store(sm.st.Bytes)
+	p.commits.Add(1)
+}

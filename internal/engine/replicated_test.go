@@ -1,0 +1,372 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/replication/host"
+	"github.com/parsecdb/parsec/internal/replication/raftlog"
+	"github.com/parsecdb/parsec/internal/replication/transport"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// partitionSM is a replicated partition as the host's state machine.
+type partitionSM struct{ p *Partition }
+
+func (s partitionSM) Applied() uint64 {
+	i, err := s.p.AppliedIndex()
+	if err != nil {
+		panic(err) // a test store does not fail
+	}
+	return i
+}
+
+func (s partitionSM) Apply(b *storage.Batch, ents []host.Entry) error {
+	re := make([]ReplicaEntry, len(ents))
+	for i, e := range ents {
+		re[i] = ReplicaEntry{Index: e.Index, Data: e.Data}
+	}
+	return s.p.ApplyEntries(b, re)
+}
+
+func (s partitionSM) Published() { s.p.Publish() }
+func (s partitionSM) Snapshot() ([]byte, error) {
+	return nil, errors.New("no snapshots of replicated partitions yet")
+}
+func (s partitionSM) Restore(b *storage.Batch, index, _ uint64, data []byte) error {
+	if data != nil {
+		return errors.New("no snapshots of replicated partitions yet")
+	}
+	return s.p.StartAt(b, index)
+}
+
+// lateReplicator lets an engine be opened before the host it proposes to.
+type lateReplicator struct{ h atomic.Pointer[host.Host] }
+
+func (l *lateReplicator) Propose(ctx context.Context, g uint64, data []byte) (uint64, error) {
+	return l.h.Load().Propose(ctx, g, data)
+}
+
+// replNode is one node: a store, an engine whose partitions replicate
+// through a host on that store, and the host.
+type replNode struct {
+	id  uint64
+	st  *storage.DB
+	e   *Engine
+	h   *host.Host
+	rep *lateReplicator
+}
+
+// startReplicated starts nodes with the given ids on net, each with the
+// same catalog (a database and container "c" of 4 partitions, created in
+// the same order, so with the same resource ids), and a raft group per
+// partition over all of them, led by the first.
+func startReplicated(t *testing.T, net *transport.Network, ids []uint64) []*replNode {
+	var nodes []*replNode
+	for _, id := range ids {
+		st, err := storage.Open(storage.Options{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := &lateReplicator{}
+		e, err := Open(st, Options{PartitionMaxRUs: 1000, NoThrottle: true, manualStorageSplits: true, TTLSweepInterval: -1,
+			Now: func() time.Time { return time.Unix(1_800_000_000, 0) }, Replicator: rep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mustContainer(t, e, 4000)
+		h, err := host.New(host.Config{NodeID: id, Store: raftlog.Open(st), Transport: net.Join(id), SnapshotEntries: 1 << 60,
+			Logf: func(string, ...any) {},
+			NewStateMachine: func(g uint64) (host.StateMachine, error) {
+				for _, p := range c.Partitions() {
+					if p.GroupID() == g {
+						return partitionSM{p}, nil
+					}
+				}
+				return nil, fmt.Errorf("no partition of group %d", g)
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.h.Store(h)
+		for _, p := range c.Partitions() {
+			if err := h.CreateGroup(p.GroupID(), ids); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nodes = append(nodes, &replNode{id: id, st: st, e: e, h: h, rep: rep})
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			for _, n := range nodes {
+				n.h.Tick()
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+		for _, n := range nodes {
+			n.e.Close()
+			n.h.Stop()
+			n.st.Close()
+		}
+	})
+	c, _ := nodes[0].e.Container("db", "c")
+	for _, p := range c.Partitions() {
+		if err := nodes[0].h.Campaign(p.GroupID()); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			st, err := nodes[0].h.Status(p.GroupID())
+			if err == nil && st.Lead == nodes[0].id {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("group of range %s elects no leader", p.ID())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return nodes
+}
+
+// TestReplicatedPartitionsMatchLocal runs one random sequence of item
+// commands (every kind of write, batches, conditional patches, scripts) on
+// an engine whose partitions replicate through a one-node raft group, and
+// on a plain engine: every outcome, and the stores' contents (but for the
+// applied-index records), are the same.
+func TestReplicatedPartitionsMatchLocal(t *testing.T) {
+	nodes := startReplicated(t, transport.NewNetwork(1, 0), []uint64{1})
+	plain, st0 := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, manualStorageSplits: true, TTLSweepInterval: -1,
+		Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
+	defer plain.Close()
+	c0 := mustContainer(t, plain, 4000)
+	c1, _ := nodes[0].e.Container("db", "c")
+	for _, c := range []*Container{c0, c1} {
+		if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "bump", Body: replayProcedure}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r0, r1 := rand.New(rand.NewPCG(4, 4)), rand.New(rand.NewPCG(4, 4))
+	for i := range 400 {
+		e0, e1 := randomCommand(c0, r0), randomCommand(c1, r1)
+		if fmt.Sprint(e0) != fmt.Sprint(e1) {
+			t.Fatalf("command %d: plain %v, replicated %v", i, e0, e1)
+		}
+	}
+	want, got := containerState(t, st0, c0.rid), containerState(t, nodes[0].st, c1.rid)
+	for _, p := range c1.Partitions() {
+		delete(got, string(storage.PartitionAppliedKey(c1.rid, p.ID())))
+	}
+	if len(got) != len(want) || len(want) < 400 {
+		t.Fatalf("replicated store has %d keys, plain %d", len(got), len(want))
+	}
+	for _, p := range c1.Partitions() {
+		idx, err := p.AppliedIndex()
+		if err != nil || idx < 10 || p.LSN() < 10 {
+			t.Fatalf("range %s: applied index %d, LSN %d (%v): the writes did not go through raft", p.ID(), idx, p.LSN(), err)
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("key %x: replicated %q, plain %q", k, got[k], v)
+		}
+	}
+}
+
+// TestReplicatedPartitionsOnThreeNodes writes through the leader of every
+// partition's group (concurrently, so entries carry groups of commands),
+// then checks that the followers applied the same entries: the same
+// applied indexes and LSNs, the same store contents, and the same items
+// read on them; a write on a follower is refused (it does not lead).
+func TestReplicatedPartitionsOnThreeNodes(t *testing.T) {
+	net := transport.NewNetwork(2, 0)
+	nodes := startReplicated(t, net, []uint64{1, 2, 3})
+	cs := make([]*Container, len(nodes))
+	for i, n := range nodes {
+		cs[i], _ = n.e.Container("db", "c")
+		if _, err := cs[i].CreateScript(StoredProcedure, ScriptSpec{ID: "bump", Body: replayProcedure}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(9, uint64(w)))
+			for range 150 {
+				if err := randomCommand(cs[0], rng); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	leader := cs[0]
+	deadline := time.Now().Add(30 * time.Second)
+	for _, p := range leader.Partitions() {
+		want, err := p.AppliedIndex()
+		if err != nil || want < 10 {
+			t.Fatalf("range %s: the leader applied index %d (%v)", p.ID(), want, err)
+		}
+		for _, c := range cs[1:] {
+			fp, err := c.PartitionByID(p.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				got, err := fp.AppliedIndex()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got >= want && fp.LSN() == p.LSN() {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("range %s: a follower applied %d (LSN %d), the leader %d (LSN %d)", p.ID(), got, fp.LSN(), want, p.LSN())
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	want := containerState(t, nodes[0].st, leader.rid)
+	for i, n := range nodes[1:] {
+		got := containerState(t, n.st, leader.rid)
+		if len(got) != len(want) || len(want) < 400 {
+			t.Fatalf("node %d has %d keys, the leader %d", i+2, len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("node %d: key %x holds %q, the leader %q", i+2, k, got[k], v)
+			}
+		}
+	}
+	got := readAllFeed(t, cs[2], "", 50, nil)
+	if all := readAllFeed(t, leader, "", 50, nil); len(got) != len(all) || len(all) == 0 {
+		t.Fatalf("a follower's feed has %d items, the leader's %d", len(got), len(all))
+	}
+	op, err := cs[1].PrepareWrite(OpUpsert, []byte(`{"id":"x","pk":"k1"}`), key("k1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nl *host.NotLeaderError
+	if _, _, err := cs[1].Execute(&Command{Ops: []Op{op}}, ""); !errors.Is(err, ErrUnavailable) || !errors.As(err, &nl) || nl.Leader != 1 {
+		t.Fatalf("a write on a follower: %v, want a refusal naming node 1", err)
+	}
+
+	// Failover: the leader is cut off and nodes 2 and 3 elect new leaders.
+	// A write on the old leader is not acknowledged and never applied;
+	// writes on the new ones are; once healed, every replica has applied
+	// exactly the same.
+	net.Isolate(1)
+	lost := make(chan error, 1)
+	go func() {
+		op, err := cs[0].PrepareWrite(OpUpsert, []byte(`{"id":"lost","pk":"k1"}`), key("k1"), true)
+		if err == nil {
+			_, _, err = cs[0].Execute(&Command{Ops: []Op{op}}, "")
+		}
+		lost <- err
+	}()
+	// Each group elects node 2 or 3; writes go to the leader of their
+	// key's partition, as a gateway would send them.
+	leaderOf := func(g uint64) uint64 {
+		for {
+			for _, n := range nodes[1:] {
+				if st, err := n.h.Status(g); err == nil && (st.Lead == 2 || st.Lead == 3) && st.Lead == n.id {
+					return n.id
+				}
+			}
+			if time.Now().After(deadline.Add(60 * time.Second)) {
+				t.Fatalf("nodes 2 and 3 elect no leader of group %d", g)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := range 120 {
+		k := fmt.Sprint("k", i%40)
+		p := leader.PartitionFor(mustEPK(t, leader, k))
+		for attempt := 0; ; attempt++ {
+			c := cs[leaderOf(p.GroupID())-1]
+			op, err := c.PrepareWrite(OpUpsert, []byte(fmt.Sprintf(`{"id":"after%d","pk":%q,"n":%d}`, i, k, i)), key(k), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = c.Execute(&Command{Ops: []Op{op}}, "")
+			if err == nil {
+				break
+			}
+			if attempt > 50 {
+				t.Fatalf("write %d: %v", i, err)
+			}
+			time.Sleep(2 * time.Millisecond) // leadership moved: find the leader again
+		}
+	}
+	if err := <-lost; !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a write on the cut-off leader: %v, want it refused", err)
+	}
+	net.Heal()
+	deadline = time.Now().Add(30 * time.Second)
+	for _, p := range leader.Partitions() {
+		lead := cs[leaderOf(p.GroupID())-1]
+		lp, _ := lead.PartitionByID(p.ID())
+		want, _ := lp.AppliedIndex()
+		for _, c := range cs {
+			fp, _ := c.PartitionByID(p.ID())
+			for {
+				if got, _ := fp.AppliedIndex(); got >= want && fp.LSN() == lp.LSN() {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("range %s: a replica does not catch up with the new leader", p.ID())
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	want = containerState(t, nodes[1].st, leader.rid)
+	for i, n := range nodes {
+		got := containerState(t, n.st, leader.rid)
+		if len(got) != len(want) {
+			t.Fatalf("after failover, node %d has %d keys, the new leader %d", i+1, len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("after failover, node %d: key %x holds %q, the new leader %q", i+1, k, got[k], v)
+			}
+		}
+		op, _ := cs[i].PrepareKeyed(OpRead, "lost", key("k1"), true)
+		if _, _, err := cs[i].ReadItem(op); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("node %d: the write the cut-off leader did not acknowledge is there (%v)", i+1, err)
+		}
+		for w := range 120 {
+			op, _ := cs[i].PrepareKeyed(OpRead, fmt.Sprint("after", w), key(fmt.Sprint("k", w%40)), true)
+			if _, _, err := cs[i].ReadItem(op); err != nil {
+				t.Fatalf("node %d: write %d acknowledged after the failover: %v", i+1, w, err)
+			}
+		}
+	}
+}
+
+func mustEPK(t *testing.T, c *Container, pk string) string {
+	t.Helper()
+	e, err := c.epkOf(key(pk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
