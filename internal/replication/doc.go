@@ -148,13 +148,13 @@
 //     applies committed entries with Partition.ApplyEntries and publishes
 //     with Partition.Publish, through the host's Publisher hook; see
 //     docs/DESIGN.md). Still to do: splits and index builds in the log,
-//     the state machine's snapshots, and a server that runs it. Snapshots stream the partition's key span from
-//     a Pebble snapshot in chunks over their own connection instead of
-//     living in the raft store (until then, a partition's state machine
-//     must be a SnapshotEncoder: nothing the loop calls may take long).
-//     The engine's half of such a snapshot exists: engine.SnapshotRange
-//     streams a range's whole state in bounded chunks, ApplyRangeChunk and
-//     ClearRange install it (see docs/DESIGN.md, "Replication").
+//     the state machine's snapshots, and a server that runs it. Snapshots
+//     are to stream the partition's key span from a Pebble snapshot in
+//     chunks over their own connection instead of living in the raft store
+//     (until then, a partition's state machine must be a SnapshotEncoder:
+//     nothing the loop calls may take long). The engine's half exists:
+//     engine.SnapshotRange streams a range's whole state in bounded chunks,
+//     ApplyRangeChunk and ClearRange install it.
 //   - The meta group: one raft group holding the catalog, the partition
 //     maps, placement and membership; node liveness in it, which drives
 //     NodeDown and so lets quiescence be on by default.
