@@ -47,9 +47,9 @@ type Options struct {
 	// background (see ttl.go); negative: never. Default
 	// DefaultTTLSweepInterval.
 	TTLSweepInterval time.Duration
-	// Replicator, when set, replicates every partition's writes through its
-	// raft group before they are applied (replicated.go). Experimental:
-	// splits, index builds and the catalog are not replicated.
+	// Replicator, when set, replicates every partition's writes and splits
+	// through its raft group before they are applied (replicated.go).
+	// Experimental: index builds and the catalog are not replicated.
 	Replicator Replicator
 	// Logf logs what the engine does on its own (data loss accepted, a
 	// record that could not be written). Default log.Printf.

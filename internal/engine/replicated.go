@@ -25,16 +25,24 @@ import (
 // index. Nothing is applied that the group has not committed, so a replica
 // never holds a write the others may lack.
 //
-// What is not replicated yet: splits and index builds (refused), the
-// catalog (each node's engine must be given the same catalog operations in
-// the same order, which gives the same resource ids), and snapshots of the
-// state machine.
+// A split is an entry of the parent's log like any command: every replica
+// applies it (reading the store as the round's batch leaves it), and once
+// it is committed the children replace the parent in the routing table and
+// the Replicator creates their groups. What is not replicated yet: index
+// builds (refused), the catalog (each node's engine must be given the same
+// catalog operations in the same order, which gives the same resource
+// ids), and snapshots of the state machine.
 
 // Replicator proposes entries to raft groups (replication/host.Host).
 type Replicator interface {
 	// Propose replicates data in group and returns the entry's index once
 	// it is committed and applied on this node.
 	Propose(ctx context.Context, group uint64, data []byte) (uint64, error)
+	// Split is told, on every replica, that the partition of group parent
+	// split into the partitions of groups children, once the split is
+	// applied: it creates the children's groups, with the parent's members.
+	// It is called from the replication loop, so it must not wait for it.
+	Split(parent uint64, children []uint64)
 }
 
 // GroupID is the raft group of a partition: a hash of the container's
@@ -60,16 +68,18 @@ const keptResults = 1024
 type replState struct {
 	mu      sync.Mutex
 	loaded  bool
-	applied uint64  // the raft index applied
-	pending *partSM // the state after entries applied but not yet published
+	applied uint64       // the raft index applied
+	pending *partSM      // the state after entries applied but not yet published
+	split   *splitResult // a split applied but not yet published
 	results map[uint64][]entryResult
 	order   []uint64 // the indexes of results, oldest first
 }
 
 type entryResult struct {
-	res  []OpResult
-	next []byte
-	err  error
+	res      []OpResult
+	next     []byte
+	children []RangeInfo
+	err      error
 }
 
 // proposeGroup is commitGroup for a replicated partition.
@@ -82,9 +92,9 @@ func (p *Partition) proposeGroup(group []*request) {
 	var data []byte
 	data = binary.AppendUvarint(data, uint64(len(group)))
 	for _, r := range group {
-		if r.cmd.Split != nil || r.cmd.Reindex != nil {
+		if r.cmd.Reindex != nil {
 			for _, r := range group {
-				r.err = fmt.Errorf("%w: splits and index builds of replicated partitions are not supported yet", ErrBadRequest)
+				r.err = fmt.Errorf("%w: index builds of replicated partitions are not supported yet", ErrBadRequest)
 			}
 			return
 		}
@@ -112,7 +122,7 @@ func (p *Partition) proposeGroup(group []*request) {
 		return
 	}
 	for i, r := range group {
-		r.res, r.next, r.err = res[i].res, res[i].next, res[i].err
+		r.res, r.next, r.children, r.err = res[i].res, res[i].next, res[i].children, res[i].err
 	}
 }
 
@@ -177,14 +187,20 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 			if err != nil {
 				return err
 			}
-			res, cerr, broken := applyEntry(c.e.store, b, ac, p.info.ID, &sm, cmd)
+			if p.repl.split != nil {
+				return internalError("partition key range %s: an entry follows its split in the same round", p.info.ID)
+			}
+			// The batch is the reader: a split reads the store as the
+			// entries before it leave it.
+			res, cerr, broken := applyEntry(b, b, ac, p.info.ID, &sm, cmd)
 			if broken {
 				return cerr
 			}
+			er := entryResult{res: res.res, next: res.next, err: cerr}
 			if res.split != nil {
-				return internalError("a split reached a replicated partition's log")
+				p.repl.split, er.children = res.split, res.split.children
 			}
-			out = append(out, entryResult{res: res.res, next: res.next, err: cerr})
+			out = append(out, er)
 		}
 		if err := r.Err(); err != nil {
 			return err
@@ -199,8 +215,11 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 			p.repl.order = p.repl.order[1:]
 		}
 	}
-	if err := b.Set(storage.PartitionKey(ac.rid, p.info.ID), sm.st.encode()); err != nil {
-		return err
+	if p.repl.split == nil {
+		// A split deleted the parent's state record.
+		if err := b.Set(storage.PartitionKey(ac.rid, p.info.ID), sm.st.encode()); err != nil {
+			return err
+		}
 	}
 	if err := b.Set(storage.PartitionAppliedKey(ac.rid, p.info.ID), binary.BigEndian.AppendUint64(nil, p.repl.applied)); err != nil {
 		return err
@@ -209,16 +228,19 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 	return nil
 }
 
-// StartAt records that the group of an empty partition starts at raft
-// index (its bootstrap snapshot, which holds no data), writing into b.
+// StartAt records that the group of a partition that has applied nothing
+// of it starts at raft index (its bootstrap snapshot, which holds no
+// data), writing into b.
 func (p *Partition) StartAt(b *storage.Batch, index uint64) error {
 	p.repl.mu.Lock()
 	defer p.repl.mu.Unlock()
 	if err := p.loadApplied(); err != nil {
 		return err
 	}
-	if p.state.LSN != 0 || p.repl.pending != nil || p.repl.applied > index {
-		return internalError("partition key range %s has state (LSN %d, raft index %d): it cannot start over at index %d", p.info.ID, p.state.LSN, p.repl.applied, index)
+	// A new container's partition starts empty, a split's child with its
+	// parent's state; neither has applied an entry of its own group.
+	if p.repl.applied != 0 || p.repl.pending != nil {
+		return internalError("partition key range %s has applied raft index %d: it cannot start over at index %d", p.info.ID, p.repl.applied, index)
 	}
 	p.repl.applied = index
 	return b.Set(storage.PartitionAppliedKey(p.c.rid, p.info.ID), binary.BigEndian.AppendUint64(nil, index))
@@ -246,4 +268,16 @@ func (p *Partition) Publish() {
 	p.items.Store(sm.st.Items)
 	p.bytes.Store(sm.st.Bytes)
 	p.commits.Add(1)
+	if sr := p.repl.split; sr != nil {
+		p.repl.split = nil
+		c := p.c
+		c.mu.Lock()
+		p.swapChildren(sr)
+		c.mu.Unlock()
+		kids := make([]uint64, len(sr.children))
+		for i, ch := range sr.children {
+			kids[i] = GroupID(c.rid, ch.ID)
+		}
+		c.e.opts.Replicator.Split(p.GroupID(), kids)
+	}
 }

@@ -47,10 +47,36 @@ func (s partitionSM) Restore(b *storage.Batch, index, _ uint64, data []byte) err
 }
 
 // lateReplicator lets an engine be opened before the host it proposes to.
-type lateReplicator struct{ h atomic.Pointer[host.Host] }
+// A split's children get groups with the same members, and the replica
+// that led the parent campaigns for them.
+type lateReplicator struct {
+	h       atomic.Pointer[host.Host]
+	members []uint64
+	splits  sync.WaitGroup
+}
 
 func (l *lateReplicator) Propose(ctx context.Context, g uint64, data []byte) (uint64, error) {
 	return l.h.Load().Propose(ctx, g, data)
+}
+
+func (l *lateReplicator) Split(parent uint64, children []uint64) {
+	h := l.h.Load()
+	led := false
+	l.splits.Add(1)
+	go func() { // the host's loop is calling: do not wait for it here
+		defer l.splits.Done()
+		if st, err := h.Status(parent); err == nil && st.Lead == st.ID {
+			led = true
+		}
+		for _, g := range children {
+			if err := h.CreateGroup(g, l.members); err != nil && !errors.Is(err, host.ErrStopped) {
+				panic(err)
+			}
+			if led {
+				_ = h.Campaign(g)
+			}
+		}
+	}()
 }
 
 // replNode is one node: a store, an engine whose partitions replicate
@@ -74,7 +100,7 @@ func startReplicated(t *testing.T, net *transport.Network, ids []uint64) []*repl
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep := &lateReplicator{}
+		rep := &lateReplicator{members: ids}
 		e, err := Open(st, Options{PartitionMaxRUs: 1000, NoThrottle: true, manualStorageSplits: true, TTLSweepInterval: -1,
 			Now: func() time.Time { return time.Unix(1_800_000_000, 0) }, Replicator: rep})
 		if err != nil {
@@ -118,6 +144,7 @@ func startReplicated(t *testing.T, net *transport.Network, ids []uint64) []*repl
 		stop.Store(true)
 		wg.Wait()
 		for _, n := range nodes {
+			n.rep.splits.Wait()
 			n.e.Close()
 			n.h.Stop()
 			n.st.Close()
@@ -189,9 +216,11 @@ func TestReplicatedPartitionsMatchLocal(t *testing.T) {
 
 // TestReplicatedPartitionsOnThreeNodes writes through the leader of every
 // partition's group (concurrently, so entries carry groups of commands),
-// then checks that the followers applied the same entries: the same
-// applied indexes and LSNs, the same store contents, and the same items
-// read on them; a write on a follower is refused (it does not lead).
+// splits two partitions through their logs and writes on, then checks that
+// the followers applied the same entries: the same ranges, applied indexes
+// and LSNs, the same store contents, and the same items read on them; a
+// write on a follower is refused (it does not lead). Then it cuts the
+// leader off (see below).
 func TestReplicatedPartitionsOnThreeNodes(t *testing.T) {
 	net := transport.NewNetwork(2, 0)
 	nodes := startReplicated(t, net, []uint64{1, 2, 3})
@@ -203,22 +232,53 @@ func TestReplicatedPartitionsOnThreeNodes(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(9, uint64(w)))
-			for range 150 {
-				if err := randomCommand(cs[0], rng); err != nil {
-					t.Error(err)
-					return
+	write := func(seed uint64) {
+		for w := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(seed, uint64(w)))
+				for range 100 {
+					if err := randomCommand(cs[0], rng); err != nil {
+						t.Error(err)
+						return
+					}
 				}
-			}
-		}()
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	write(9)
+	// Two splits through the log, then more writes, which go to the
+	// children's groups (led by the parent's leader).
 	leader := cs[0]
+	for _, p := range leader.Partitions()[:2] {
+		if _, err := leader.splitForStorage(p); err != nil {
+			t.Fatalf("split range %s: %v", p.ID(), err)
+		}
+	}
 	deadline := time.Now().Add(30 * time.Second)
+	for _, p := range leader.Partitions() {
+		// A child's election may go to another replica, which created its
+		// group first: it hands the leadership over.
+		for {
+			st, err := nodes[0].h.Status(p.GroupID())
+			if err == nil && st.Lead == 1 {
+				break
+			}
+			if err == nil && st.Lead != 0 {
+				_ = nodes[st.Lead-1].h.TransferLeadership(p.GroupID(), 1)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the group of range %s has no leader on node 1", p.ID())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if n := len(leader.Partitions()); n != 6 {
+		t.Fatalf("%d partitions after two splits, want 6", n)
+	}
+	write(19)
 	for _, p := range leader.Partitions() {
 		want, err := p.AppliedIndex()
 		if err != nil || want < 10 {
@@ -242,6 +302,11 @@ func TestReplicatedPartitionsOnThreeNodes(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond)
 			}
+		}
+	}
+	for i, c := range cs[1:] {
+		if fmt.Sprint(c.Info().Ranges) != fmt.Sprint(leader.Info().Ranges) {
+			t.Fatalf("node %d has the ranges %v, the leader %v", i+2, c.Info().Ranges, leader.Info().Ranges)
 		}
 	}
 	want := containerState(t, nodes[0].st, leader.rid)

@@ -147,7 +147,9 @@
 //     Options.Replicator: a partition's loop proposes, every replica
 //     applies committed entries with Partition.ApplyEntries and publishes
 //     with Partition.Publish, through the host's Publisher hook; see
-//     docs/DESIGN.md). Still to do: splits and index builds in the log,
+//     docs/DESIGN.md), splits included (an entry of the parent's log;
+//     Replicator.Split creates the children's groups). Still to do: index
+//     builds in the log,
 //     the state machine's snapshots, and a server that runs it. Snapshots
 //     are to stream the partition's key span from a Pebble snapshot in
 //     chunks over their own connection instead of living in the raft store

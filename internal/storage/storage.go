@@ -281,6 +281,12 @@ type Batch struct {
 // committed state) to dst.
 func (b *Batch) Get(dst, key []byte) ([]byte, error) { return get(b.b, dst, key) }
 
+// Iterate is DB.Iterate over the store as the batch would leave it: the
+// batch's own writes over the committed keys.
+func (b *Batch) Iterate(lo, hi []byte, fn func(key, value []byte) (bool, error)) error {
+	return iterate(b.b, lo, hi, fn)
+}
+
 // Set records a write of key.
 func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
 

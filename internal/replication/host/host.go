@@ -467,6 +467,24 @@ func (h *Host) Campaign(group uint64) error {
 	})
 }
 
+// TransferLeadership asks this replica of group, which must lead it, to
+// hand the leadership to the replica on node to (raft's leader transfer:
+// it brings to up to date, then tells it to campaign at once).
+func (h *Host) TransferLeadership(group, to uint64) error {
+	return h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		if st := g.rn.BasicStatus(); st.RaftState != raft.StateLeader {
+			return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
+		}
+		h.wakeGroup(g)
+		g.rn.TransferLeader(to)
+		return nil
+	})
+}
+
 // Status returns raft's status of this node's replica of group.
 func (h *Host) Status(group uint64) (raft.BasicStatus, error) {
 	var st raft.BasicStatus

@@ -855,3 +855,31 @@ func TestOverTCP(t *testing.T) {
 		return true
 	})
 }
+
+// TestTransferLeadership hands a group's leadership to another replica,
+// which then takes proposals; a follower cannot hand it over.
+func TestTransferLeadership(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	g := c.groups[0]
+	old := c.leader(g)
+	to := voters[0]
+	if to == old {
+		to = voters[1]
+	}
+	var nl *NotLeaderError
+	if err := c.nodes[to].h.TransferLeadership(g, old); !errors.As(err, &nl) {
+		t.Fatalf("a follower handed the leadership over: %v", err)
+	}
+	if err := c.nodes[old].h.TransferLeadership(g, to); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(fmt.Sprintf("node %d to lead", to), func() bool {
+		st, err := c.nodes[to].h.Status(g)
+		return err == nil && st.Lead == to && st.RaftState == raft.StateLeader
+	})
+	if lead := c.leader(g); lead != to {
+		t.Fatalf("node %d leads, want %d", lead, to)
+	}
+	c.propose(g, "after-transfer", to)
+	c.converge(g, []string{"after-transfer"})
+}
