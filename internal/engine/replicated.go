@@ -68,11 +68,14 @@ const keptResults = 1024
 type replState struct {
 	mu      sync.Mutex
 	loaded  bool
-	applied uint64       // the raft index applied
-	pending *partSM      // the state after entries applied but not yet published
-	split   *splitResult // a split applied but not yet published
-	results map[uint64][]entryResult
-	order   []uint64 // the indexes of results, oldest first
+	applied uint64 // the raft index applied
+	// published is the raft index whose state is committed and the
+	// partition's (Publish): what a read may rely on.
+	published uint64
+	pending   *partSM      // the state after entries applied but not yet published
+	split     *splitResult // a split applied but not yet published
+	results   map[uint64][]entryResult
+	order     []uint64 // the indexes of results, oldest first
 }
 
 type entryResult struct {
@@ -126,15 +129,16 @@ func (p *Partition) proposeGroup(group []*request) {
 	}
 }
 
-// AppliedIndex returns the raft index the partition has applied, as its
-// store records it.
+// AppliedIndex returns the raft index up to which the partition's state is
+// committed and published: a read of the partition sees every entry up to
+// it.
 func (p *Partition) AppliedIndex() (uint64, error) {
 	p.repl.mu.Lock()
 	defer p.repl.mu.Unlock()
 	if err := p.loadApplied(); err != nil {
 		return 0, err
 	}
-	return p.repl.applied, nil
+	return p.repl.published, nil
 }
 
 func (p *Partition) loadApplied() error {
@@ -150,6 +154,7 @@ func (p *Partition) loadApplied() error {
 		return corrupt("the applied index of partition key range %s has %d bytes", p.info.ID, len(v))
 	default:
 		p.repl.applied = binary.BigEndian.Uint64(v)
+		p.repl.published = p.repl.applied
 	}
 	p.repl.loaded = true
 	return nil
@@ -242,7 +247,7 @@ func (p *Partition) StartAt(b *storage.Batch, index uint64) error {
 	if p.repl.applied != 0 || p.repl.pending != nil {
 		return internalError("partition key range %s has applied raft index %d: it cannot start over at index %d", p.info.ID, p.repl.applied, index)
 	}
-	p.repl.applied = index
+	p.repl.applied, p.repl.published = index, index // nothing to read before it
 	return b.Set(storage.PartitionAppliedKey(p.c.rid, p.info.ID), binary.BigEndian.AppendUint64(nil, index))
 }
 
@@ -259,6 +264,7 @@ func (p *Partition) Publish() {
 	p.repl.mu.Lock()
 	defer p.repl.mu.Unlock()
 	sm := p.repl.pending
+	p.repl.published = p.repl.applied
 	if sm == nil {
 		return
 	}

@@ -21,7 +21,7 @@ import (
 type partitionSM struct{ p *Partition }
 
 func (s partitionSM) Applied() uint64 {
-	i, err := s.p.AppliedIndex()
+	i, err := s.p.AppliedIndex() // the host asks when it opens the group: all is committed
 	if err != nil {
 		panic(err) // a test store does not fail
 	}
