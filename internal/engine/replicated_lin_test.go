@@ -177,13 +177,8 @@ func testReplicatedLinearizable(t *testing.T, seed uint64) {
 	// Faults: the leader of a key's partition is cut off, then healed.
 	frng := rand.New(rand.NewPCG(seed, 77))
 	progress := func(n int) {
-		want, limit := rec.Len()+n, time.Now().Add(time.Minute)
-		for rec.Len() < want {
-			if time.Now().After(limit) {
-				t.Errorf("no progress for a minute (%d operations)", rec.Len())
-				return
-			}
-			time.Sleep(time.Millisecond)
+		if !rec.Await(n, time.Minute) {
+			t.Errorf("no progress for a minute (%d operations)", rec.Len())
 		}
 	}
 	for range 8 {
@@ -204,13 +199,7 @@ func testReplicatedLinearizable(t *testing.T, seed uint64) {
 	progress(40)
 	done.Store(true)
 	wg.Wait()
-	h := rec.History()
-	known := 0
-	for _, op := range h {
-		if !op.Output.(lincheck.Output).Unknown {
-			known++
-		}
-	}
+	h, known := rec.History(), rec.Known()
 	if res := lincheck.Check(h, time.Minute); res != porcupine.Ok {
 		t.Fatalf("the history of %d operations (%d with a known outcome) is %s", len(h), known, res)
 	}

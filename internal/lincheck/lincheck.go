@@ -73,6 +73,33 @@ func (r *Recorder) Len() int {
 	return len(r.ops)
 }
 
+// Known returns how many recorded operations have a known outcome.
+func (r *Recorder) Known() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, op := range r.ops {
+		if !op.Output.(Output).Unknown {
+			n++
+		}
+	}
+	return n
+}
+
+// Await waits until n more operations than now are recorded, and reports
+// whether they were before timeout: a test paces its faults by its
+// clients' progress, whatever the machine's speed.
+func (r *Recorder) Await(n int, timeout time.Duration) bool {
+	want, limit := r.Len()+n, time.Now().Add(timeout)
+	for r.Len() < want {
+		if time.Now().After(limit) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
 // History returns the operations recorded.
 func (r *Recorder) History() []porcupine.Operation {
 	r.mu.Lock()

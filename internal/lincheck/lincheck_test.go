@@ -70,8 +70,11 @@ func TestRecorder(t *testing.T) {
 	rec.Add(0, w("a", "1"), c, ok(true))
 	rec.Add(1, w("a", "2"), rec.Now(), unknown())
 	h := rec.History()
-	if len(h) != 2 || rec.Len() != 2 || h[0].Return < h[0].Call || h[1].Return != math.MaxInt64 {
+	if len(h) != 2 || rec.Len() != 2 || rec.Known() != 1 || h[0].Return < h[0].Call || h[1].Return != math.MaxInt64 {
 		t.Fatalf("history %+v", h)
+	}
+	if rec.Await(1, 10*time.Millisecond) || !rec.Await(0, time.Millisecond) {
+		t.Fatal("Await reported operations that were not recorded")
 	}
 	if got := Check(append(h, op(2, r("a"), h[0].Return+1, h[0].Return+2, val("3"))), time.Second); got != porcupine.Illegal {
 		t.Fatalf("a read of a value never written: %s", got)

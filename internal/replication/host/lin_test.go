@@ -298,13 +298,8 @@ func testLinearizable(t *testing.T, seed uint64) {
 	// progress waits until the clients have recorded n more operations,
 	// so that every seed checks about as many whatever the machine's speed.
 	progress := func(n int) {
-		want, limit := rec.Len()+n, time.Now().Add(time.Minute)
-		for rec.Len() < want {
-			if time.Now().After(limit) {
-				t.Errorf("the clients made no progress for a minute (%d operations)", rec.Len())
-				return
-			}
-			time.Sleep(time.Millisecond)
+		if !rec.Await(n, time.Minute) {
+			t.Errorf("the clients made no progress for a minute (%d operations)", rec.Len())
 		}
 	}
 	term := func() uint64 {
@@ -348,13 +343,7 @@ func testLinearizable(t *testing.T, seed uint64) {
 	if elections < 3 {
 		t.Fatalf("the term rose by %d during the faults: too few elections to test failover", elections)
 	}
-	h := rec.History()
-	known := 0
-	for _, op := range h {
-		if !op.Output.(lincheck.Output).Unknown {
-			known++
-		}
-	}
+	h, known := rec.History(), rec.Known()
 	if res := lincheck.Check(h, time.Minute); res != porcupine.Ok {
 		t.Fatalf("the history of %d operations (%d with a known outcome) is %s", len(h), known, res)
 	}
