@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,8 +22,9 @@ import (
 // batch of the replication host's round, with the raft index it reached
 // (storage.PartitionAppliedKey); Partition.Publish makes the new state the
 // partition's once that batch has committed. The proposer then reads the
-// commands' results from what its own replica recorded under the entry's
-// index. Nothing is applied that the group has not committed, so a replica
+// commands' results from what its own replica recorded for it: an entry
+// carries a random token, and a replica records the results of the entries
+// whose token one of its own proposals in flight registered, and no others. Nothing is applied that the group has not committed, so a replica
 // never holds a write the others may lack.
 //
 // A split is an entry of the parent's log like any command: every replica
@@ -60,10 +62,6 @@ func (p *Partition) GroupID() uint64 { return GroupID(p.c.rid, p.info.ID) }
 // proposeTimeout bounds how long a partition's loop waits for its entry.
 const proposeTimeout = 30 * time.Second
 
-// keptResults is how many entries' results a replica keeps for their
-// proposer, which reads them as soon as its proposal returns.
-const keptResults = 1024
-
 // replState is a replicated partition's apply state.
 type replState struct {
 	mu      sync.Mutex
@@ -74,8 +72,10 @@ type replState struct {
 	published uint64
 	pending   *partSM      // the state after entries applied but not yet published
 	split     *splitResult // a split applied but not yet published
-	results   map[uint64][]entryResult
-	order     []uint64 // the indexes of results, oldest first
+	// waiting holds, by the token its entry carries, a slot for the
+	// results of each proposal of this replica in flight; apply fills the
+	// slots of the entries it finds there, and records no other results.
+	waiting map[uint64]*[]entryResult
 }
 
 type entryResult struct {
@@ -92,8 +92,12 @@ func (p *Partition) proposeGroup(group []*request) {
 			close(r.done)
 		}
 	}()
-	var data []byte
-	data = binary.AppendUvarint(data, uint64(len(group)))
+	// The entry: a random token, which names this proposal's results slot
+	// here (unknown elsewhere), then the commands.
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	token := binary.BigEndian.Uint64(tok[:])
+	data := binary.AppendUvarint(tok[:], uint64(len(group)))
 	for _, r := range group {
 		if r.cmd.Reindex != nil {
 			for _, r := range group {
@@ -103,24 +107,31 @@ func (p *Partition) proposeGroup(group []*request) {
 		}
 		data = binfmt.AppendString(data, string(EncodeCommand(nil, r.cmd)))
 	}
+	slot := new([]entryResult)
+	p.repl.mu.Lock()
+	if p.repl.waiting == nil {
+		p.repl.waiting = map[uint64]*[]entryResult{}
+	}
+	p.repl.waiting[token] = slot
+	p.repl.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
 	defer cancel()
 	idx, err := p.c.e.opts.Replicator.Propose(ctx, p.GroupID(), data)
+	p.repl.mu.Lock()
+	delete(p.repl.waiting, token)
+	res := *slot
+	p.repl.mu.Unlock()
 	if err != nil {
 		for _, r := range group {
 			// The replicator's error stays inspectable: a refusal names the
 			// leader a gateway should send the write to.
-			r.err = fmt.Errorf("%w: the write was not replicated: %w", ErrUnavailable, err)
+			r.err = fmt.Errorf("%w: the write could not be replicated, or its outcome is unknown: %w", ErrUnavailable, err)
 		}
 		return
 	}
-	p.repl.mu.Lock()
-	res, ok := p.repl.results[idx]
-	delete(p.repl.results, idx)
-	p.repl.mu.Unlock()
-	if !ok || len(res) != len(group) {
+	if len(res) != len(group) {
 		for _, r := range group {
-			r.err = fmt.Errorf("%w: the results of entry %d are no longer known", ErrUnavailable, idx)
+			r.err = internalError("entry %d was applied without the results of its %d commands", idx, len(group))
 		}
 		return
 	}
@@ -184,7 +195,11 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		if en.Data == nil {
 			continue
 		}
-		r := binfmt.NewReader(en.Data, errBadCommand)
+		if len(en.Data) < 8 {
+			return corrupt("partition key range %s: entry %d has no token", p.info.ID, en.Index)
+		}
+		slot := p.repl.waiting[binary.BigEndian.Uint64(en.Data)]
+		r := binfmt.NewReader(en.Data[8:], errBadCommand)
 		n := r.Count(1)
 		out := make([]entryResult, 0, n)
 		for range n {
@@ -210,14 +225,8 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		if err := r.Err(); err != nil {
 			return err
 		}
-		if p.repl.results == nil {
-			p.repl.results = map[uint64][]entryResult{}
-		}
-		p.repl.results[en.Index] = out
-		p.repl.order = append(p.repl.order, en.Index)
-		if len(p.repl.order) > keptResults {
-			delete(p.repl.results, p.repl.order[0])
-			p.repl.order = p.repl.order[1:]
+		if slot != nil {
+			*slot = out
 		}
 	}
 	if p.repl.split == nil {
