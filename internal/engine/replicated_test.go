@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/parsecdb/parsec/internal/replication/host"
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
 	"github.com/parsecdb/parsec/internal/replication/transport"
@@ -476,5 +478,130 @@ func BenchmarkReplicatedCreate(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// TestReplicatedRestart stops a one-node replicated engine (engine, host
+// and store) in the middle of a random sequence of commands and opens it
+// again from its files: it goes on from its raft log and applied index, and
+// ends with the same outcomes and the same store as a plain engine that ran
+// the whole sequence.
+func TestReplicatedRestart(t *testing.T) {
+	now := func() time.Time { return time.Unix(1_800_000_000, 0) }
+	plain, st0 := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, manualStorageSplits: true, TTLSweepInterval: -1, Now: now})
+	defer plain.Close()
+	c0 := mustContainer(t, plain, 4000)
+	if _, err := c0.CreateScript(StoredProcedure, ScriptSpec{ID: "bump", Body: replayProcedure}); err != nil {
+		t.Fatal(err)
+	}
+	fs := vfs.NewMem()
+	net := transport.NewNetwork(5, 0)
+	type instance struct {
+		st   *storage.DB
+		e    *Engine
+		h    *host.Host
+		c    *Container
+		stop func()
+	}
+	start := func(first bool) *instance {
+		st, err := storage.Open(storage.Options{Dir: "/n1", FS: fs, Reserve: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := &lateReplicator{members: []uint64{1}}
+		e, err := Open(st, Options{PartitionMaxRUs: 1000, NoThrottle: true, manualStorageSplits: true, TTLSweepInterval: -1, Now: now, Replicator: rep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c *Container
+		if first {
+			c = mustContainer(t, e, 4000)
+			if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: "bump", Body: replayProcedure}); err != nil {
+				t.Fatal(err)
+			}
+		} else if c, err = e.Container("db", "c"); err != nil {
+			t.Fatal(err)
+		}
+		h, err := host.New(host.Config{NodeID: 1, Store: raftlog.Open(st), Transport: net.Join(1), SnapshotEntries: 1 << 60,
+			Logf: func(string, ...any) {},
+			NewStateMachine: func(g uint64) (host.StateMachine, error) {
+				for _, p := range c.Partitions() {
+					if p.GroupID() == g {
+						return partitionSM{p}, nil
+					}
+				}
+				return nil, fmt.Errorf("no partition of group %d", g)
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.h.Store(h)
+		var stopped atomic.Bool
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stopped.Load() {
+				h.Tick()
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		for _, p := range c.Partitions() {
+			if err := h.CreateGroup(p.GroupID(), []uint64{1}); err != nil {
+				t.Fatal(err)
+			}
+			_ = h.Campaign(p.GroupID())
+			for {
+				if s, err := h.Status(p.GroupID()); err == nil && s.Lead == 1 {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		return &instance{st: st, e: e, h: h, c: c, stop: func() {
+			stopped.Store(true)
+			wg.Wait()
+			e.Close()
+			h.Stop()
+			st.Close()
+		}}
+	}
+	n := start(true)
+	r0, r1 := rand.New(rand.NewPCG(6, 6)), rand.New(rand.NewPCG(6, 6))
+	applied := map[string]uint64{}
+	for round := range 3 {
+		for i := range 150 {
+			e0, e1 := randomCommand(c0, r0), randomCommand(n.c, r1)
+			if fmt.Sprint(e0) != fmt.Sprint(e1) {
+				t.Fatalf("round %d, command %d: plain %v, replicated %v", round, i, e0, e1)
+			}
+		}
+		for _, p := range n.c.Partitions() {
+			idx, err := p.AppliedIndex()
+			if err != nil || idx <= applied[p.ID()] {
+				t.Fatalf("round %d: range %s applied index %d after %d (%v)", round, p.ID(), idx, applied[p.ID()], err)
+			}
+			applied[p.ID()] = idx
+		}
+		n.stop()
+		n = start(false)
+		for _, p := range n.c.Partitions() {
+			if idx, _ := p.AppliedIndex(); idx < applied[p.ID()] {
+				t.Fatalf("range %s restarted at applied index %d, before %d", p.ID(), idx, applied[p.ID()])
+			}
+		}
+	}
+	defer n.stop()
+	want, got := containerState(t, st0, c0.rid), containerState(t, n.st, n.c.rid)
+	for _, p := range n.c.Partitions() {
+		delete(got, string(storage.PartitionAppliedKey(n.c.rid, p.ID())))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("replicated store has %d keys, plain %d", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("key %x: replicated %q, plain %q", k, got[k], v)
+		}
 	}
 }
