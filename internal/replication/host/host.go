@@ -941,7 +941,9 @@ func (h *Host) process() error {
 			if len(rs.RequestCtx) != 8 {
 				continue
 			}
-			if w := h.reads[binary.BigEndian.Uint64(rs.RequestCtx)]; w != nil && w.group == g.id {
+			// A duplicated answer (messages may arrive twice) reports a read
+			// again: the first one counts, since a waiter gets one result.
+			if w := h.reads[binary.BigEndian.Uint64(rs.RequestCtx)]; w != nil && w.group == g.id && !w.known {
 				w.index, w.known = rs.Index, true
 				g.reads = append(g.reads, w)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -882,4 +883,44 @@ func TestTransferLeadership(t *testing.T) {
 	}
 	c.propose(g, "after-transfer", to)
 	c.converge(g, []string{"after-transfer"})
+}
+
+// TestReadIndexDuplicateResponses duplicates every message, so a
+// follower's ReadIndex request and the leader's answer can arrive twice
+// and raft reports the read's state twice: each read must be answered once,
+// and the node's loop must go on (a second answer to a waiter that has
+// its one answer would block the loop for good).
+func TestReadIndexDuplicateResponses(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	g := c.groups[0]
+	lead := c.leader(g)
+	follower := voters[0]
+	if follower == lead {
+		follower = voters[1]
+	}
+	c.net.SetFaults(transport.Faults{Duplicate: 1})
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			c.tick()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	defer func() { stop.Store(true); wg.Wait() }()
+	for i := range 100 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := c.nodes[follower].h.ReadIndex(ctx, g)
+		cancel()
+		if err != nil {
+			t.Fatalf("read %d on the follower: %v", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.nodes[lead].h.Propose(ctx, g, []byte("still-alive")); err != nil {
+		t.Fatalf("a proposal after the reads: %v", err)
+	}
 }
