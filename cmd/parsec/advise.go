@@ -188,9 +188,7 @@ func advise(args []string, stdout, stderr io.Writer) int {
 		progress("wrote the HTML report to " + *htmlFile)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(stdout, rep); err != nil {
 			fmt.Fprintf(stderr, "parsec advise: %v\n", err)
 			return 1
 		}

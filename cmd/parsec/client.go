@@ -80,3 +80,10 @@ func (c *clientFlags) get(path string, v any) error {
 	}
 	return json.Unmarshal(body, v)
 }
+
+// writeJSON prints v as indented JSON, what the --json flags print.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -49,9 +48,10 @@ func cluster(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(st)
+		if err := writeJSON(stdout, st); err != nil {
+			fmt.Fprintf(stderr, "parsec cluster status: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	printCluster(stdout, st)

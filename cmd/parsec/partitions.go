@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,9 +40,10 @@ func partitions(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(t)
+		if err := writeJSON(stdout, t); err != nil {
+			fmt.Fprintf(stderr, "parsec partitions: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	printPartitions(stdout, t)

@@ -66,7 +66,7 @@ func rangeSections(rid [storage.RidLen]byte, r RangeInfo) ([]section, error) {
 		}
 		return inRange(storage.AppendItemKeyFromSuffix(nil, rid, rest[n:])), nil
 	}})
-	blocks, err := lineageBlocks([]*Partition{{info: r}})
+	blocks, err := appendLineage(nil, r)
 	if err != nil {
 		return nil, err
 	}

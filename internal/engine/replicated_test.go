@@ -92,6 +92,49 @@ type replNode struct {
 	rep *lateReplicator
 }
 
+// newPartitionHost starts node id's host on the store st, whose groups
+// are the partitions of c (each created with members), and points rep at it.
+func newPartitionHost(t testing.TB, st *storage.DB, net *transport.Network, id uint64, members []uint64, c *Container, rep *lateReplicator) *host.Host {
+	t.Helper()
+	h, err := host.New(host.Config{NodeID: id, Store: raftlog.Open(st), Transport: net.Join(id), SnapshotEntries: 1 << 60,
+		Logf: func(string, ...any) {},
+		NewStateMachine: func(g uint64) (host.StateMachine, error) {
+			for _, p := range c.Partitions() {
+				if p.GroupID() == g {
+					return partitionSM{p}, nil
+				}
+			}
+			return nil, fmt.Errorf("no partition of group %d", g)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.h.Store(h)
+	for _, p := range c.Partitions() {
+		if err := h.CreateGroup(p.GroupID(), members); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// ticking ticks the hosts every tick until the returned function is called.
+func ticking(tick time.Duration, hosts ...*host.Host) (stop func()) {
+	var stopped atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stopped.Load() {
+			for _, h := range hosts {
+				h.Tick()
+			}
+			time.Sleep(tick)
+		}
+	}()
+	return func() { stopped.Store(true); wg.Wait() }
+}
+
 // startReplicated starts nodes with the given ids on net, each with the
 // same catalog (a database and container "c" of 4 partitions, created in
 // the same order, so with the same resource ids), and a raft group per
@@ -110,43 +153,16 @@ func startReplicated(t testing.TB, net *transport.Network, ids []uint64, tick ti
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := mustContainer(t, e, 4000)
-		h, err := host.New(host.Config{NodeID: id, Store: raftlog.Open(st), Transport: net.Join(id), SnapshotEntries: 1 << 60,
-			Logf: func(string, ...any) {},
-			NewStateMachine: func(g uint64) (host.StateMachine, error) {
-				for _, p := range c.Partitions() {
-					if p.GroupID() == g {
-						return partitionSM{p}, nil
-					}
-				}
-				return nil, fmt.Errorf("no partition of group %d", g)
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep.h.Store(h)
-		for _, p := range c.Partitions() {
-			if err := h.CreateGroup(p.GroupID(), ids); err != nil {
-				t.Fatal(err)
-			}
-		}
+		h := newPartitionHost(t, st, net, id, ids, mustContainer(t, e, 4000), rep)
 		nodes = append(nodes, &replNode{id: id, st: st, e: e, h: h, rep: rep})
 	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			for _, n := range nodes {
-				n.h.Tick()
-			}
-			time.Sleep(tick)
-		}
-	}()
+	hosts := make([]*host.Host, len(nodes))
+	for i, n := range nodes {
+		hosts[i] = n.h
+	}
+	stopTicking := ticking(tick, hosts...)
 	t.Cleanup(func() {
-		stop.Store(true)
-		wg.Wait()
+		stopTicking()
 		for _, n := range nodes {
 			n.rep.splits.Wait()
 			n.e.Close()
@@ -526,34 +542,9 @@ func TestReplicatedRestart(t *testing.T) {
 		} else if c, err = e.Container("db", "c"); err != nil {
 			t.Fatal(err)
 		}
-		h, err := host.New(host.Config{NodeID: 1, Store: raftlog.Open(st), Transport: net.Join(1), SnapshotEntries: 1 << 60,
-			Logf: func(string, ...any) {},
-			NewStateMachine: func(g uint64) (host.StateMachine, error) {
-				for _, p := range c.Partitions() {
-					if p.GroupID() == g {
-						return partitionSM{p}, nil
-					}
-				}
-				return nil, fmt.Errorf("no partition of group %d", g)
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep.h.Store(h)
-		var stopped atomic.Bool
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stopped.Load() {
-				h.Tick()
-				time.Sleep(time.Millisecond)
-			}
-		}()
+		h := newPartitionHost(t, st, net, 1, []uint64{1}, c, rep)
+		stopTicking := ticking(time.Millisecond, h)
 		for _, p := range c.Partitions() {
-			if err := h.CreateGroup(p.GroupID(), []uint64{1}); err != nil {
-				t.Fatal(err)
-			}
 			_ = h.Campaign(p.GroupID())
 			for {
 				if s, err := h.Status(p.GroupID()); err == nil && s.Lead == 1 {
@@ -563,8 +554,7 @@ func TestReplicatedRestart(t *testing.T) {
 			}
 		}
 		return &instance{st: st, e: e, h: h, c: c, stop: func() {
-			stopped.Store(true)
-			wg.Wait()
+			stopTicking()
 			e.Close()
 			h.Stop()
 			st.Close()

@@ -97,17 +97,26 @@ func newCreatedOrder(rid [storage.RidLen]byte, parts []*Partition, lo, hi string
 func lineageBlocks(parts []*Partition) ([]uint64, error) {
 	var blocks []uint64
 	for _, p := range parts {
-		r := p.Range()
-		for _, id := range append(append([]string(nil), r.Parents...), r.ID) {
-			n, err := rangeNumber(id)
-			if err != nil {
-				return nil, err
-			}
-			blocks = append(blocks, n)
+		var err error
+		if blocks, err = appendLineage(blocks, p.Range()); err != nil {
+			return nil, err
 		}
 	}
 	slices.Sort(blocks)
 	return slices.Compact(blocks), nil
+}
+
+// appendLineage appends the range numbers of r's lineage (its parents'
+// and its own) to blocks.
+func appendLineage(blocks []uint64, r RangeInfo) ([]uint64, error) {
+	for _, id := range append(append([]string(nil), r.Parents...), r.ID) {
+		n, err := rangeNumber(id)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, n)
+	}
+	return blocks, nil
 }
 
 // createdPosition parses a createdOrder's source key: the range it was

@@ -231,15 +231,17 @@ func (c *coll) scope(f *mql.Filter, raw bson.D) scanScope {
 	} else if keys, ok := c.inKeys(raw); ok {
 		sc.keys, sc.keyed = keys, true
 	}
-	if (!sc.keyed || c.shard == "") && raw != nil {
-		sc.index = indexPlan(raw)
-	}
 	if sc.keyed && len(sc.keys) == 1 {
 		if v, ok := f.Equality("_id"); ok {
 			if id, err := idString(v); err == nil {
 				sc.id, sc.hasID = id, true
 			}
 		}
+	}
+	// A read of every partition (an unsharded collection's one included)
+	// may go through the index; a point read needs none.
+	if !sc.hasID && (!sc.keyed || c.shard == "") && raw != nil {
+		sc.index = indexPlan(raw)
 	}
 	return sc
 }
