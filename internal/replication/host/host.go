@@ -444,6 +444,59 @@ func (h *Host) CreateGroup(id uint64, voters []uint64) error {
 	return h.do(func() error { return h.openGroup(id, voters) })
 }
 
+// ProposeConfChange proposes a change of group's members (raft's
+// configuration change, applied by the host on every replica) and returns
+// its index once it is committed and applied on this node. A node joins
+// a group by creating its replica with the voters the group was created
+// with (CreateGroup), which gives it the group's bootstrap state, and
+// being added here: the leader then sends it the log from the start, the
+// change that adds it included (so the leader must not have truncated
+// its log since). Only the
+// leader accepts it; errors are those of Propose. Raft takes one change at
+// a time and turns a change proposed while another is pending into an
+// empty entry, whose proposer would only learn of it when its leadership
+// ends: callers make one change at a time and wait for it.
+func (h *Host) ProposeConfChange(ctx context.Context, group uint64, cc *raftpb.ConfChangeV2) (uint64, error) {
+	h.mu.Lock()
+	q := h.quotas[group]
+	h.mu.Unlock()
+	if q == nil {
+		return 0, ErrGroupNotFound
+	}
+	w := &waiter{group: group, done: make(chan result, 1), q: q, size: headerLen}
+	if err := h.admit(ctx, w); err != nil {
+		return 0, err
+	}
+	err := h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		st := g.rn.BasicStatus()
+		if st.RaftState != raft.StateLeader {
+			return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
+		}
+		h.nextID++
+		id := h.nextID
+		cc.Context = make([]byte, headerLen)
+		binary.BigEndian.PutUint64(cc.Context, h.id)
+		binary.BigEndian.PutUint64(cc.Context[8:], id)
+		if err := g.rn.ProposeConfChange(cc); err != nil {
+			return err
+		}
+		h.props[id] = w
+		g.inflight++
+		g.propTerm = st.GetTerm()
+		h.wakeGroup(g)
+		return nil
+	})
+	if err != nil {
+		w.release()
+		return 0, err
+	}
+	return h.wait(ctx, w, nil)
+}
+
 // Tick advances every group's logical clock by one tick. The caller drives
 // time (a ticker in a server, the test itself in tests).
 func (h *Host) Tick() {
@@ -1070,6 +1123,9 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]a
 					return 0, fmt.Errorf("group %d: bad configuration change at %d: %w", g.id, e.GetIndex(), err)
 				}
 				cc = c
+			}
+			if ctx := cc.AsV2().Context; len(ctx) == headerLen && binary.BigEndian.Uint64(ctx) == h.id {
+				mine = append(mine, struct{ id, index uint64 }{binary.BigEndian.Uint64(ctx[8:]), e.GetIndex()})
 			}
 			cs := g.rn.ApplyConfChange(cc)
 			if err := g.log.SetConfState(b, cs); err != nil {

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -26,6 +27,11 @@ import (
 //	dialer → acceptor  hello:     dialer node id (8), nonce B (32), HMAC(key, "hello" A B acceptor dialer)
 //	acceptor → dialer  welcome:   HMAC(key, "welcome" A B acceptor dialer)
 //	dialer → acceptor  frames:    length (4, big-endian), payload, HMAC(key, "frame" A B seq length payload)
+//
+// A call (Call) is a connection of one request and one response between
+// any two holders of the key, for what is not a raft message (a node
+// asking to join): its hello is authenticated as "call" instead of
+// "hello", then one frame each way, MAC'd as "request" and "response".
 //
 // Both sides prove they hold the cluster key before any frame flows, so a
 // node without it cannot join. Each frame's MAC covers the two nonces and
@@ -88,6 +94,7 @@ type TCP struct {
 	cfg     TCPConfig
 	ln      net.Listener
 	handler atomic.Pointer[Handler]
+	calls   atomic.Pointer[CallHandler]
 
 	mu    sync.Mutex
 	peers map[uint64]*peer
@@ -296,11 +303,18 @@ func (t *TCP) serve(c net.Conn) error {
 	}
 	from := hello[:8]
 	nonceB := hello[8 : 8+nonceLen]
+	call := false
 	if !hmac.Equal(hello[8+nonceLen:], t.mac([]byte("hello"), nonceA, nonceB, me, from)) {
-		return errors.New("handshake not authenticated: the peer does not hold the cluster key")
+		if !hmac.Equal(hello[8+nonceLen:], t.mac([]byte("call"), nonceA, nonceB, me, from)) {
+			return errors.New("handshake not authenticated: the peer does not hold the cluster key")
+		}
+		call = true
 	}
 	if _, err := c.Write(t.mac([]byte("welcome"), nonceA, nonceB, me, from)); err != nil {
 		return nil
+	}
+	if call {
+		return t.answer(c, r, nonceA, nonceB)
 	}
 	_ = c.SetDeadline(time.Time{})
 	fromID := binary.BigEndian.Uint64(from)
@@ -530,4 +544,131 @@ func (t *TCP) dial(p *peer) (net.Conn, []byte, []byte, error) {
 	}
 	_ = c.SetDeadline(time.Time{})
 	return c, nonceA, nonceB, nil
+}
+
+// CallHandler answers a call's request; an error is sent back as the
+// call's error.
+type CallHandler func(req []byte) ([]byte, error)
+
+// SetCallHandler sets the handler of calls; without one a call fails.
+func (t *TCP) SetCallHandler(h CallHandler) { t.calls.Store(&h) }
+
+// callTimeout bounds a call on the acceptor's side, its handler included.
+const callTimeout = 30 * time.Second
+
+// MaxCallBytes bounds a call's request and response.
+const MaxCallBytes = 1 << 20
+
+// Call sends req to the node listening at addr, which must hold the same
+// cluster key, and returns its handler's answer. The node's id need not be
+// known: this is how a node that is not yet a member reaches one.
+func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error) {
+	if len(req) > MaxCallBytes {
+		return nil, fmt.Errorf("transport: call of %d bytes exceeds the limit of %d", len(req), MaxCallBytes)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("transport: cannot reach %s: %w", addr, err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(t.cfg.HandshakeTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d
+	}
+	_ = c.SetDeadline(deadline)
+	ch := make([]byte, len(magic)+8+nonceLen)
+	if _, err := io.ReadFull(c, ch); err != nil {
+		return nil, fmt.Errorf("transport: %s: handshake: %v", addr, err)
+	}
+	if string(ch[:len(magic)]) != magic {
+		return nil, fmt.Errorf("transport: %s is not a parsec cluster address", addr)
+	}
+	peerID := ch[len(magic) : len(magic)+8]
+	nonceA := ch[len(magic)+8:]
+	nonceB := make([]byte, nonceLen)
+	_, _ = rand.Read(nonceB)
+	me := u64(t.cfg.NodeID)
+	hello := append(append(append([]byte(nil), me...), nonceB...), t.mac([]byte("call"), nonceA, nonceB, peerID, me)...)
+	if _, err := c.Write(hello); err != nil {
+		return nil, fmt.Errorf("transport: %s: handshake: %v", addr, err)
+	}
+	welcome := make([]byte, macLen)
+	if _, err := io.ReadFull(c, welcome); err != nil || !hmac.Equal(welcome, t.mac([]byte("welcome"), nonceA, nonceB, peerID, me)) {
+		return nil, fmt.Errorf("transport: %s refused the handshake: the nodes do not hold the same cluster key", addr)
+	}
+	if err := t.writeCall(c, "request", nonceA, nonceB, req); err != nil {
+		return nil, fmt.Errorf("transport: %s: %v", addr, err)
+	}
+	resp, err := t.readCall(bufio.NewReader(c), "response", nonceA, nonceB)
+	if err != nil {
+		return nil, fmt.Errorf("transport: %s: %v", addr, err)
+	}
+	if len(resp) == 0 {
+		return nil, fmt.Errorf("transport: %s: empty response", addr)
+	}
+	if resp[0] != 0 {
+		return nil, &CallError{Msg: string(resp[1:])}
+	}
+	return resp[1:], nil
+}
+
+// CallError is the error a call's handler returned.
+type CallError struct{ Msg string }
+
+func (e *CallError) Error() string { return e.Msg }
+
+// answer serves a call on the acceptor's side.
+func (t *TCP) answer(c net.Conn, r *bufio.Reader, nonceA, nonceB []byte) error {
+	_ = c.SetDeadline(time.Now().Add(callTimeout))
+	req, err := t.readCall(r, "request", nonceA, nonceB)
+	if err != nil {
+		return err
+	}
+	resp := []byte{0}
+	h := t.calls.Load()
+	switch out, err := (func() ([]byte, error) {
+		if h == nil {
+			return nil, errors.New("this node takes no calls")
+		}
+		return (*h)(req)
+	})(); {
+	case err != nil:
+		resp = append([]byte{1}, err.Error()...)
+	default:
+		resp = append(resp, out...)
+	}
+	if err := t.writeCall(c, "response", nonceA, nonceB, resp); err != nil {
+		return nil // the caller went away
+	}
+	return nil
+}
+
+func (t *TCP) writeCall(c net.Conn, label string, nonceA, nonceB, payload []byte) error {
+	if len(payload) > MaxCallBytes+1 {
+		return fmt.Errorf("call %s of %d bytes exceeds the limit", label, len(payload))
+	}
+	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	msg := append(append(hdr, payload...), t.mac([]byte(label), nonceA, nonceB, hdr, payload)...)
+	_, err := c.Write(msg)
+	return err
+}
+
+func (t *TCP) readCall(r *bufio.Reader, label string, nonceA, nonceB []byte) ([]byte, error) {
+	var hdr [headerLen]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, fmt.Errorf("call %s: %v", label, err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxCallBytes+1 {
+		return nil, fmt.Errorf("call %s of %d bytes exceeds the limit of %d", label, n, MaxCallBytes)
+	}
+	buf := make([]byte, int(n)+macLen)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, fmt.Errorf("call %s: %v", label, err)
+	}
+	if !hmac.Equal(buf[n:], t.mac([]byte(label), nonceA, nonceB, hdr[:], buf[:n])) {
+		return nil, fmt.Errorf("call %s failed authentication", label)
+	}
+	return buf[:n], nil
 }

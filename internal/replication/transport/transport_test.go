@@ -3,14 +3,17 @@ package transport
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -456,5 +459,45 @@ func TestMemPriority(t *testing.T) {
 	}
 	if prio, bulk := Split([]Envelope{{Msg: hb}, {Msg: msg(raftpb.MsgApp, 1, 2, 1, "")}, {Msg: vote}}); len(bulk) != 1 || len(prio) != 2 {
 		t.Fatalf("split: %d bulk, %d others", len(bulk), len(prio))
+	}
+}
+
+// TestTCPCall checks calls: the handler's answer and its error come back,
+// a node without a handler refuses, and a caller without the cluster key
+// is refused before its request reaches the handler.
+func TestTCPCall(t *testing.T) {
+	a, _ := newTCP(t, 1, key, &logs{}, nil)
+	b, _ := newTCP(t, 2, key, &logs{}, nil)
+	bad, _ := newTCP(t, 3, bytes.Repeat([]byte("x"), 32), &logs{}, nil)
+	ctx := context.Background()
+	if _, err := b.Call(ctx, a.Addr().String(), []byte("ping")); err == nil || !strings.Contains(err.Error(), "takes no calls") {
+		t.Fatalf("call without a handler: %v", err)
+	}
+	var seen atomic.Int32
+	a.SetCallHandler(func(req []byte) ([]byte, error) {
+		seen.Add(1)
+		if string(req) == "fail" {
+			return nil, errors.New("refused: " + string(req))
+		}
+		return append([]byte("echo:"), req...), nil
+	})
+	got, err := b.Call(ctx, a.Addr().String(), []byte("ping"))
+	if err != nil || string(got) != "echo:ping" {
+		t.Fatalf("call: %q, %v", got, err)
+	}
+	_, err = b.Call(ctx, a.Addr().String(), []byte("fail"))
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Msg != "refused: fail" {
+		t.Fatalf("a handler's error: %v", err)
+	}
+	before := seen.Load()
+	if _, err := bad.Call(ctx, a.Addr().String(), []byte("ping")); err == nil || !strings.Contains(err.Error(), "cluster key") {
+		t.Fatalf("call under a wrong key: %v", err)
+	}
+	if seen.Load() != before {
+		t.Fatal("a request under a wrong key reached the handler")
+	}
+	if _, err := b.Call(ctx, a.Addr().String(), make([]byte, MaxCallBytes+1)); err == nil {
+		t.Fatal("an oversized call was sent")
 	}
 }
