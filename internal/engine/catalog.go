@@ -100,6 +100,8 @@ func (e *Engine) DeleteDatabase(id string) error {
 	}
 	delete(e.dbs, id)
 	e.forgetUsersLocked(db)
+	e.markDeleting(dbColl{id, ""})
+	defer e.unmarkDeleting(dbColl{id, ""})
 	e.mu.Unlock()
 	// The record of acknowledged LSNs forgets the containers before they
 	// are deleted, so that a crash right after never reads as data loss.
@@ -138,36 +140,47 @@ var DefaultIndexingPolicy = json.RawMessage(`{"indexingMode":"consistent","autom
 
 // CreateContainer creates a container with ceil(T/t) partitions of equal EPK width.
 func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) (ContainerInfo, error) {
-	if err := validateResourceID("container", spec.ID); err != nil {
+	info, c, err := e.createContainer(dbID, spec, t)
+	if err != nil {
 		return ContainerInfo{}, err
 	}
+	// The partitions' groups, once the container is committed and its
+	// partitions are in memory (with Options.Catalog only).
+	e.createGroups(c)
+	return info, nil
+}
+
+func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) (ContainerInfo, *Container, error) {
+	if err := validateResourceID("container", spec.ID); err != nil {
+		return ContainerInfo{}, nil, err
+	}
 	if err := validateThroughput(t); err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	fixed := len(spec.PartitionKey.Paths) == 0
 	if fixed {
 		if rus := max(t.RUs, t.AutoscaleMax); rus > e.opts.FixedMaxRUs {
-			return ContainerInfo{}, badRequest("a container without a partition key is a fixed container: one partition of at most %d RU/s and %d bytes that never splits, so %d RU/s cannot be provisioned. Give a partition key to scale beyond that", e.opts.FixedMaxRUs, e.opts.FixedMaxBytes, rus)
+			return ContainerInfo{}, nil, badRequest("a container without a partition key is a fixed container: one partition of at most %d RU/s and %d bytes that never splits, so %d RU/s cannot be provisioned. Give a partition key to scale beyond that", e.opts.FixedMaxRUs, e.opts.FixedMaxBytes, rus)
 		}
 		spec.PartitionKey = epk.Definition{Kind: epk.Hash, Version: 2}
 	} else if err := spec.PartitionKey.Validate(); err != nil {
-		return ContainerInfo{}, badRequest("%v", err) // the error says it is the partition key definition
+		return ContainerInfo{}, nil, badRequest("%v", err) // the error says it is the partition key definition
 	}
 	if err := validateSpec(spec); err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	db, ok := e.dbs[dbID]
 	if !ok {
-		return ContainerInfo{}, notFound("database %q does not exist", dbID)
+		return ContainerInfo{}, nil, notFound("database %q does not exist", dbID)
 	}
 	if _, ok := db.colls[spec.ID]; ok {
-		return ContainerInfo{}, conflict("container %q already exists in database %q", spec.ID, dbID)
+		return ContainerInfo{}, nil, conflict("container %q already exists in database %q", spec.ID, dbID)
 	}
 	s, err := e.seq.take(1)
 	if err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	dbRid, _ := decodeRid(db.info.Rid)
 	info := ContainerInfo{
@@ -183,6 +196,9 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if info.Throughput == 0 && info.AutoscaleMax == 0 && db.info.Throughput == 0 && db.info.AutoscaleMax == 0 {
 		info.Throughput = DefaultThroughput
 	}
+	if e.opts.Catalog != nil {
+		info.Replicas = e.opts.Catalog.Placement()
+	}
 	n := e.partitionCount(t)
 	if fixed {
 		n = 1
@@ -191,7 +207,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	info.NextRangeID = n
 	c, err := e.openContainer(info)
 	if err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	// The record, and each partition's index record (the generation and
 	// policy its writes maintain).
@@ -205,11 +221,11 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	}
 	if err != nil {
 		c.stop()
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	db.colls[spec.ID] = c
 	go e.refreshRates()
-	return info, nil
+	return info, c, nil
 }
 
 // Container returns an open container.
@@ -309,6 +325,8 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 		return err
 	}
 	delete(db.colls, id)
+	e.markDeleting(dbColl{dbID, id})
+	defer e.unmarkDeleting(dbColl{dbID, id})
 	e.mu.Unlock()
 	c.stop()
 	// As in DeleteDatabase: forget the container's LSNs first.

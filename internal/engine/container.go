@@ -190,6 +190,7 @@ func (c *Container) stop() {
 	}
 	for _, p := range all {
 		<-p.done
+		c.e.groups.CompareAndDelete(p.GroupID(), p)
 	}
 }
 

@@ -115,7 +115,13 @@ func (m *catalogBatch) into(b *storage.Batch) error {
 // commitCatalog commits a catalog change durably and hands it to the log.
 // Callers hold the locks that order their change against the others on
 // the same records (e.mu, c.mu), so the log has the order of the store.
+// With Options.Catalog set, the change is proposed to the meta group
+// instead, and this node's store takes it when it applies the entry
+// (catalog_repl.go).
 func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
+	if e.opts.Catalog != nil {
+		return e.proposeCatalog(m, what)
+	}
 	b := e.store.NewBatch()
 	if err := m.into(b); err != nil {
 		b.Discard()

@@ -60,6 +60,10 @@ type ContainerInfo struct {
 	// IndexFormat is the index.Format the generation was built with; an
 	// index of an older format is rebuilt when the container opens.
 	IndexFormat int `json:"indexFormat,omitempty"`
+	// Replicas are the nodes whose partition groups' members the
+	// container's partitions are, chosen when it was created with a
+	// replicated catalog (Options.Catalog); empty otherwise.
+	Replicas []uint64 `json:"replicas,omitempty"`
 }
 
 // Etag is the container's quoted etag.

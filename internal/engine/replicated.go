@@ -45,6 +45,24 @@ type Replicator interface {
 	// applied: it creates the children's groups, with the parent's members.
 	// It is called from the replication loop, so it must not wait for it.
 	Split(parent uint64, children []uint64)
+	// CreateGroups is told, on every node, that a new container's
+	// partitions exist: it creates their groups (groups, the GroupID of
+	// each) with the given members (the container record's Replicas). It
+	// is called with no engine lock held and outside the replication
+	// loop, so it may wait for the loop. Only containers created with
+	// Options.Catalog set have Replicas.
+	CreateGroups(groups []uint64, members []uint64)
+}
+
+// GroupPartition returns the partition of a raft group, of a started
+// container of a replicated engine, without taking the engine's locks: a
+// replication host may call it from its loop (its NewStateMachine).
+func (e *Engine) GroupPartition(group uint64) (*Partition, bool) {
+	v, ok := e.groups.Load(group)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Partition), true
 }
 
 // GroupID is the raft group of a partition: a hash of the container's

@@ -62,6 +62,33 @@ func (a *allocator) take(n uint64) (uint64, error) {
 	return s, nil
 }
 
+// position returns the next number take would hand out.
+func (a *allocator) position() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.next
+}
+
+// advance makes the allocator hand out no number below pos, persisting the
+// high-water mark as take does: a node applying another's catalog entry
+// moves past the numbers that node used.
+func (a *allocator) advance(pos uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if pos <= a.next {
+		return nil
+	}
+	if pos > a.limit {
+		limit := pos + allocBlock
+		if err := a.store.Set(a.key, binary.BigEndian.AppendUint64(nil, limit)); err != nil {
+			return fmt.Errorf("%w: cannot persist id allocator: %v", ErrUnavailable, err)
+		}
+		a.limit = limit
+	}
+	a.next = pos
+	return nil
+}
+
 // etagOf renders the etag of the resource version written with sequence
 // number seq, in Cosmos's quoted form. Sequence numbers never repeat: those
 // of databases, containers and offers come from the store's allocator,
