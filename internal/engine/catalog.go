@@ -98,10 +98,11 @@ func (e *Engine) DeleteDatabase(id string) error {
 		e.mu.Unlock()
 		return notFound("database %q does not exist", id)
 	}
+	if e.cat != nil {
+		return e.deleteDatabaseReplicated(db)
+	}
 	delete(e.dbs, id)
 	e.forgetUsersLocked(db)
-	e.markDeleting(dbColl{id, ""})
-	defer e.unmarkDeleting(dbColl{id, ""})
 	e.mu.Unlock()
 	// The record of acknowledged LSNs forgets the containers before they
 	// are deleted, so that a crash right after never reads as data loss.
@@ -113,12 +114,18 @@ func (e *Engine) DeleteDatabase(id string) error {
 		c.stop()
 		c.deleteInto(m)
 	}
+	deleteDatabaseInto(m, id)
+	return e.commitCatalog(m, "delete database")
+}
+
+// deleteDatabaseInto records the deletion of a database's own records (not
+// its containers' data) in m.
+func deleteDatabaseInto(m *catalogBatch, id string) {
 	m.delete(storage.DatabaseKey(id))
 	lo := storage.ContainerPrefix(id)
 	m.deleteRange(lo, storage.PrefixEnd(lo))
 	deleteUsersInto(m, id)
 	m.deleteRange(storage.EncryptionKeyPrefix(id), storage.PrefixEnd(storage.EncryptionKeyPrefix(id)))
-	return e.commitCatalog(m, "delete database")
 }
 
 // ContainerSpec is what a client gives to create or replace a container.
@@ -324,9 +331,10 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 		e.mu.Unlock()
 		return err
 	}
+	if e.cat != nil {
+		return e.deleteContainerReplicated(db, c)
+	}
 	delete(db.colls, id)
-	e.markDeleting(dbColl{dbID, id})
-	defer e.unmarkDeleting(dbColl{dbID, id})
 	e.mu.Unlock()
 	c.stop()
 	// As in DeleteDatabase: forget the container's LSNs first.

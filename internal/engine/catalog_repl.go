@@ -55,12 +55,16 @@ import (
 //     published before it began). Reading a later state than the entries'
 //     is harmless: the later entries are reconciled again.
 //   - A foreign entry reconciled while an op of this node is in flight: the
-//     ops that change memory after their commit hold e.mu (or its read
-//     side) from before they propose until memory is updated, and the
-//     reconciler takes e.mu, so it sees the store and memory both before or
-//     both after. The deletions change memory first and then commit: the
-//     database or container is marked as being deleted meanwhile, and the
-//     reconciler does not bring it back from the store.
+//     ops whose memory the reconciler rebuilds (databases, containers,
+//     offers, users, permissions) hold e.mu, or its read side, from before
+//     they propose until their memory is updated, and the reconciler takes
+//     e.mu, so it sees the store and memory both before or both after.
+//     That is why a replicated deletion proposes first and then changes
+//     memory (deleteContainerReplicated), where a local one changes memory
+//     first: the reconciler would otherwise bring back, from the store,
+//     what a deletion in flight has taken out of memory, and a refused
+//     deletion (this node does not lead) would leave memory without a
+//     container the store still has.
 //   - A proposal whose outcome is unknown to the proposer (a timeout, a
 //     lost leadership) may still commit: its token is unregistered when
 //     ProposeCatalog returns, so if it is applied later it counts as
@@ -103,22 +107,17 @@ type catalogRepl struct {
 	// changed is closed (and replaced) whenever it moves.
 	reflected uint64
 	changed   chan struct{}
-	// deleting counts the deletions of this node in flight, by database
-	// (coll "") or container.
-	deleting map[dbColl]int
 	wake     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
 	running  bool // the reconciler was started (Open got that far)
 }
 
-type dbColl struct{ db, coll string }
-
 type catalogSlot struct{ applied bool }
 
 func newCatalogRepl() *catalogRepl {
 	return &catalogRepl{waiting: map[uint64]*catalogSlot{}, unpublished: map[string]bool{}, queue: map[string]bool{},
-		changed: make(chan struct{}), deleting: map[dbColl]int{}, wake: make(chan struct{}, 1),
+		changed: make(chan struct{}), wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -306,26 +305,6 @@ func (e *Engine) WaitCatalog(ctx context.Context, index uint64) error {
 	}
 }
 
-// markDeleting and unmarkDeleting bracket a deletion of this node whose
-// memory changes before its commit (see the races above).
-func (e *Engine) markDeleting(k dbColl) {
-	if r := e.cat; r != nil {
-		r.mu.Lock()
-		r.deleting[k]++
-		r.mu.Unlock()
-	}
-}
-
-func (e *Engine) unmarkDeleting(k dbColl) {
-	if r := e.cat; r != nil {
-		r.mu.Lock()
-		if r.deleting[k]--; r.deleting[k] <= 0 {
-			delete(r.deleting, k)
-		}
-		r.mu.Unlock()
-	}
-}
-
 // reconcileLoop reflects foreign entries in memory, in order, until the
 // engine closes.
 func (e *Engine) reconcileLoop() {
@@ -380,15 +359,9 @@ func (e *Engine) reconcile(dbs map[string]bool) error {
 	defer snap.Close()
 	var created, stopped []*Container
 	e.mu.Lock()
-	e.cat.mu.Lock()
-	deleting := make(map[dbColl]bool, len(e.cat.deleting))
-	for k := range e.cat.deleting {
-		deleting[k] = true
-	}
-	e.cat.mu.Unlock()
 	var err error
 	for id := range dbs {
-		if err = e.reloadDatabaseLocked(snap, id, deleting, &created, &stopped); err != nil {
+		if err = e.reloadDatabaseLocked(snap, id, &created, &stopped); err != nil {
 			break
 		}
 	}
@@ -415,7 +388,7 @@ func (e *Engine) reconcile(dbs map[string]bool) error {
 // reloadDatabaseLocked makes the memory of database id match the snapshot;
 // the caller holds e.mu. Containers it opens and stops are added to
 // created and stopped, for the caller to finish outside e.mu.
-func (e *Engine) reloadDatabaseLocked(snap *storage.Snapshot, id string, deleting map[dbColl]bool, created, stopped *[]*Container) error {
+func (e *Engine) reloadDatabaseLocked(snap *storage.Snapshot, id string, created, stopped *[]*Container) error {
 	db := e.dbs[id]
 	drop := func() {
 		if db == nil {
@@ -428,7 +401,7 @@ func (e *Engine) reloadDatabaseLocked(snap *storage.Snapshot, id string, deletin
 		}
 	}
 	v, err := snap.Get(nil, storage.DatabaseKey(id))
-	if errors.Is(err, storage.ErrNotFound) || (err == nil && deleting[dbColl{id, ""}]) {
+	if errors.Is(err, storage.ErrNotFound) {
 		drop()
 		return nil
 	}
@@ -456,9 +429,7 @@ func (e *Engine) reloadDatabaseLocked(snap *storage.Snapshot, id string, deletin
 		if err := json.Unmarshal(v, &ci); err != nil {
 			return false, corrupt("cannot decode a container record of database %q: %v", id, err)
 		}
-		if !deleting[dbColl{id, ci.ID}] {
-			recs[ci.ID] = ci
-		}
+		recs[ci.ID] = ci
 		return true, nil
 	})
 	if err != nil {
@@ -554,6 +525,53 @@ func (c *Container) reloadInfo(rec ContainerInfo) error {
 			c.index.Store(&indexState{gen: ix.gen, policy: ix.policy, ready: !ix.policy.None})
 		}
 	}
+	return nil
+}
+
+// deleteDatabaseReplicated is DeleteDatabase with a replicated catalog,
+// called with e.mu held, which it releases: the deletion is proposed first,
+// and memory changes once it is committed (see the races above). The
+// containers' loops stop afterwards; writes other nodes' partition leaders
+// apply after the deletion are not fenced yet.
+func (e *Engine) deleteDatabaseReplicated(db *database) error {
+	m := &catalogBatch{}
+	for _, c := range db.colls {
+		c.deleteInto(m)
+	}
+	deleteDatabaseInto(m, db.info.ID)
+	if err := e.commitCatalog(m, "delete database"); err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	delete(e.dbs, db.info.ID)
+	e.forgetUsersLocked(db)
+	e.mu.Unlock()
+	for _, c := range db.colls {
+		c.stop()
+	}
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
+	e.refreshRates()
+	return nil
+}
+
+// deleteContainerReplicated is DeleteContainer with a replicated catalog,
+// as deleteDatabaseReplicated is DeleteDatabase's.
+func (e *Engine) deleteContainerReplicated(db *database, c *Container) error {
+	m := &catalogBatch{}
+	c.deleteInto(m)
+	if err := e.commitCatalog(m, "delete container"); err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	delete(db.colls, c.Info().ID)
+	e.mu.Unlock()
+	c.stop()
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
+	e.refreshRates()
 	return nil
 }
 
