@@ -218,7 +218,7 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) 
 	}
 	// The record, and each partition's index record (the generation and
 	// policy its writes maintain).
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: s}
 	err = setContainer(m, info)
 	for _, r := range info.Ranges {
 		m.set(storage.PartitionIndexKey(c.rid, r.ID), encodeIndexRecord(info.IndexGen, info.IndexingPolicy))

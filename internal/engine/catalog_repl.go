@@ -24,13 +24,31 @@ import (
 //
 // An entry is
 //
-//	token:8 position:uvarint batch
+//	token:8 position:uvarint fence:uvarint origin:8 batch
 //
 // where token is random, position is the proposer's id allocator position
-// (the next number it would hand out) and batch is the catalogBatch's
-// encoding. Applying an entry advances this node's allocator past its
-// position, so a node that later leads the meta group never hands out a
-// number an entry it applied already used.
+// (the next number it would hand out), batch is the catalogBatch's
+// encoding, and fence and origin are explained below. Applying an entry
+// advances this node's allocator past its position, so a node that later
+// leads the meta group never hands out a number an entry it applied
+// already used.
+//
+// That is not enough on its own: a node that has just become the leader
+// may not have applied the last entries of its predecessor yet (they are
+// in its log, but it learns that they are committed only once an entry of
+// its own term commits), and an op may take a number from its allocator
+// before it has. So an entry that took a number says which catalog entries
+// the proposer's allocator reflected when it took it (fence+1, the index;
+// 0 for a change that took none), and which engine proposed it (origin, a
+// random id of the engine instance). Applying it, every node decides the
+// same, from the log alone, whether the number may repeat one taken by
+// another engine: it may if an entry of another origin that took a number
+// lies between the fence and the entry. Such an entry is refused: it
+// writes nothing, and its proposer's op fails with ErrUnavailable, to be
+// retried (its allocator has moved on by then). The state of that
+// decision (the origin of the last entry that took a number, its index,
+// and the index of the last one of another origin before it) is stored
+// with the applied index.
 //
 // Memory. The op that proposed an entry updates the engine's memory itself,
 // as it does without replication, after commitCatalog returns: the
@@ -97,6 +115,12 @@ type catalogRepl struct {
 	// waiting holds, by token, this node's proposals in flight; apply
 	// marks those it finds.
 	waiting map[uint64]*catalogSlot
+	// origin names this engine instance in its entries.
+	origin uint64
+	// The fence decision's state (see above): the origin of the last entry
+	// that took a number, its index, and the index of the last entry of
+	// another origin that took one before it.
+	lastOrigin, lastTook, otherTook uint64
 	// unpublished are the databases foreign entries applied since the last
 	// publish touched.
 	unpublished map[string]bool
@@ -113,10 +137,12 @@ type catalogRepl struct {
 	running  bool // the reconciler was started (Open got that far)
 }
 
-type catalogSlot struct{ applied bool }
+type catalogSlot struct{ applied, refused bool }
 
 func newCatalogRepl() *catalogRepl {
-	return &catalogRepl{waiting: map[uint64]*catalogSlot{}, unpublished: map[string]bool{}, queue: map[string]bool{},
+	var o [8]byte
+	_, _ = rand.Read(o[:])
+	return &catalogRepl{origin: binary.BigEndian.Uint64(o[:]), waiting: map[uint64]*catalogSlot{}, unpublished: map[string]bool{}, queue: map[string]bool{},
 		changed: make(chan struct{}), wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
@@ -131,6 +157,12 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 	_, _ = rand.Read(tok[:])
 	token := binary.BigEndian.Uint64(tok[:])
 	data := binary.AppendUvarint(tok[:], e.seq.position())
+	var fence uint64
+	if m.seq != 0 {
+		fence = e.seq.fenceOf(m.seq) + 1
+	}
+	data = binary.AppendUvarint(data, fence)
+	data = binary.BigEndian.AppendUint64(data, r.origin)
 	data = append(data, m.encode()...)
 	slot := &catalogSlot{}
 	r.mu.Lock()
@@ -141,8 +173,11 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 	_, err := e.opts.Catalog.ProposeCatalog(ctx, data)
 	r.mu.Lock()
 	delete(r.waiting, token)
-	applied := slot.applied
+	applied, refused := slot.applied, slot.refused
 	r.mu.Unlock()
+	if refused {
+		return fmt.Errorf("%w: cannot %s: the change raced a change of the catalog's leader and was not applied; retry it", ErrUnavailable, what)
+	}
 	if err != nil && !applied {
 		// The replicator's error stays inspectable: a refusal names the
 		// leader a gateway should send the change to.
@@ -165,11 +200,14 @@ func (e *Engine) loadCatalogApplied() error {
 	case errors.Is(err, storage.ErrNotFound):
 	case err != nil:
 		return fmt.Errorf("%w: cannot read the catalog's applied index: %v", ErrUnavailable, err)
-	case len(v) != 8:
+	case len(v) != 8 && len(v) != 32:
 		return corrupt("the catalog's applied index has %d bytes", len(v))
 	default:
 		r.applied = binary.BigEndian.Uint64(v)
 		r.published, r.reflected, r.target = r.applied, r.applied, r.applied
+		if len(v) == 32 {
+			r.lastOrigin, r.lastTook, r.otherTook = binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:]), binary.BigEndian.Uint64(v[24:])
+		}
 	}
 	r.loaded = true
 	return nil
@@ -201,28 +239,50 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 		}
 		if en.Data == nil {
 			r.applied = en.Index
+			if err := e.seq.advance(0, en.Index); err != nil {
+				return err
+			}
 			continue
 		}
-		if len(en.Data) < 8 {
-			return corrupt("catalog entry %d has no token", en.Index)
+		d := newDecoder(en.Data)
+		tok := d.Take(8)
+		pos := d.Uvarint()
+		fence := d.Uvarint()
+		org := d.Take(8)
+		if err := d.Err(); err != nil {
+			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
 		}
-		pos, n := binary.Uvarint(en.Data[8:])
-		if n <= 0 {
-			return corrupt("catalog entry %d has no allocator position", en.Index)
-		}
-		m, err := decodeCatalogBatch(en.Data[8+n:])
+		token, origin := binary.BigEndian.Uint64(tok), binary.BigEndian.Uint64(org)
+		m, err := decodeCatalogBatch(en.Data[len(en.Data)-d.Len():])
 		if err != nil {
 			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
 		}
-		if err := m.into(b); err != nil {
-			return err
+		refused := false
+		if fence != 0 {
+			f := fence - 1
+			if (origin == r.lastOrigin && f >= r.otherTook) || f >= r.lastTook {
+				if origin != r.lastOrigin {
+					r.lastOrigin, r.otherTook = origin, r.lastTook
+				}
+				r.lastTook = en.Index
+			} else {
+				refused = true
+			}
 		}
-		if err := e.seq.advance(pos); err != nil {
+		if !refused {
+			if err := m.into(b); err != nil {
+				return err
+			}
+		}
+		if err := e.seq.advance(pos, en.Index); err != nil {
 			return err
 		}
 		r.applied = en.Index
-		if slot := r.waiting[binary.BigEndian.Uint64(en.Data)]; slot != nil {
-			slot.applied = true
+		if slot := r.waiting[token]; slot != nil {
+			slot.applied, slot.refused = true, refused
+			continue
+		}
+		if refused {
 			continue
 		}
 		for _, op := range m.ops {
@@ -231,7 +291,16 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 			}
 		}
 	}
-	return b.Set(storage.CatalogAppliedKey(), binary.BigEndian.AppendUint64(nil, r.applied))
+	return b.Set(storage.CatalogAppliedKey(), r.appliedRecord())
+}
+
+// appliedRecord is the value of storage.CatalogAppliedKey: the applied
+// index, then the fence decision's state (8 bytes each).
+func (r *catalogRepl) appliedRecord() []byte {
+	v := binary.BigEndian.AppendUint64(nil, r.applied)
+	v = binary.BigEndian.AppendUint64(v, r.lastOrigin)
+	v = binary.BigEndian.AppendUint64(v, r.lastTook)
+	return binary.BigEndian.AppendUint64(v, r.otherTook)
 }
 
 // StartCatalogAt records that the meta group, of which this node has
@@ -248,7 +317,10 @@ func (e *Engine) StartCatalogAt(b *storage.Batch, index uint64) error {
 		return internalError("the catalog has applied raft index %d: it cannot start over at index %d", r.applied, index)
 	}
 	r.applied, r.published, r.reflected, r.target = index, index, index, index
-	return b.Set(storage.CatalogAppliedKey(), binary.BigEndian.AppendUint64(nil, index))
+	if err := e.seq.advance(0, index); err != nil {
+		return err
+	}
+	return b.Set(storage.CatalogAppliedKey(), r.appliedRecord())
 }
 
 // PublishCatalog is called once the batch ApplyCatalog wrote into has

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -504,4 +505,154 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	agree(t, nodes, nodes[1])
 	noDuplicateSeqs(t, nodes[2].e)
 	writeAndRead(t, nodes, "db3", 30)
+}
+
+// fakeMeta is a meta group's committed log kept in memory, which each
+// engine applies when the test says (or when it proposes): a node that
+// has not applied the others' entries stands for a new leader that has
+// not applied its predecessor's last entries yet.
+type fakeMeta struct {
+	mu  sync.Mutex
+	log [][]byte
+}
+
+// fakeMetaNode is one engine on a fakeMeta.
+type fakeMetaNode struct {
+	mu      sync.Mutex // orders catchUp
+	meta    *fakeMeta
+	e       *Engine
+	st      *storage.DB
+	applied int
+}
+
+func (n *fakeMetaNode) ProposeCatalog(_ context.Context, data []byte) (uint64, error) {
+	n.meta.mu.Lock()
+	n.meta.log = append(n.meta.log, append([]byte(nil), data...))
+	idx := len(n.meta.log)
+	n.meta.mu.Unlock()
+	return uint64(idx), n.catchUp()
+}
+
+func (n *fakeMetaNode) Placement() []uint64 { return nil }
+
+// catchUp applies the entries of the log this node has not applied.
+func (n *fakeMetaNode) catchUp() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.meta.mu.Lock()
+	var ents []ReplicaEntry
+	for i := n.applied; i < len(n.meta.log); i++ {
+		ents = append(ents, ReplicaEntry{Index: uint64(i + 1), Data: n.meta.log[i]})
+	}
+	n.meta.mu.Unlock()
+	if len(ents) == 0 {
+		return nil
+	}
+	b := n.st.NewBatch()
+	if err := n.e.ApplyCatalog(b, ents); err != nil {
+		b.Discard()
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	n.applied += len(ents)
+	n.e.PublishCatalog()
+	return nil
+}
+
+// TestCatalogStaleLeaderRefused has node B take a resource id while it
+// has not applied node A's last entries (a new leader behind its log):
+// the entry is refused on every node instead of giving two resources the
+// same id, B's op fails and succeeds when retried, and both nodes agree.
+// Entries of one node that pipeline behind each other are not refused.
+func TestCatalogStaleLeaderRefused(t *testing.T) {
+	meta := &fakeMeta{}
+	open := func() *fakeMetaNode {
+		st, err := storage.Open(storage.Options{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := &fakeMetaNode{meta: meta, st: st}
+		n.e, err = Open(st, Options{PartitionMaxRUs: 1000, NoThrottle: true, TTLSweepInterval: -1,
+			Now: func() time.Time { return time.Unix(1_800_000_000, 0) }, Catalog: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.e.Close(); st.Close() })
+		return n
+	}
+	a, b := open(), open()
+	for i := range 3 {
+		if _, err := a.e.CreateDatabase(fmt.Sprint("a", i), Throughput{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// B has applied none of A's entries: its allocator is where A's was.
+	_, err := b.e.CreateDatabase("b", Throughput{})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "retry") {
+		t.Fatalf("a change from a stale allocator: %v, want it refused", err)
+	}
+	if _, err := b.e.Database("b"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the refused database exists on its proposer: %v", err)
+	}
+	// Retried, B's allocator has moved past A's numbers.
+	if _, err := b.e.CreateDatabase("b", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.e.CreateUser("b", "u"); err != nil {
+		t.Fatal(err)
+	}
+	// A now lags B: its next change is refused once, then goes through.
+	if _, err := a.e.CreateUser("a0", "u"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("A's change behind B's entries: %v, want it refused", err)
+	}
+	if _, err := a.e.CreateUser("a0", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.catchUp(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, n := range []*fakeMetaNode{a, b} {
+		if err := n.e.WaitCatalog(ctx, uint64(len(meta.log))); err != nil {
+			t.Fatal(err)
+		}
+		noDuplicateSeqs(t, n.e)
+	}
+	if va, vb := catalogView(t, a.e), catalogView(t, b.e); va != vb || !strings.Contains(va, `"id":"b"`) || !strings.Contains(va, `"id":"a2"`) {
+		t.Fatalf("the nodes disagree or miss databases:\n%s\n%s", va, vb)
+	}
+	ka, kb := catalogKeys(t, a.st), catalogKeys(t, b.st)
+	if fmt.Sprint(ka) != fmt.Sprint(kb) {
+		t.Fatalf("the stores' catalogs differ:\n%q\n%q", ka, kb)
+	}
+	// Pipelined changes of one node: offer replaces take their numbers
+	// before they lock anything, so several are taken before the first is
+	// applied; none is refused.
+	for i := range 8 {
+		if _, err := a.e.CreateContainer("a1", ContainerSpec{ID: fmt.Sprint("c", i), PartitionKey: hashDef("/pk")}, Throughput{RUs: 400}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for round := range 4 {
+		for _, o := range a.e.Offers() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := a.e.ReplaceOffer(o.ID, Throughput{RUs: 500 + 100*round})
+				errs <- err
+			}()
+		}
+		wg.Wait()
+	}
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a pipelined change of one node: %v", err)
+		}
+	}
 }

@@ -161,6 +161,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent)}
 	if opts.Catalog != nil {
 		e.cat = newCatalogRepl()
+		seq.track = true
 	}
 	// Catalog records are read by family rather than by database, and any
 	// record whose key is not the current encoding of its id (stores written

@@ -35,7 +35,13 @@ type LogEntry struct {
 }
 
 // catalogBatch is the writes of one catalog change.
-type catalogBatch struct{ ops []catalogOp }
+type catalogBatch struct {
+	ops []catalogOp
+	// seq is the number the change took from the id allocator, 0 if none
+	// (a replicated catalog checks it was not taken from a stale one; it
+	// is not part of the encoding).
+	seq uint64
+}
 
 type catalogOp struct {
 	kind     byte // catalogSet, catalogDelete or catalogDeleteRange

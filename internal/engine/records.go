@@ -75,7 +75,7 @@ type RangeInfo = partition.Range
 
 func (e *Engine) storeDatabase(info DatabaseInfo) error {
 	v, _ := json.Marshal(info)
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: info.Seq}
 	m.set(storage.DatabaseKey(info.ID), v)
 	return e.commitCatalog(m, "store database")
 }
@@ -92,7 +92,7 @@ func encodeContainer(info ContainerInfo) ([]byte, error) {
 }
 
 func (e *Engine) storeContainer(info ContainerInfo) error {
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: info.Seq}
 	if err := setContainer(m, info); err != nil {
 		return err
 	}
