@@ -270,6 +270,9 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 			}
 		}
 		if !refused {
+			if err := keepRanges(b, m); err != nil {
+				return err
+			}
 			if err := m.into(b); err != nil {
 				return err
 			}
@@ -301,6 +304,45 @@ func (r *catalogRepl) appliedRecord() []byte {
 	v = binary.BigEndian.AppendUint64(v, r.lastOrigin)
 	v = binary.BigEndian.AppendUint64(v, r.lastTook)
 	return binary.BigEndian.AppendUint64(v, r.otherTook)
+}
+
+// keepRanges makes the container records m writes keep the partition map
+// the store holds for the same container: once a container exists, its
+// partitions' logs own its map (a split writes it, reading the record
+// the store holds), and a catalog entry's copy of the map may be older
+// than a split this node applied first. Either order of the two logs then
+// ends with the same record.
+func keepRanges(b *storage.Batch, m *catalogBatch) error {
+	pre := storage.ContainersPrefix()
+	for i, op := range m.ops {
+		if op.kind != catalogSet || !bytes.HasPrefix(op.key, pre) {
+			continue
+		}
+		old, err := b.Get(nil, op.key)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var cur, rec ContainerInfo
+		if err := json.Unmarshal(old, &cur); err != nil {
+			return corrupt("the container record %q does not decode: %v", op.key, err)
+		}
+		if err := json.Unmarshal(op.val, &rec); err != nil {
+			return corrupt("a catalog entry's container record %q does not decode: %v", op.key, err)
+		}
+		if cur.Rid != rec.Rid || (rec.RangesSeq == cur.RangesSeq && rec.NextRangeID == cur.NextRangeID) {
+			continue
+		}
+		rec.Ranges, rec.RangesSeq, rec.NextRangeID = cur.Ranges, cur.RangesSeq, cur.NextRangeID
+		v, err := encodeContainer(rec)
+		if err != nil {
+			return err
+		}
+		m.ops[i].val = v
+	}
+	return nil
 }
 
 // StartCatalogAt records that the meta group, of which this node has

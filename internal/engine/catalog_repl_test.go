@@ -385,16 +385,17 @@ func catalogOps(t *testing.T, e *Engine, tag string) {
 	must(nil, e.DeleteDatabase(tmp))
 }
 
-// writeAndRead writes n items into container db/c through the leaders of
-// its partitions' groups, then reads every one on every node.
-func writeAndRead(t *testing.T, nodes []*catNode, db string, n int) {
+// writeAndRead writes n items into container db/c, which has parts
+// partitions, through the leaders of their groups, then reads every one on
+// every node.
+func writeAndRead(t *testing.T, nodes []*catNode, db string, parts, n int) {
 	t.Helper()
 	lead, err := nodes[0].e.Container(db, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lead.Partitions()) != 4 {
-		t.Fatalf("container %s/c has %d partitions, want 4", db, len(lead.Partitions()))
+	if len(lead.Partitions()) != parts {
+		t.Fatalf("container %s/c has %d partitions, want %d", db, len(lead.Partitions()), parts)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for i := range n {
@@ -452,7 +453,7 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	catalogOps(t, nodes[0].e, "1")
 	agree(t, nodes, nodes[0])
 	noDuplicateSeqs(t, nodes[1].e)
-	writeAndRead(t, nodes, "db1", 60)
+	writeAndRead(t, nodes, "db1", 4, 60)
 
 	// The leadership moves to node 2, which changes the catalog at once.
 	if err := nodes[0].h.TransferLeadership(metaGroup, 2); err != nil {
@@ -491,7 +492,7 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	}
 	agree(t, nodes, nodes[1])
 	noDuplicateSeqs(t, nodes[0].e)
-	writeAndRead(t, nodes, "db2", 40)
+	writeAndRead(t, nodes, "db2", 4, 40)
 
 	// Node 3 restarts from its files and agrees; it follows what happened
 	// while it was down.
@@ -504,7 +505,7 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	catalogOps(t, nodes[1].e, "3")
 	agree(t, nodes, nodes[1])
 	noDuplicateSeqs(t, nodes[2].e)
-	writeAndRead(t, nodes, "db3", 30)
+	writeAndRead(t, nodes, "db3", 4, 30)
 }
 
 // fakeMeta is a meta group's committed log kept in memory, which each
@@ -655,4 +656,77 @@ func TestCatalogStaleLeaderRefused(t *testing.T) {
 			t.Fatalf("a pipelined change of one node: %v", err)
 		}
 	}
+}
+
+// moveLeaders hands the leadership of every partition group of db/c to
+// node to, and waits until it has it.
+func moveLeaders(t *testing.T, nodes []*catNode, db string, to uint64) {
+	t.Helper()
+	c, err := nodes[to-1].e.Container(db, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, p := range c.Partitions() {
+		for {
+			l := waitLeader(t, nodes, p.GroupID(), 0)
+			if l == to {
+				break
+			}
+			_ = nodes[l-1].h.TransferLeadership(p.GroupID(), to)
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d does not get the leadership of range %s", to, p.ID())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// TestCatalogReplicatedOfferSplit raises a container's throughput past
+// what its partitions serve, from the meta group's leader. While another
+// node leads the partitions, the split cannot be proposed: the change
+// fails with ErrUnavailable naming that leader (the new throughput is
+// stored; the split is not). Once the meta leader leads them too, the
+// split goes through the partitions' logs and every node ends with the
+// same partitions, records and memory.
+func TestCatalogReplicatedOfferSplit(t *testing.T) {
+	_, nodes := startCatalogCluster(t)
+	e := nodes[0].e
+	if _, err := e.CreateDatabase("d", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	writeAndRead(t, nodes, "d", 4, 20)
+	var offer string
+	for _, o := range e.Offers() {
+		if o.Coll == "c" {
+			offer = o.ID
+		}
+	}
+	moveLeaders(t, nodes, "d", 2)
+	var nl *host.NotLeaderError
+	if _, err := e.ReplaceOffer(offer, Throughput{RUs: 8000}); !errors.Is(err, ErrUnavailable) || !errors.As(err, &nl) || nl.Leader != 2 {
+		t.Fatalf("a split for throughput where node 2 leads the partitions: %v, want a refusal naming node 2", err)
+	}
+	moveLeaders(t, nodes, "d", 1)
+	if _, err := e.ReplaceOffer(offer, Throughput{RUs: 8000}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range nodes {
+		c, err := n.e.Container("d", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(c.Partitions()) != 8 {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d has %d partitions, want 8", n.id, len(c.Partitions()))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	agree(t, nodes, nodes[0])
+	writeAndRead(t, nodes, "d", 8, 20)
 }
