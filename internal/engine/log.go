@@ -22,6 +22,9 @@ import (
 // The one key outside both is the id allocator's high-water mark
 // (storage.SeqKey), which is the node's own: it only keeps the numbers a
 // node hands out (carried in the commands) from repeating after a restart.
+// With a replicated catalog (Options.Catalog) the catalog's log is the meta
+// group's, its entries carry the proposer's allocator position, and
+// applying one moves every node's allocator past it (catalog_repl.go).
 
 // LogEntry is one entry of a log, as the engine hands it to
 // Options.commandLog once it is durable.
