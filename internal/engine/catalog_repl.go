@@ -131,10 +131,10 @@ type catalogRepl struct {
 	// changed is closed (and replaced) whenever it moves.
 	reflected uint64
 	changed   chan struct{}
-	wake     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	running  bool // the reconciler was started (Open got that far)
+	wake      chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	running   bool // the reconciler was started (Open got that far)
 }
 
 type catalogSlot struct{ applied, refused bool }
