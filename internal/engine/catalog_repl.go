@@ -76,7 +76,8 @@ import (
 //     ops whose memory the reconciler rebuilds (databases, containers,
 //     offers, users, permissions) hold e.mu, or its read side, from before
 //     they propose until their memory is updated, and the reconciler takes
-//     e.mu, so it sees the store and memory both before or both after.
+//     e.mu before it takes its store snapshot, so it sees the store and
+//     memory both before or both after.
 //     That is why a replicated deletion proposes first and then changes
 //     memory (deleteContainerReplicated), where a local one changes memory
 //     first: the reconciler would otherwise bring back, from the store,
@@ -183,9 +184,8 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 		// leader a gateway should send the change to.
 		return fmt.Errorf("%w: cannot %s: the catalog change could not be replicated, or its outcome is unknown: %w", ErrUnavailable, what, err)
 	}
-	if e.opts.commandLog != nil {
-		e.opts.commandLog(LogEntry{Data: m.encode()})
-	}
+	// The meta group's log is the catalog's log: the optional command log
+	// (a local engine's) is not fed.
 	return nil
 }
 
@@ -469,10 +469,13 @@ func (e *Engine) reconcile(dbs map[string]bool) error {
 	if len(dbs) == 0 {
 		return nil
 	}
-	snap := e.store.NewSnapshot()
-	defer snap.Close()
 	var created, stopped []*Container
 	e.mu.Lock()
+	// The snapshot is taken under e.mu: an op of this node that holds it
+	// has its entry committed before it lets go, so the snapshot never
+	// predates a change memory already shows.
+	snap := e.store.NewSnapshot()
+	defer snap.Close()
 	var err error
 	for id := range dbs {
 		if err = e.reloadDatabaseLocked(snap, id, &created, &stopped); err != nil {
