@@ -466,26 +466,53 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 		defer proposed.Done()
 		catalogOps(t, nodes[1].e, "2")
 	}()
-	// Meanwhile node 3 reconciles node 2's entries and its own changes are
-	// refused: not hanging, and naming the leader.
-	var nl *host.NotLeaderError
-	for i := range 40 {
-		_, err := nodes[2].e.CreateDatabase(fmt.Sprint("f", i), Throughput{})
-		if !errors.Is(err, ErrUnavailable) || !errors.As(err, &nl) {
-			t.Fatalf("a change on a follower: %v, want a NotLeaderError", err)
-		}
-		if _, err := nodes[2].e.CreateUser("db1", fmt.Sprint("f", i)); !errors.As(err, &nl) {
-			t.Fatalf("a user created on a follower: %v, want a NotLeaderError", err)
-		}
-		if err := nodes[2].e.DeleteContainer("db1", "c"); !errors.As(err, &nl) {
-			t.Fatalf("a deletion on a follower: %v, want a NotLeaderError", err)
-		}
-		for _, o := range nodes[2].e.Offers() {
-			if _, err := nodes[2].e.ReplaceOffer(o.ID, Throughput{RUs: 2000}); err != nil && !errors.As(err, &nl) && !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrNotFound) {
-				t.Fatalf("an offer replaced on a follower: %v, want a NotLeaderError", err)
+	// Meanwhile node 3 reconciles node 2's entries and its own changes,
+	// from three goroutines, are refused: not hanging, and naming the
+	// leader.
+	var refused sync.WaitGroup
+	for w := range 3 {
+		refused.Add(1)
+		go func() {
+			defer refused.Done()
+			f := nodes[2].e
+			check := func(what string, err error) bool {
+				var nl *host.NotLeaderError
+				if !errors.Is(err, ErrUnavailable) || !errors.As(err, &nl) {
+					t.Errorf("%s on a follower: %v, want a NotLeaderError", what, err)
+					return false
+				}
+				return true
 			}
-		}
+			for i := range 30 {
+				name := fmt.Sprint("f", w, "-", i)
+				if _, err := f.CreateDatabase(name, Throughput{}); !check("a database created", err) {
+					return
+				}
+				if _, err := f.CreateUser("db1", name); !check("a user created", err) {
+					return
+				}
+				if _, err := f.ReplaceContainer("db1", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, ""); !check("a container replaced", err) {
+					return
+				}
+				if c, err := f.Container("db1", "c"); err == nil {
+					if _, err := c.CreateScript(StoredProcedure, ScriptSpec{ID: name, Body: replayProcedure}); !check("a script created", err) {
+						return
+					}
+				}
+				if err := f.DeleteContainer("db1", "c"); !check("a container deleted", err) {
+					return
+				}
+				for _, o := range f.Offers() {
+					var nl *host.NotLeaderError
+					if _, err := f.ReplaceOffer(o.ID, Throughput{RUs: 2000}); err != nil && !errors.As(err, &nl) && !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrNotFound) {
+						t.Errorf("an offer replaced on a follower: %v, want a NotLeaderError", err)
+						return
+					}
+				}
+			}
+		}()
 	}
+	refused.Wait()
 	proposed.Wait()
 	if t.Failed() {
 		return
