@@ -757,3 +757,65 @@ func TestCatalogReplicatedOfferSplit(t *testing.T) {
 	agree(t, nodes, nodes[0])
 	writeAndRead(t, nodes, "d", 8, 20)
 }
+
+// TestApplyCatalogMalformed hands ApplyCatalog entries that are cut short
+// or out of order: each is an error, never a panic, and the index does
+// not move; a well-formed entry then applies. WaitCatalog for an index
+// never reached ends with its context.
+func TestApplyCatalogMalformed(t *testing.T) {
+	meta := &fakeMeta{}
+	st, err := storage.Open(storage.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := &fakeMetaNode{meta: meta, st: st}
+	if n.e, err = Open(st, Options{TTLSweepInterval: -1, Catalog: n}); err != nil {
+		t.Fatal(err)
+	}
+	defer n.e.Close()
+	m := &catalogBatch{}
+	m.set(storage.DatabaseKey("x"), []byte(`{"id":"x","rid":"AAAAAQ==","seq":1}`))
+	good := append(append([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8), m.encode()...)
+	for i, data := range [][]byte{
+		{1, 2, 3},
+		good[:8],
+		good[:9],
+		good[:12],
+		good[:18],
+		append(good[:18:18], 99),
+		append(append([]byte(nil), good...), 0),
+	} {
+		b := st.NewBatch()
+		if err := n.e.ApplyCatalog(b, []ReplicaEntry{{Index: 1, Data: data}}); err == nil {
+			t.Fatalf("entry %d (%x) applied", i, data)
+		}
+		b.Discard()
+	}
+	b := st.NewBatch()
+	if err := n.e.ApplyCatalog(b, []ReplicaEntry{{Index: 2, Data: good}}); err == nil {
+		t.Fatal("an entry after a gap applied")
+	}
+	b.Discard()
+	b = st.NewBatch()
+	if err := n.e.ApplyCatalog(b, []ReplicaEntry{{Index: 1}, {Index: 2, Data: good}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	n.e.PublishCatalog()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.e.WaitCatalog(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := n.e.Database("x"); err != nil || d.Rid != "AAAAAQ==" || n.e.CatalogApplied() != 2 {
+		t.Fatalf("after the entry: database %+v (%v), applied %d", d, err, n.e.CatalogApplied())
+	}
+	short, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if err := n.e.WaitCatalog(short, 3); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiting for an index never reached: %v", err)
+	}
+}
