@@ -190,7 +190,9 @@ func (c *Container) stop() {
 	}
 	for _, p := range all {
 		<-p.done
-		c.e.groups.CompareAndDelete(p.GroupID(), p)
+		if c.e.opts.Replicator != nil {
+			c.e.groups.CompareAndDelete(p.GroupID(), p)
+		}
 	}
 }
 
