@@ -98,6 +98,9 @@ func (e *Engine) DeleteDatabase(id string) error {
 		e.mu.Unlock()
 		return notFound("database %q does not exist", id)
 	}
+	if e.cat != nil {
+		return e.deleteDatabaseReplicated(db)
+	}
 	delete(e.dbs, id)
 	e.forgetUsersLocked(db)
 	e.mu.Unlock()
@@ -111,12 +114,18 @@ func (e *Engine) DeleteDatabase(id string) error {
 		c.stop()
 		c.deleteInto(m)
 	}
+	deleteDatabaseInto(m, id)
+	return e.commitCatalog(m, "delete database")
+}
+
+// deleteDatabaseInto records the deletion of a database's own records (not
+// its containers' data) in m.
+func deleteDatabaseInto(m *catalogBatch, id string) {
 	m.delete(storage.DatabaseKey(id))
 	lo := storage.ContainerPrefix(id)
 	m.deleteRange(lo, storage.PrefixEnd(lo))
 	deleteUsersInto(m, id)
 	m.deleteRange(storage.EncryptionKeyPrefix(id), storage.PrefixEnd(storage.EncryptionKeyPrefix(id)))
-	return e.commitCatalog(m, "delete database")
 }
 
 // ContainerSpec is what a client gives to create or replace a container.
@@ -138,36 +147,47 @@ var DefaultIndexingPolicy = json.RawMessage(`{"indexingMode":"consistent","autom
 
 // CreateContainer creates a container with ceil(T/t) partitions of equal EPK width.
 func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) (ContainerInfo, error) {
-	if err := validateResourceID("container", spec.ID); err != nil {
+	info, c, err := e.createContainer(dbID, spec, t)
+	if err != nil {
 		return ContainerInfo{}, err
 	}
+	// The partitions' groups, once the container is committed and its
+	// partitions are in memory (with Options.Catalog only).
+	e.createGroups(c)
+	return info, nil
+}
+
+func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) (ContainerInfo, *Container, error) {
+	if err := validateResourceID("container", spec.ID); err != nil {
+		return ContainerInfo{}, nil, err
+	}
 	if err := validateThroughput(t); err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	fixed := len(spec.PartitionKey.Paths) == 0
 	if fixed {
 		if rus := max(t.RUs, t.AutoscaleMax); rus > e.opts.FixedMaxRUs {
-			return ContainerInfo{}, badRequest("a container without a partition key is a fixed container: one partition of at most %d RU/s and %d bytes that never splits, so %d RU/s cannot be provisioned. Give a partition key to scale beyond that", e.opts.FixedMaxRUs, e.opts.FixedMaxBytes, rus)
+			return ContainerInfo{}, nil, badRequest("a container without a partition key is a fixed container: one partition of at most %d RU/s and %d bytes that never splits, so %d RU/s cannot be provisioned. Give a partition key to scale beyond that", e.opts.FixedMaxRUs, e.opts.FixedMaxBytes, rus)
 		}
 		spec.PartitionKey = epk.Definition{Kind: epk.Hash, Version: 2}
 	} else if err := spec.PartitionKey.Validate(); err != nil {
-		return ContainerInfo{}, badRequest("%v", err) // the error says it is the partition key definition
+		return ContainerInfo{}, nil, badRequest("%v", err) // the error says it is the partition key definition
 	}
 	if err := validateSpec(spec); err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	db, ok := e.dbs[dbID]
 	if !ok {
-		return ContainerInfo{}, notFound("database %q does not exist", dbID)
+		return ContainerInfo{}, nil, notFound("database %q does not exist", dbID)
 	}
 	if _, ok := db.colls[spec.ID]; ok {
-		return ContainerInfo{}, conflict("container %q already exists in database %q", spec.ID, dbID)
+		return ContainerInfo{}, nil, conflict("container %q already exists in database %q", spec.ID, dbID)
 	}
 	s, err := e.seq.take(1)
 	if err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	dbRid, _ := decodeRid(db.info.Rid)
 	info := ContainerInfo{
@@ -183,6 +203,9 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if info.Throughput == 0 && info.AutoscaleMax == 0 && db.info.Throughput == 0 && db.info.AutoscaleMax == 0 {
 		info.Throughput = DefaultThroughput
 	}
+	if e.opts.Catalog != nil {
+		info.Replicas = e.opts.Catalog.Placement()
+	}
 	n := e.partitionCount(t)
 	if fixed {
 		n = 1
@@ -191,11 +214,11 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	info.NextRangeID = n
 	c, err := e.openContainer(info)
 	if err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	// The record, and each partition's index record (the generation and
 	// policy its writes maintain).
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: s}
 	err = setContainer(m, info)
 	for _, r := range info.Ranges {
 		m.set(storage.PartitionIndexKey(c.rid, r.ID), encodeIndexRecord(info.IndexGen, info.IndexingPolicy))
@@ -205,11 +228,11 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec, t Throughput) 
 	}
 	if err != nil {
 		c.stop()
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, err
 	}
 	db.colls[spec.ID] = c
 	go e.refreshRates()
-	return info, nil
+	return info, c, nil
 }
 
 // Container returns an open container.
@@ -307,6 +330,9 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	if err != nil {
 		e.mu.Unlock()
 		return err
+	}
+	if e.cat != nil {
+		return e.deleteContainerReplicated(db, c)
 	}
 	delete(db.colls, id)
 	e.mu.Unlock()

@@ -190,6 +190,9 @@ func (c *Container) stop() {
 	}
 	for _, p := range all {
 		<-p.done
+		if c.e.opts.Replicator != nil {
+			c.e.groups.CompareAndDelete(p.GroupID(), p)
+		}
 	}
 }
 

@@ -35,7 +35,9 @@
 // (databases, container records, offers, deletions) are batches of key
 // writes committed by commitCatalog. Both kinds are handed, once durable,
 // to an optional log that ApplyLog replays into another store with the same
-// result byte for byte (log.go, replay.go).
+// result byte for byte (log.go, replay.go). With Options.Replicator and
+// Options.Catalog, both logs are raft groups' (replicated.go,
+// catalog_repl.go).
 //
 // Server-side scripts (script.go) run outside the loop, against a
 // snapshot and an overlay of their own writes, and submit those writes as

@@ -82,7 +82,7 @@ func (e *Engine) PutEncryptionKey(dbID string, k EncryptionKeyInfo, replace bool
 		k.Rid = encodeRid(binary.BigEndian.AppendUint32(dbRid, uint32(s)))
 	}
 	v, _ := json.Marshal(k)
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: s}
 	m.set(storage.EncryptionKeyKey(dbID, k.ID), v)
 	if err := e.commitCatalog(m, "store client encryption key"); err != nil {
 		return EncryptionKeyInfo{}, err

@@ -49,8 +49,18 @@ type Options struct {
 	TTLSweepInterval time.Duration
 	// Replicator, when set, replicates every partition's writes and splits
 	// through its raft group before they are applied (replicated.go).
-	// Experimental: index builds and the catalog are not replicated.
+	// Experimental: index builds are not replicated.
 	Replicator Replicator
+	// Catalog, when set, replicates every catalog change (databases,
+	// containers, offers, users, permissions, client encryption keys,
+	// scripts, the end of an index build, deletions) through the meta
+	// group: commitCatalog proposes it and returns once this node has
+	// applied it, and the store only takes the catalog's entries through
+	// ApplyCatalog, on every node alike; memory follows other nodes'
+	// entries in the background (WaitCatalog). New containers' partitions
+	// get the members Catalog.Placement names. Experimental, like
+	// Replicator (catalog_repl.go).
+	Catalog CatalogReplicator
 	// Logf logs what the engine does on its own (data loss accepted, a
 	// record that could not be written). Default log.Printf.
 	Logf func(format string, args ...any)
@@ -86,6 +96,11 @@ type Engine struct {
 	store *storage.DB
 	opts  Options
 	seq   *allocator
+
+	// cat is the replicated catalog's state, with Options.Catalog.
+	cat *catalogRepl
+	// groups finds a replicated partition by raft group (GroupPartition).
+	groups sync.Map
 
 	mu  sync.RWMutex
 	dbs map[string]*database
@@ -144,6 +159,10 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	}
 	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}, livePerms: map[string]uint64{},
 		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent)}
+	if opts.Catalog != nil {
+		e.cat = newCatalogRepl()
+		seq.track = true
+	}
 	// Catalog records are read by family rather than by database, and any
 	// record whose key is not the current encoding of its id (stores written
 	// before names were escaped in keys) is rewritten under its current key.
@@ -216,6 +235,10 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		e.sweepStop, e.sweepDone = make(chan struct{}), make(chan struct{})
 		go e.sweepLoop(cmp.Or(opts.TTLSweepInterval, DefaultTTLSweepInterval), e.sweepStop, e.sweepDone)
 	}
+	if e.cat != nil {
+		e.cat.running = true
+		go e.reconcileLoop()
+	}
 	e.refreshRates()
 	return e, nil
 }
@@ -227,6 +250,7 @@ func (e *Engine) Close() {
 }
 
 func (e *Engine) close() {
+	e.closeCatalog()
 	if e.sweepStop != nil {
 		close(e.sweepStop)
 		<-e.sweepDone

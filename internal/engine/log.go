@@ -22,6 +22,9 @@ import (
 // The one key outside both is the id allocator's high-water mark
 // (storage.SeqKey), which is the node's own: it only keeps the numbers a
 // node hands out (carried in the commands) from repeating after a restart.
+// With a replicated catalog (Options.Catalog) the catalog's log is the meta
+// group's, its entries carry the proposer's allocator position, and
+// applying one moves every node's allocator past it (catalog_repl.go).
 
 // LogEntry is one entry of a log, as the engine hands it to
 // Options.commandLog once it is durable.
@@ -35,7 +38,13 @@ type LogEntry struct {
 }
 
 // catalogBatch is the writes of one catalog change.
-type catalogBatch struct{ ops []catalogOp }
+type catalogBatch struct {
+	ops []catalogOp
+	// seq is the number the change took from the id allocator, 0 if none
+	// (a replicated catalog checks it was not taken from a stale one; it
+	// is not part of the encoding).
+	seq uint64
+}
 
 type catalogOp struct {
 	kind     byte // catalogSet, catalogDelete or catalogDeleteRange
@@ -115,7 +124,13 @@ func (m *catalogBatch) into(b *storage.Batch) error {
 // commitCatalog commits a catalog change durably and hands it to the log.
 // Callers hold the locks that order their change against the others on
 // the same records (e.mu, c.mu), so the log has the order of the store.
+// With Options.Catalog set, the change is proposed to the meta group
+// instead, and this node's store takes it when it applies the entry
+// (catalog_repl.go).
 func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
+	if e.opts.Catalog != nil {
+		return e.proposeCatalog(m, what)
+	}
 	b := e.store.NewBatch()
 	if err := m.into(b); err != nil {
 		b.Discard()

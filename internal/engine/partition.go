@@ -83,6 +83,9 @@ func (p *Partition) start(rate float64, now time.Time) {
 	p.meter.lastDecay = now
 	p.items.Store(p.state.Items)
 	p.bytes.Store(p.state.Bytes)
+	if p.c.e.opts.Replicator != nil {
+		p.c.e.groups.Store(p.GroupID(), p)
+	}
 	go p.run()
 }
 

@@ -60,6 +60,10 @@ type ContainerInfo struct {
 	// IndexFormat is the index.Format the generation was built with; an
 	// index of an older format is rebuilt when the container opens.
 	IndexFormat int `json:"indexFormat,omitempty"`
+	// Replicas are the nodes whose partition groups' members the
+	// container's partitions are, chosen when it was created with a
+	// replicated catalog (Options.Catalog); empty otherwise.
+	Replicas []uint64 `json:"replicas,omitempty"`
 }
 
 // Etag is the container's quoted etag.
@@ -71,7 +75,7 @@ type RangeInfo = partition.Range
 
 func (e *Engine) storeDatabase(info DatabaseInfo) error {
 	v, _ := json.Marshal(info)
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: info.Seq}
 	m.set(storage.DatabaseKey(info.ID), v)
 	return e.commitCatalog(m, "store database")
 }
@@ -88,7 +92,7 @@ func encodeContainer(info ContainerInfo) ([]byte, error) {
 }
 
 func (e *Engine) storeContainer(info ContainerInfo) error {
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: info.Seq}
 	if err := setContainer(m, info); err != nil {
 		return err
 	}

@@ -30,10 +30,20 @@ import (
 // A split is an entry of the parent's log like any command: every replica
 // applies it (reading the store as the round's batch leaves it), and once
 // it is committed the children replace the parent in the routing table and
-// the Replicator creates their groups. What is not replicated yet: index
-// builds (refused), the catalog (each node's engine must be given the same
-// catalog operations in the same order, which gives the same resource
-// ids), and snapshots of the state machine.
+// the Replicator creates their groups.
+//
+// The catalog replicates through a group of its own, the meta group, with
+// Options.Catalog (catalog_repl.go): every catalog change is an entry of
+// it, which every node applies (Engine.ApplyCatalog, PublishCatalog), and
+// memory follows other nodes' entries in the background (WaitCatalog). A
+// container created there gets the members of its partitions' groups from
+// CatalogReplicator.Placement, stored in its record (Replicas), and every
+// node has the Replicator create those groups (CreateGroups) once the
+// partitions exist in its memory. Without Options.Catalog, each node's
+// engine must be given the same catalog operations in the same order,
+// which gives the same resource ids, and the groups are created by the
+// caller. What is not replicated yet: index builds (refused), and
+// snapshots of the state machines (partitions' and catalog's).
 
 // Replicator proposes entries to raft groups (replication/host.Host).
 type Replicator interface {
@@ -45,6 +55,24 @@ type Replicator interface {
 	// applied: it creates the children's groups, with the parent's members.
 	// It is called from the replication loop, so it must not wait for it.
 	Split(parent uint64, children []uint64)
+	// CreateGroups is told, on every node, that a new container's
+	// partitions exist: it creates their groups (groups, the GroupID of
+	// each) with the given members (the container record's Replicas). It
+	// is called with no engine lock held and outside the replication
+	// loop, so it may wait for the loop. Only containers created with
+	// Options.Catalog set have Replicas.
+	CreateGroups(groups []uint64, members []uint64)
+}
+
+// GroupPartition returns the partition of a raft group, of a started
+// container of a replicated engine, without taking the engine's locks: a
+// replication host may call it from its loop (its NewStateMachine).
+func (e *Engine) GroupPartition(group uint64) (*Partition, bool) {
+	v, ok := e.groups.Load(group)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Partition), true
 }
 
 // GroupID is the raft group of a partition: a hash of the container's

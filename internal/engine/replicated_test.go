@@ -82,6 +82,17 @@ func (l *lateReplicator) Split(parent uint64, children []uint64) {
 	}()
 }
 
+// CreateGroups creates the groups of a new container's partitions with
+// the members its record names.
+func (l *lateReplicator) CreateGroups(groups []uint64, members []uint64) {
+	h := l.h.Load()
+	for _, g := range groups {
+		if err := h.CreateGroup(g, members); err != nil && !errors.Is(err, host.ErrStopped) {
+			panic(err)
+		}
+	}
+}
+
 // replNode is one node: a store, an engine whose partitions replicate
 // through a host on that store, and the host.
 type replNode struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/parsecdb/parsec/internal/storage"
@@ -26,7 +27,20 @@ type allocator struct {
 	key   []byte
 	next  uint64
 	limit uint64
+	// With a replicated catalog (track): fence is the catalog raft index
+	// whose entries' positions next reflects (advance), and fences the
+	// fence of the latest numbers handed out, in order (see fenceOf).
+	track  bool
+	fence  uint64
+	fences []seqFence
 }
+
+type seqFence struct{ seq, fence uint64 }
+
+// maxFences bounds the allocator's memory of fences: a catalog change
+// made of an older number counts as made with no knowledge of the catalog
+// (fence 0), which can only get it refused and retried.
+const maxFences = 4096
 
 const allocBlock = 4096
 
@@ -59,7 +73,53 @@ func (a *allocator) take(n uint64) (uint64, error) {
 	}
 	s := a.next
 	a.next += n
+	if a.track {
+		if len(a.fences) >= maxFences {
+			a.fences = append(a.fences[:0], a.fences[len(a.fences)/2:]...)
+		}
+		a.fences = append(a.fences, seqFence{s, a.fence})
+	}
 	return s, nil
+}
+
+// fenceOf returns the catalog index the allocator reflected when it handed
+// out seq: 0 if it no longer remembers.
+func (a *allocator) fenceOf(seq uint64) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := sort.Search(len(a.fences), func(i int) bool { return a.fences[i].seq >= seq })
+	if i < len(a.fences) && a.fences[i].seq == seq {
+		return a.fences[i].fence
+	}
+	return 0
+}
+
+// position returns the next number take would hand out.
+func (a *allocator) position() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.next
+}
+
+// advance makes the allocator hand out no number below pos, persisting the
+// high-water mark as take does: a node applying another's catalog entry
+// moves past the numbers that node used. fence is that entry's index.
+func (a *allocator) advance(pos, fence uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.fence = max(a.fence, fence)
+	if pos <= a.next {
+		return nil
+	}
+	if pos > a.limit {
+		limit := pos + allocBlock
+		if err := a.store.Set(a.key, binary.BigEndian.AppendUint64(nil, limit)); err != nil {
+			return fmt.Errorf("%w: cannot persist id allocator: %v", ErrUnavailable, err)
+		}
+		a.limit = limit
+	}
+	a.next = pos
+	return nil
 }
 
 // etagOf renders the etag of the resource version written with sequence

@@ -160,7 +160,7 @@ func (c *Container) putScript(kind ScriptKind, spec ScriptSpec, replace bool, if
 	if err != nil {
 		panic(fmt.Sprintf("BUG: cannot encode script record: %v", err))
 	}
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: s}
 	m.set(storage.ScriptKey(c.rid, byte(kind), spec.ID), v)
 	if err := c.e.commitCatalog(m, "store "+kind.String()); err != nil {
 		return ScriptInfo{}, err

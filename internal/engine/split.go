@@ -130,7 +130,11 @@ func applySplit(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 	}
 	info.Ranges = pmap.Ranges()
 	info.NextRangeID = max(info.NextRangeID, cmd.FirstChild+len(children))
-	info.RangesSeq = cmd.RangesSeq
+	// The highest, like NextRangeID: replicas may apply the splits of
+	// different partitions (different raft groups) in different orders,
+	// and must end with the same record. Locally the command's is always
+	// the highest (splits are decided one at a time).
+	info.RangesSeq = max(info.RangesSeq, cmd.RangesSeq)
 	rec, err := encodeContainer(info)
 	if err != nil {
 		return info, nil, nil, err

@@ -117,7 +117,7 @@ func (e *Engine) CreateUser(dbID, id string) (UserInfo, error) {
 	}
 	dbRid, _ := decodeRid(db.info.Rid)
 	info := UserInfo{ID: id, DB: dbID, Rid: encodeRid(binary.BigEndian.AppendUint32(dbRid, uint32(s))), Ts: e.now(), Seq: s}
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: s}
 	setUser(m, info)
 	if err := e.commitCatalog(m, "store user"); err != nil {
 		return UserInfo{}, err
@@ -204,7 +204,7 @@ func (e *Engine) ReplaceUser(dbID, id, newID, ifMatch string) (UserInfo, error) 
 	}
 	info := u.info
 	info.ID, info.Seq, info.Ts = newID, s, e.now()
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: s}
 	m.delete(storage.UserKey(dbID, id))
 	setUser(m, info)
 	perms := u.perms
@@ -305,7 +305,7 @@ func (e *Engine) putPermission(dbID, userID string, spec PermissionSpec, replace
 		userRid, _ := decodeRid(u.info.Rid)
 		info.Rid = encodeRid(binary.BigEndian.AppendUint64(userRid, s))
 	}
-	m := &catalogBatch{}
+	m := &catalogBatch{seq: s}
 	setPermission(m, info)
 	if err := e.commitCatalog(m, "store permission"); err != nil {
 		return PermissionInfo{}, err

@@ -6,6 +6,7 @@
 //	M 0x00 "db"   0x00 <esc(database id)>                           database record (JSON)
 //	M 0x00 "coll" 0x00 <esc(database id)> 0x00 <esc(container id)>  container record (JSON)
 //	M 0x00 "seq"                                           resource-id allocator high-water mark
+//	M 0x00 "catapplied"                                    the catalog log's (meta group's) applied raft index
 //	D <container rid, 8 bytes> <EPK, uppercase hex> 0x00 <item id>   one item
 //	P <container rid, 8 bytes> <range id>                  one physical partition's state (LSN, stats)
 //	P <container rid, 8 bytes> <range id> 0x00 'i'         its index record (generation, policy)

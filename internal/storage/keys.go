@@ -116,8 +116,10 @@ func EncryptionKeyKey(db, id string) []byte { return appendName(EncryptionKeyPre
 
 // EncryptionKeyPrefix bounds the client encryption keys of one database.
 func EncryptionKeyPrefix(db string) []byte {
-	return append(appendName([]byte{prefixMeta, 0, 'c', 'e', 'k', 0}, db), 0)
+	return append(appendName(encryptionKeysPrefix(), db), 0)
 }
+
+func encryptionKeysPrefix() []byte { return []byte{prefixMeta, 0, 'c', 'e', 'k', 0} }
 
 // PermissionsPrefix bounds the permission records of every database.
 func PermissionsPrefix() []byte { return []byte{prefixMeta, 0, 'p', 'e', 'r', 'm', 0} }
@@ -137,6 +139,48 @@ func appendName(dst []byte, name string) []byte {
 		}
 	}
 	return dst
+}
+
+// CatalogDatabase returns the database a catalog record key, or the start
+// of a span of catalog records, belongs to: the database id in a database,
+// container, user, permission or client encryption key key (or in one of
+// their per-database prefixes). ok is false for any other key (scripts,
+// the allocator, partition and item keys).
+func CatalogDatabase(key []byte) (db string, ok bool) {
+	var rest []byte
+	for _, p := range [][]byte{DatabasePrefix(), ContainersPrefix(), UsersPrefix(), PermissionsPrefix(), encryptionKeysPrefix()} {
+		if len(key) >= len(p) && string(key[:len(p)]) == string(p) {
+			rest = key[len(p):]
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	name := make([]byte, 0, len(rest))
+	for i := 0; i < len(rest) && rest[i] != 0; i++ {
+		if rest[i] != 1 {
+			name = append(name, rest[i])
+			continue
+		}
+		if i++; i == len(rest) || (rest[i] != 1 && rest[i] != 2) {
+			return "", false // not an escape appendName makes
+		}
+		name = append(name, rest[i]-1)
+	}
+	return string(name), true
+}
+
+// CatalogAppliedKey is the key of the raft index of the catalog's log (the
+// meta group, see engine.ApplyCatalog) this node has applied, written in
+// the same batch as what it applied:
+//
+//	M 0x00 "catapplied"
+//
+// No catalog family's prefix is a prefix of it, nor it of theirs.
+func CatalogAppliedKey() []byte {
+	return []byte{prefixMeta, 0, 'c', 'a', 't', 'a', 'p', 'p', 'l', 'i', 'e', 'd'}
 }
 
 // SeqKey is the key of the resource-id allocator's high-water mark.

@@ -186,3 +186,24 @@ func TestUserPermissionKeysInjective(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogDatabase reads the database back out of every kind of
+// per-database catalog key and prefix, for names full of the escaped
+// bytes, and refuses the keys of no database.
+func TestCatalogDatabase(t *testing.T) {
+	for _, db := range []string{"", "a", "a\x00b", "\x01\x02", "x\x01\x00y\xff"} {
+		for _, k := range [][]byte{DatabaseKey(db), ContainerKey(db, "c\x00"), ContainerPrefix(db), UserKey(db, "u"), UserPrefix(db),
+			PermissionKey(db, "u\x01", "p"), PermissionPrefix(db, "u"), DatabasePermissionsPrefix(db), EncryptionKeyKey(db, "k"), EncryptionKeyPrefix(db)} {
+			got, ok := CatalogDatabase(k)
+			if !ok || got != db {
+				t.Fatalf("CatalogDatabase(%q) = %q, %v; want %q", k, got, ok, db)
+			}
+		}
+	}
+	var rid [RidLen]byte
+	for _, k := range [][]byte{SeqKey(), CatalogAppliedKey(), ScriptKey(rid, 1, "s"), PartitionKey(rid, "0"), ItemKey(nil, rid, "AB", "x"), append(DatabasePrefix(), 1, 5)} {
+		if db, ok := CatalogDatabase(k); ok {
+			t.Fatalf("CatalogDatabase(%q) = %q, want none", k, db)
+		}
+	}
+}

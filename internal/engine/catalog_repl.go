@@ -1,0 +1,717 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// The replicated catalog. With Options.Catalog set, commitCatalog does not
+// write the store: it proposes the change as one entry of the catalog's
+// raft group (the meta group) and waits until this node has applied it.
+// Every node, the proposer's included, applies the group's committed
+// entries with ApplyCatalog, into the batch of the replication host's
+// round, with the raft index reached (storage.CatalogAppliedKey), and
+// PublishCatalog follows once that batch has committed.
+//
+// An entry is
+//
+//	token:8 position:uvarint fence:uvarint origin:8 batch
+//
+// where token is random, position is the proposer's id allocator position
+// (the next number it would hand out), batch is the catalogBatch's
+// encoding, and fence and origin are explained below. Applying an entry
+// advances this node's allocator past its position, so a node that later
+// leads the meta group never hands out a number an entry it applied
+// already used.
+//
+// That is not enough on its own: a node that has just become the leader
+// may not have applied the last entries of its predecessor yet (they are
+// in its log, but it learns that they are committed only once an entry of
+// its own term commits), and an op may take a number from its allocator
+// before it has. So an entry that took a number says which catalog entries
+// the proposer's allocator reflected when it took it (fence+1, the index;
+// 0 for a change that took none), and which engine proposed it (origin, a
+// random id of the engine instance). Applying it, every node decides the
+// same, from the log alone, whether the number may repeat one taken by
+// another engine: it may if an entry of another origin that took a number
+// lies between the fence and the entry. Such an entry is refused: it
+// writes nothing, and its proposer's op fails with ErrUnavailable, to be
+// retried (its allocator has moved on by then). The state of that
+// decision (the origin of the last entry that took a number, its index,
+// and the index of the last one of another origin before it) is stored
+// with the applied index.
+//
+// Memory. The op that proposed an entry updates the engine's memory itself,
+// as it does without replication, after commitCatalog returns: the
+// proposer registers the entry's token, and ApplyCatalog recognises it.
+// Every other entry is foreign: ApplyCatalog notes the databases whose
+// records it touched (storage.CatalogDatabase), and once published a
+// background reconciler reloads those databases from the store (their
+// record, containers, users and permissions) under the locks the ops take,
+// and makes memory match: it opens the partitions of a new container and
+// has the Replicator create their groups, stops a deleted container's,
+// replaces changed records. Client encryption keys and scripts are read
+// from the store on every use, and the compiled-script cache checks
+// versions, so they need nothing. The raft loop never waits for an engine
+// lock: ApplyCatalog and PublishCatalog take only the catalog's own mutex
+// (and the allocator's), which no one holds while waiting.
+//
+// Races considered:
+//
+//   - Reconciling is idempotent (it makes memory equal to the store for the
+//     databases it looks at) and ordered (one goroutine, entries in index
+//     order; it reads a store snapshot that holds at least every entry
+//     published before it began). Reading a later state than the entries'
+//     is harmless: the later entries are reconciled again.
+//   - A foreign entry reconciled while an op of this node is in flight: the
+//     ops whose memory the reconciler rebuilds (databases, containers,
+//     offers, users, permissions) hold e.mu, or its read side, from before
+//     they propose until their memory is updated, and the reconciler takes
+//     e.mu before it takes its store snapshot, so it sees the store and
+//     memory both before or both after.
+//     That is why a replicated deletion proposes first and then changes
+//     memory (deleteContainerReplicated), where a local one changes memory
+//     first: the reconciler would otherwise bring back, from the store,
+//     what a deletion in flight has taken out of memory, and a refused
+//     deletion (this node does not lead) would leave memory without a
+//     container the store still has.
+//   - A proposal whose outcome is unknown to the proposer (a timeout, a
+//     lost leadership) may still commit: its token is unregistered when
+//     ProposeCatalog returns, so if it is applied later it counts as
+//     foreign and is reconciled from the store like any other. If it was
+//     applied before ProposeCatalog returned, the op goes on as committed.
+//   - A deleted container's partition groups may still apply entries
+//     committed before the deletion; the container's loops are stopped,
+//     and its records are gone, but such a late entry's writes are not
+//     fenced (see the report in docs/DESIGN.md).
+
+// CatalogReplicator replicates catalog changes through the meta group
+// (replication/host.Host and the group the deployment chose for it).
+type CatalogReplicator interface {
+	// ProposeCatalog replicates data in the meta group and returns the
+	// entry's index once it is committed, applied and published on this
+	// node.
+	ProposeCatalog(ctx context.Context, data []byte) (uint64, error)
+	// Placement returns the nodes a new container's partition groups get
+	// as members.
+	Placement() []uint64
+}
+
+// catalogRepl is the replicated catalog's state.
+type catalogRepl struct {
+	mu      sync.Mutex
+	loaded  bool
+	applied uint64 // the raft index applied (the round's batch may not have committed)
+	// published is the index whose batch has committed.
+	published uint64
+	// waiting holds, by token, this node's proposals in flight; apply
+	// marks those it finds.
+	waiting map[uint64]*catalogSlot
+	// origin names this engine instance in its entries.
+	origin uint64
+	// The fence decision's state (see above): the origin of the last entry
+	// that took a number, its index, and the index of the last entry of
+	// another origin that took one before it.
+	lastOrigin, lastTook, otherTook uint64
+	// unpublished are the databases foreign entries applied since the last
+	// publish touched.
+	unpublished map[string]bool
+	// queue is what the reconciler has to reload, up to target.
+	queue  map[string]bool
+	target uint64
+	// reflected is the index up to which memory reflects every entry;
+	// changed is closed (and replaced) whenever it moves.
+	reflected uint64
+	changed   chan struct{}
+	wake      chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	running   bool // the reconciler was started (Open got that far)
+}
+
+type catalogSlot struct{ applied, refused bool }
+
+func newCatalogRepl() *catalogRepl {
+	var o [8]byte
+	_, _ = rand.Read(o[:])
+	return &catalogRepl{origin: binary.BigEndian.Uint64(o[:]), waiting: map[uint64]*catalogSlot{}, unpublished: map[string]bool{}, queue: map[string]bool{},
+		changed: make(chan struct{}), wake: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// catalogProposeTimeout bounds how long a catalog change waits for its entry.
+const catalogProposeTimeout = 30 * time.Second
+
+// proposeCatalog is commitCatalog with Options.Catalog set.
+func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
+	r := e.cat
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	token := binary.BigEndian.Uint64(tok[:])
+	data := binary.AppendUvarint(tok[:], e.seq.position())
+	var fence uint64
+	if m.seq != 0 {
+		fence = e.seq.fenceOf(m.seq) + 1
+	}
+	data = binary.AppendUvarint(data, fence)
+	data = binary.BigEndian.AppendUint64(data, r.origin)
+	data = append(data, m.encode()...)
+	slot := &catalogSlot{}
+	r.mu.Lock()
+	r.waiting[token] = slot
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), catalogProposeTimeout)
+	defer cancel()
+	_, err := e.opts.Catalog.ProposeCatalog(ctx, data)
+	r.mu.Lock()
+	delete(r.waiting, token)
+	applied, refused := slot.applied, slot.refused
+	r.mu.Unlock()
+	if refused {
+		return fmt.Errorf("%w: cannot %s: the change raced a change of the catalog's leader and was not applied; retry it", ErrUnavailable, what)
+	}
+	if err != nil && !applied {
+		// The replicator's error stays inspectable: a refusal names the
+		// leader a gateway should send the change to.
+		return fmt.Errorf("%w: cannot %s: the catalog change could not be replicated, or its outcome is unknown: %w", ErrUnavailable, what, err)
+	}
+	// The meta group's log is the catalog's log: the optional command log
+	// (a local engine's) is not fed.
+	return nil
+}
+
+// loadCatalogApplied reads the applied index once; the caller holds r.mu.
+func (e *Engine) loadCatalogApplied() error {
+	r := e.cat
+	if r.loaded {
+		return nil
+	}
+	v, err := e.store.Get(nil, storage.CatalogAppliedKey())
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("%w: cannot read the catalog's applied index: %v", ErrUnavailable, err)
+	case len(v) != 8 && len(v) != 32:
+		return corrupt("the catalog's applied index has %d bytes", len(v))
+	default:
+		r.applied = binary.BigEndian.Uint64(v)
+		r.published, r.reflected, r.target = r.applied, r.applied, r.applied
+		if len(v) == 32 {
+			r.lastOrigin, r.lastTook, r.otherTook = binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:]), binary.BigEndian.Uint64(v[24:])
+		}
+	}
+	r.loaded = true
+	return nil
+}
+
+func (e *Engine) mustCatalog() *catalogRepl {
+	if e.cat == nil {
+		panic("BUG: a catalog entry handed to an engine without Options.Catalog")
+	}
+	return e.cat
+}
+
+// ApplyCatalog applies committed entries of the meta group, in order, into
+// b, which the caller commits before it calls PublishCatalog. An entry with
+// no data (raft's own) only advances the index. It takes no engine lock an
+// op may hold while it waits for its proposal, so the replication loop may
+// call it at any time. A failure (a malformed entry, the store's) is
+// returned: the replica must stop.
+func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
+	r := e.mustCatalog()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := e.loadCatalogApplied(); err != nil {
+		return err
+	}
+	for _, en := range entries {
+		if en.Index != r.applied+1 {
+			return fmt.Errorf("catalog: entry %d applied after %d", en.Index, r.applied)
+		}
+		if en.Data == nil {
+			r.applied = en.Index
+			if err := e.seq.advance(0, en.Index); err != nil {
+				return err
+			}
+			continue
+		}
+		d := newDecoder(en.Data)
+		tok := d.Take(8)
+		pos := d.Uvarint()
+		fence := d.Uvarint()
+		org := d.Take(8)
+		if err := d.Err(); err != nil {
+			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
+		}
+		token, origin := binary.BigEndian.Uint64(tok), binary.BigEndian.Uint64(org)
+		m, err := decodeCatalogBatch(en.Data[len(en.Data)-d.Len():])
+		if err != nil {
+			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
+		}
+		refused := false
+		if fence != 0 {
+			f := fence - 1
+			if (origin == r.lastOrigin && f >= r.otherTook) || f >= r.lastTook {
+				if origin != r.lastOrigin {
+					r.lastOrigin, r.otherTook = origin, r.lastTook
+				}
+				r.lastTook = en.Index
+			} else {
+				refused = true
+			}
+		}
+		if !refused {
+			if err := keepRanges(b, m); err != nil {
+				return err
+			}
+			if err := m.into(b); err != nil {
+				return err
+			}
+		}
+		if err := e.seq.advance(pos, en.Index); err != nil {
+			return err
+		}
+		r.applied = en.Index
+		if slot := r.waiting[token]; slot != nil {
+			slot.applied, slot.refused = true, refused
+			continue
+		}
+		if refused {
+			continue
+		}
+		for _, op := range m.ops {
+			if db, ok := storage.CatalogDatabase(op.key); ok {
+				r.unpublished[db] = true
+			}
+		}
+	}
+	return b.Set(storage.CatalogAppliedKey(), r.appliedRecord())
+}
+
+// appliedRecord is the value of storage.CatalogAppliedKey: the applied
+// index, then the fence decision's state (8 bytes each).
+func (r *catalogRepl) appliedRecord() []byte {
+	v := binary.BigEndian.AppendUint64(nil, r.applied)
+	v = binary.BigEndian.AppendUint64(v, r.lastOrigin)
+	v = binary.BigEndian.AppendUint64(v, r.lastTook)
+	return binary.BigEndian.AppendUint64(v, r.otherTook)
+}
+
+// keepRanges makes the container records m writes keep the partition map
+// the store holds for the same container: once a container exists, its
+// partitions' logs own its map (a split writes it, reading the record
+// the store holds), and a catalog entry's copy of the map may be older
+// than a split this node applied first. Either order of the two logs then
+// ends with the same record.
+func keepRanges(b *storage.Batch, m *catalogBatch) error {
+	pre := storage.ContainersPrefix()
+	for i, op := range m.ops {
+		if op.kind != catalogSet || !bytes.HasPrefix(op.key, pre) {
+			continue
+		}
+		old, err := b.Get(nil, op.key)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var cur, rec ContainerInfo
+		if err := json.Unmarshal(old, &cur); err != nil {
+			return corrupt("the container record %q does not decode: %v", op.key, err)
+		}
+		if err := json.Unmarshal(op.val, &rec); err != nil {
+			return corrupt("a catalog entry's container record %q does not decode: %v", op.key, err)
+		}
+		if cur.Rid != rec.Rid || (rec.RangesSeq == cur.RangesSeq && rec.NextRangeID == cur.NextRangeID) {
+			continue
+		}
+		rec.Ranges, rec.RangesSeq, rec.NextRangeID = cur.Ranges, cur.RangesSeq, cur.NextRangeID
+		v, err := encodeContainer(rec)
+		if err != nil {
+			return err
+		}
+		m.ops[i].val = v
+	}
+	return nil
+}
+
+// StartCatalogAt records that the meta group, of which this node has
+// applied nothing, starts at raft index (its bootstrap snapshot, which
+// holds no data), writing into b.
+func (e *Engine) StartCatalogAt(b *storage.Batch, index uint64) error {
+	r := e.mustCatalog()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := e.loadCatalogApplied(); err != nil {
+		return err
+	}
+	if r.applied != 0 {
+		return internalError("the catalog has applied raft index %d: it cannot start over at index %d", r.applied, index)
+	}
+	r.applied, r.published, r.reflected, r.target = index, index, index, index
+	if err := e.seq.advance(0, index); err != nil {
+		return err
+	}
+	return b.Set(storage.CatalogAppliedKey(), r.appliedRecord())
+}
+
+// PublishCatalog is called once the batch ApplyCatalog wrote into has
+// committed: the entries count as applied, and the reconciler is told of
+// the foreign ones. It does not wait.
+func (e *Engine) PublishCatalog() {
+	r := e.mustCatalog()
+	r.mu.Lock()
+	r.published = r.applied
+	r.target = r.applied
+	for db := range r.unpublished {
+		r.queue[db] = true
+		delete(r.unpublished, db)
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// CatalogApplied returns the meta group's index whose entries are applied
+// and committed on this node (not necessarily reflected in memory yet: see
+// WaitCatalog).
+func (e *Engine) CatalogApplied() uint64 {
+	r := e.mustCatalog()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := e.loadCatalogApplied(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
+	return r.published
+}
+
+// WaitCatalog waits until every catalog entry up to index is reflected in
+// this node's memory (its databases, containers, users ...), or ctx ends.
+func (e *Engine) WaitCatalog(ctx context.Context, index uint64) error {
+	r := e.mustCatalog()
+	for {
+		r.mu.Lock()
+		if r.reflected >= index {
+			r.mu.Unlock()
+			return nil
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: the catalog is not reflected up to index %d: %w", ErrUnavailable, index, ctx.Err())
+		case <-r.done:
+			return fmt.Errorf("%w: the engine is closed", ErrUnavailable)
+		}
+	}
+}
+
+// reconcileLoop reflects foreign entries in memory, in order, until the
+// engine closes.
+func (e *Engine) reconcileLoop() {
+	r := e.cat
+	defer close(r.done)
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-r.wake:
+		}
+		for {
+			r.mu.Lock()
+			target, dbs := r.target, r.queue
+			if target <= r.reflected && len(dbs) == 0 {
+				r.mu.Unlock()
+				break
+			}
+			r.queue = map[string]bool{}
+			r.mu.Unlock()
+			if err := e.reconcile(dbs); err != nil {
+				e.opts.Logf("parsec: cannot reflect the replicated catalog in memory, retrying: %v", err)
+				r.mu.Lock()
+				for db := range dbs {
+					r.queue[db] = true
+				}
+				r.mu.Unlock()
+				select {
+				case <-r.stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
+			}
+			r.mu.Lock()
+			if target > r.reflected {
+				r.reflected = target
+				close(r.changed)
+				r.changed = make(chan struct{})
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// reconcile makes memory match the store for the given databases.
+func (e *Engine) reconcile(dbs map[string]bool) error {
+	if len(dbs) == 0 {
+		return nil
+	}
+	var created, stopped []*Container
+	e.mu.Lock()
+	// The snapshot is taken under e.mu: an op of this node that holds it
+	// has its entry committed before it lets go, so the snapshot never
+	// predates a change memory already shows.
+	snap := e.store.NewSnapshot()
+	defer snap.Close()
+	var err error
+	for id := range dbs {
+		if err = e.reloadDatabaseLocked(snap, id, &created, &stopped); err != nil {
+			break
+		}
+	}
+	e.mu.Unlock()
+	// Outside e.mu, as DeleteContainer does: a partition's loop may be
+	// waiting for its proposal.
+	for _, c := range stopped {
+		c.stop()
+	}
+	if len(stopped) > 0 {
+		if werr := e.writeAcked(); werr != nil {
+			e.opts.Logf("parsec: %v", werr)
+		}
+	}
+	for _, c := range created {
+		e.createGroups(c)
+	}
+	if len(created) > 0 || len(stopped) > 0 || len(dbs) > 0 {
+		e.refreshRates()
+	}
+	return err
+}
+
+// reloadDatabaseLocked makes the memory of database id match the snapshot;
+// the caller holds e.mu. Containers it opens and stops are added to
+// created and stopped, for the caller to finish outside e.mu.
+func (e *Engine) reloadDatabaseLocked(snap *storage.Snapshot, id string, created, stopped *[]*Container) error {
+	db := e.dbs[id]
+	drop := func() {
+		if db == nil {
+			return
+		}
+		delete(e.dbs, id)
+		e.forgetUsersLocked(db)
+		for _, c := range db.colls {
+			*stopped = append(*stopped, c)
+		}
+	}
+	v, err := snap.Get(nil, storage.DatabaseKey(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		drop()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var info DatabaseInfo
+	if err := json.Unmarshal(v, &info); err != nil {
+		return corrupt("cannot decode the record of database %q: %v", id, err)
+	}
+	if db != nil && db.info.Rid != info.Rid {
+		drop() // deleted and created again
+		db = nil
+	}
+	if db == nil {
+		db = &database{info: info, colls: map[string]*Container{}}
+		e.dbs[id] = db
+	}
+	db.info = info
+	// Containers.
+	recs := map[string]ContainerInfo{}
+	lo := storage.ContainerPrefix(id)
+	err = snap.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
+		var ci ContainerInfo
+		if err := json.Unmarshal(v, &ci); err != nil {
+			return false, corrupt("cannot decode a container record of database %q: %v", id, err)
+		}
+		recs[ci.ID] = ci
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for cid, c := range db.colls {
+		if rec, ok := recs[cid]; !ok || rec.Rid != c.Info().Rid {
+			delete(db.colls, cid)
+			*stopped = append(*stopped, c)
+		}
+	}
+	for cid, rec := range recs {
+		c := db.colls[cid]
+		if c == nil {
+			if c, err = e.openContainer(rec); err != nil {
+				return err
+			}
+			db.colls[cid] = c
+			*created = append(*created, c)
+			continue
+		}
+		if err := c.reloadInfo(rec); err != nil {
+			return err
+		}
+	}
+	// Users and permissions.
+	users := map[string]*userEntry{}
+	lo = storage.UserPrefix(id)
+	err = snap.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
+		var u UserInfo
+		if err := json.Unmarshal(v, &u); err != nil {
+			return false, corrupt("cannot decode user record %q: %v", k, err)
+		}
+		users[u.ID] = &userEntry{info: u, perms: map[string]PermissionInfo{}}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	lo = storage.DatabasePermissionsPrefix(id)
+	err = snap.Iterate(lo, storage.PrefixEnd(lo), func(k, v []byte) (bool, error) {
+		var p PermissionInfo
+		if err := json.Unmarshal(v, &p); err != nil {
+			return false, corrupt("cannot decode permission record %q: %v", k, err)
+		}
+		if u := users[p.User]; u != nil {
+			u.perms[p.ID] = p
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	e.forgetUsersLocked(db)
+	db.users = nil
+	if len(users) > 0 {
+		db.users = users
+	}
+	for _, u := range users {
+		for _, p := range u.perms {
+			e.livePerms[p.Rid] = p.Seq
+		}
+	}
+	return nil
+}
+
+// reloadInfo replaces the container's record by rec, read from the store,
+// as the op that wrote it would have: a new indexing policy starts its
+// build, a finished build lets queries use the index. The partition map
+// is the partitions' logs' (splits), not the catalog's: it is kept.
+func (c *Container) reloadInfo(rec ContainerInfo) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.Info()
+	rec.Ranges, rec.RangesSeq, rec.NextRangeID = cur.Ranges, cur.RangesSeq, cur.NextRangeID
+	a, err := encodeContainer(cur)
+	if err != nil {
+		return err
+	}
+	b, err := encodeContainer(rec)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(a, b) {
+		return nil
+	}
+	c.setInfo(rec)
+	switch {
+	case rec.IndexGen != cur.IndexGen && rec.IndexBuilding:
+		c.startIndexBuild(rec)
+	case rec.IndexGen == cur.IndexGen && cur.IndexBuilding && !rec.IndexBuilding:
+		if ix := c.index.Load(); ix != nil {
+			c.index.Store(&indexState{gen: ix.gen, policy: ix.policy, ready: !ix.policy.None})
+		}
+	}
+	return nil
+}
+
+// deleteDatabaseReplicated is DeleteDatabase with a replicated catalog,
+// called with e.mu held, which it releases: the deletion is proposed first,
+// and memory changes once it is committed (see the races above). The
+// containers' loops stop afterwards; writes other nodes' partition leaders
+// apply after the deletion are not fenced yet.
+func (e *Engine) deleteDatabaseReplicated(db *database) error {
+	m := &catalogBatch{}
+	for _, c := range db.colls {
+		c.deleteInto(m)
+	}
+	deleteDatabaseInto(m, db.info.ID)
+	if err := e.commitCatalog(m, "delete database"); err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	delete(e.dbs, db.info.ID)
+	e.forgetUsersLocked(db)
+	e.mu.Unlock()
+	for _, c := range db.colls {
+		c.stop()
+	}
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
+	e.refreshRates()
+	return nil
+}
+
+// deleteContainerReplicated is DeleteContainer with a replicated catalog,
+// as deleteDatabaseReplicated is DeleteDatabase's.
+func (e *Engine) deleteContainerReplicated(db *database, c *Container) error {
+	m := &catalogBatch{}
+	c.deleteInto(m)
+	if err := e.commitCatalog(m, "delete container"); err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	delete(db.colls, c.Info().ID)
+	e.mu.Unlock()
+	c.stop()
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
+	e.refreshRates()
+	return nil
+}
+
+// createGroups has the Replicator create the raft groups of a new
+// container's partitions, with the members its record names. The caller
+// holds no engine lock.
+func (e *Engine) createGroups(c *Container) {
+	info := c.Info()
+	if e.opts.Replicator == nil || len(info.Replicas) == 0 {
+		return
+	}
+	parts := c.Partitions()
+	groups := make([]uint64, len(parts))
+	for i, p := range parts {
+		groups[i] = p.GroupID()
+	}
+	e.opts.Replicator.CreateGroups(groups, append([]uint64(nil), info.Replicas...))
+}
+
+// closeCatalog stops the reconciler.
+func (e *Engine) closeCatalog() {
+	if r := e.cat; r != nil && r.running {
+		close(r.stop)
+		<-r.done
+	}
+}
