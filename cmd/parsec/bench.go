@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/parsecdb/parsec/internal/api/cosmos"
 	"io"
 	"os"
 	"os/signal"
@@ -46,6 +47,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Container, "container", bench.DefaultContainer, "container to use (created if missing, partition key /pk)")
 	fs.IntVar(&o.Throughput, "throughput", bench.DefaultThroughput, "RU/s of the container when it is created")
 	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the random item choices (default: from the clock)")
+	fs.StringVar(&o.Consistency, "consistency", "", "x-ms-consistency-level of every request: strong, bounded, session, prefix or eventual, no stronger than the account's (default: none, the account's level)")
 	fs.StringVar(&o.Client, "client", bench.ClientNetHTTP, "HTTP client: "+bench.ClientNetHTTP+" (net/http Transport) or "+bench.ClientRaw+" (minimal HTTP/1.1, cheaper per request)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON object")
 	fs.BoolVar(&progress, "progress", false, "print a progress line every second (default: when stderr is a terminal)")
@@ -60,6 +62,14 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "parsec bench: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	}
+	if o.Consistency != "" {
+		l, err := cosmos.ParseConsistency(o.Consistency)
+		if err != nil {
+			fmt.Fprintf(stderr, "parsec bench: --consistency: %v\n", err)
+			return 2
+		}
+		o.Consistency = l
 	}
 	o.Endpoint, o.Key = cf.endpoint, cf.key
 	if o.Key == "" {

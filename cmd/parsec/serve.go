@@ -48,6 +48,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.AcceptDataLoss, "accept-data-loss", false, "start even if the write-ahead log is damaged or missing, logging the acknowledged writes that were lost")
 	fs.DurationVar(&o.ScriptTimeout, "script-timeout", 5*time.Second, "run time of one stored procedure or trigger; writes stop being accepted at four fifths of it, and the script is stopped at it (408)")
 	fs.IntVar(&o.ScriptMaxWrites, "script-max-writes", 5000, "writes one run of a stored procedure or trigger may make; past it writes return accepted = false")
+	fs.Uint64Var(&o.NodeID, "node-id", 0, "this node's id in a cluster, a number from 1 unique in the cluster (with --cluster-listen)")
+	fs.StringVar(&o.ClusterListen, "cluster-listen", "", "address other cluster nodes reach this one on, HOST:PORT (with --node-id); the first node of a cluster starts without --join and bootstraps it")
+	join := fs.String("join", "", "cluster addresses of members to join through, HOST:PORT[,HOST:PORT...]")
+	fs.IntVar(&o.ReplicationFactor, "replication-factor", 0, "replicas of each physical partition (default 3, capped by the nodes in the cluster when a container is created)")
+	fs.StringVar(&o.ClusterKey, "cluster-key", "", "secret of at least 32 bytes shared by every node of the cluster, which authenticates their traffic (required off loopback)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -57,6 +62,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "parsec serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	}
+	if *join != "" {
+		for _, j := range strings.Split(*join, ",") {
+			if j = strings.TrimSpace(j); j != "" {
+				o.Join = append(o.Join, j)
+			}
+		}
 	}
 	if os.Getenv("GOGC") == "" {
 		// The block cache lives outside the Go heap, which holds little but
@@ -79,6 +91,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "parsec %s: serving the Cosmos DB NoSQL API on %s (%s), ready in %v\n", version, s.URL(), where, time.Since(start).Round(time.Millisecond))
 	if a := s.MongoAddr(); a != "" {
 		fmt.Fprintf(stdout, "parsec: serving the MongoDB API on mongodb://%s/\n", a)
+	}
+	if n := s.Node(); n != nil {
+		fmt.Fprintf(stdout, "parsec: node %d of a cluster of %d, cluster traffic on %s\n", n.ID(), len(n.Members()), n.Addr())
 	}
 	fmt.Fprintf(stdout, "parsec: Parsec Explorer at %s%s\n", strings.TrimSuffix(s.URL(), "/"), explorer.Path)
 	<-ctx.Done()

@@ -28,6 +28,17 @@ type client struct {
 	base *url.URL // scheme and host of the endpoint
 	tr   *http.Transport
 	key  []byte
+	// consistency is the x-ms-consistency-level the workers send ("":
+	// none, the account's default).
+	consistency string
+}
+
+// consistencyHeader is the header value of c.consistency, or nil.
+func (c *client) consistencyHeader() []string {
+	if c.consistency == "" {
+		return nil
+	}
+	return []string{c.consistency}
 }
 
 func newClient(o *Options, key []byte) (*client, error) {
@@ -49,7 +60,7 @@ func newClient(o *Options, key []byte) (*client, error) {
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
 	}
-	return &client{base: &url.URL{Scheme: u.Scheme, Host: u.Host}, tr: tr, key: key}, nil
+	return &client{base: &url.URL{Scheme: u.Scheme, Host: u.Host}, tr: tr, key: key, consistency: o.Consistency}, nil
 }
 
 func (c *client) close() { c.tr.CloseIdleConnections() }

@@ -55,6 +55,10 @@ type Options struct {
 	Throughput int
 	// Seed seeds the workers' random choices; 0 picks one from the clock.
 	Seed uint64
+	// Consistency, when set, is the x-ms-consistency-level of the workers'
+	// requests (Strong, BoundedStaleness, Session, ConsistentPrefix or
+	// Eventual): a read at a weaker level than the account's.
+	Consistency string
 	// Client is the HTTP client of the workers: ClientNetHTTP (default) or
 	// ClientRaw.
 	Client string

@@ -21,9 +21,11 @@ type netHTTPSender struct {
 
 	dateV, authV, actV []string
 	jsonCT, trueV, uaV []string
-	versionV, queryCT  []string
-	ifMatchV, contV    []string
-	pageSizeV          []string
+	// consV is the x-ms-consistency-level of signed requests, or nil.
+	consV             []string
+	versionV, queryCT []string
+	ifMatchV, contV   []string
+	pageSizeV         []string
 
 	// The etag and continuation of the last response, as net/http parsed
 	// them: sending one of them back (an RMW's If-Match, a query's next
@@ -50,6 +52,7 @@ func newNetHTTPSender(ctx context.Context, c *client, itemSize int) *netHTTPSend
 		trueV:    []string{"True"},
 		uaV:      []string{userAgent},
 		versionV: []string{APIVersion},
+		consV:    c.consistencyHeader(),
 		queryCT:  []string{"application/query+json"},
 	}
 	s.newValues()
@@ -79,6 +82,7 @@ func (s *netHTTPSender) send(c *call, r *reply) error {
 		delete(h, "X-Ms-Activity-Id")
 		delete(h, "X-Ms-Version")
 	}
+	toggle(h, "X-Ms-Consistency-Level", s.consV, s.consV != nil && c.signed)
 	toggle(h, "X-Ms-Documentdb-Partitionkey", c.pk, c.pk != nil)
 	toggle(h, "X-Ms-Documentdb-Is-Upsert", s.trueV, c.upsert)
 	toggle(h, "X-Ms-Documentdb-Isquery", s.trueV, c.query)

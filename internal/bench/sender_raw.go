@@ -22,25 +22,27 @@ import (
 // A broken connection is dropped and the next send dials again; nothing is
 // retried.
 type rawSender struct {
-	ctx        context.Context
-	addr, host string // dial address (with port) and Host header
-	tlsName    string // server name for TLS; "" for plain HTTP
-	conn       net.Conn
-	stop       func() bool // unregisters the close-on-cancel hook
-	br         *bufio.Reader
-	wbuf       []byte
-	buf        []byte // the body buffer handed out by buffer()
-	rd         []byte // the response body
-	etag, cont []byte // the response's etag and x-ms-continuation
+	ctx         context.Context
+	consistency string // x-ms-consistency-level of signed requests, or ""
+	addr, host  string // dial address (with port) and Host header
+	tlsName     string // server name for TLS; "" for plain HTTP
+	conn        net.Conn
+	stop        func() bool // unregisters the close-on-cancel hook
+	br          *bufio.Reader
+	wbuf        []byte
+	buf         []byte // the body buffer handed out by buffer()
+	rd          []byte // the response body
+	etag, cont  []byte // the response's etag and x-ms-continuation
 }
 
 func newRawSender(ctx context.Context, c *client, itemSize int) *rawSender {
 	s := &rawSender{
-		ctx:  ctx,
-		host: c.base.Host,
-		wbuf: make([]byte, 0, itemSize+1024),
-		buf:  make([]byte, 0, itemSize),
-		rd:   make([]byte, 0, itemSize+4096),
+		ctx:         ctx,
+		consistency: c.consistency,
+		host:        c.base.Host,
+		wbuf:        make([]byte, 0, itemSize+1024),
+		buf:         make([]byte, 0, itemSize),
+		rd:          make([]byte, 0, itemSize+4096),
 	}
 	port := c.base.Port()
 	if port == "" {
@@ -107,6 +109,9 @@ func (s *rawSender) send(c *call, r *reply) error {
 		b = appendHeader(b, "Authorization", c.authorization)
 		b = appendHeader(b, "X-Ms-Activity-Id", c.activity)
 		b = appendHeader(b, "X-Ms-Version", APIVersion)
+		if s.consistency != "" {
+			b = appendHeader(b, "X-Ms-Consistency-Level", s.consistency)
+		}
 	}
 	if c.pk != nil {
 		b = appendHeader(b, "X-Ms-Documentdb-Partitionkey", c.pk[0])

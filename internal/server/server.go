@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/parsecdb/parsec/internal/api/cosmos"
 	"github.com/parsecdb/parsec/internal/api/mongo"
 	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
 	"github.com/parsecdb/parsec/internal/storage"
@@ -88,6 +90,19 @@ type Options struct {
 	Consistency          string
 	MaxStalenessPrefix   int64
 	MaxStalenessInterval time.Duration
+	// Cluster options. NodeID (with ClusterListen) makes the server a
+	// member of a cluster: Join lists members' cluster addresses (none:
+	// bootstrap a new cluster), ReplicationFactor is the replicas of each
+	// partition (default 3), ClusterKey authenticates the nodes to each
+	// other (at least 32 bytes; required off loopback, derived from the
+	// account key on loopback), ClusterTick is raft's tick (default
+	// cluster.DefaultTick).
+	NodeID            uint64
+	ClusterListen     string
+	Join              []string
+	ReplicationFactor int
+	ClusterKey        string
+	ClusterTick       time.Duration
 	// Storage, when set, adjusts the store's options after the fields above
 	// are applied (tests inject free space and faults with it).
 	Storage func(*storage.Options)
@@ -168,10 +183,63 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("refusing to serve the MongoDB API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key (clients then authenticate with SCRAM-SHA-256 as user %q and the key as password), or use a loopback address such as 127.0.0.1", o.MongoListen, mongo.DefaultAccountName)
 		}
 	}
+	if err := o.validateCluster(); err != nil {
+		return err
+	}
 	if o.FixedMaxRUs != 0 && o.FixedMaxRUs < 400 {
 		return fmt.Errorf("--fixed-max-rus must be at least 400, not %d", o.FixedMaxRUs)
 	}
 	return nil
+}
+
+// clustered reports whether the options make the server a cluster member.
+func (o *Options) clustered() bool { return o.NodeID != 0 || o.ClusterListen != "" || len(o.Join) > 0 }
+
+func (o *Options) validateCluster() error {
+	if !o.clustered() {
+		if o.ClusterKey != "" || o.ReplicationFactor != 0 {
+			return errors.New("--cluster-key and --replication-factor need --node-id and --cluster-listen")
+		}
+		return nil
+	}
+	if o.NodeID == 0 {
+		return errors.New("--node-id must be given (a number from 1, unique in the cluster) with --cluster-listen or --join")
+	}
+	if o.ClusterListen == "" {
+		return errors.New("--cluster-listen HOST:PORT must be given with --node-id: other nodes reach this one there")
+	}
+	if o.InMemory {
+		return errors.New("--in-memory cannot be used in a cluster: a member must keep its raft log on disk")
+	}
+	host, _, err := net.SplitHostPort(o.ClusterListen)
+	if err != nil {
+		return fmt.Errorf("--cluster-listen %q is not HOST:PORT: %v", o.ClusterListen, err)
+	}
+	if o.ClusterKey == "" && !isLoopback(host) {
+		return fmt.Errorf("--cluster-key is required with --cluster-listen %q off loopback: without it anyone who can reach the port could join the cluster. Give every node the same key of at least 32 bytes (e.g. from `openssl rand -base64 48`)", o.ClusterListen)
+	}
+	if o.ClusterKey != "" && len(o.ClusterKey) < 32 {
+		return fmt.Errorf("--cluster-key must be at least 32 bytes, not %d (e.g. from `openssl rand -base64 48`)", len(o.ClusterKey))
+	}
+	if o.ReplicationFactor < 0 || o.ReplicationFactor > 7 {
+		return fmt.Errorf("--replication-factor must be from 1 to 7, not %d", o.ReplicationFactor)
+	}
+	for _, j := range o.Join {
+		if _, _, err := net.SplitHostPort(j); err != nil {
+			return fmt.Errorf("--join %q is not HOST:PORT: %v", j, err)
+		}
+	}
+	return nil
+}
+
+// clusterKey is the key nodes authenticate each other with: the one given,
+// or on loopback one derived from the account key, which every member has.
+func (o *Options) clusterKey(account []byte) []byte {
+	if o.ClusterKey != "" {
+		return []byte(o.ClusterKey)
+	}
+	sum := sha256.Sum256(append([]byte("parsec cluster key\x00"), account...))
+	return sum[:]
 }
 
 // MinKeyBytes is the shortest master key (decoded) accepted off loopback.
@@ -217,6 +285,7 @@ type Server struct {
 	opts      Options
 	store     *storage.DB
 	engine    *engine.Engine
+	node      *cluster.Node // nil without a cluster
 	http      *http.Server
 	ln        net.Listener
 	done      chan error
@@ -244,33 +313,65 @@ func Start(o Options) (*Server, error) {
 	if err != nil {
 		return nil, dataLossHint(err)
 	}
-	eng, err := engine.Open(store, engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
-		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
-		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss,
-		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites}})
-	if err != nil {
-		store.Close()
-		return nil, dataLossHint(err)
-	}
 	key := o.Key
 	if key == "" {
 		key = auth.EmulatorKey
 	}
 	primary, _ := auth.DecodeKey(key)
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("cannot listen on %s: %w", o.Listen, err)
+	}
+	eo := engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
+		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
+		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss,
+		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites}}
+	var node *cluster.Node
+	if o.clustered() {
+		scheme := "http"
+		if o.TLS {
+			scheme = "https"
+		}
+		node, err = cluster.New(cluster.Config{NodeID: o.NodeID, Listen: o.ClusterListen, Join: o.Join, ReplicationFactor: o.ReplicationFactor,
+			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: scheme + "://" + ln.Addr().String(), Store: store, Tick: o.ClusterTick})
+		if err != nil {
+			ln.Close()
+			store.Close()
+			return nil, err
+		}
+		eo.Replicator, eo.Catalog = node, node
+	}
+	eng, err := engine.Open(store, eo)
+	if err != nil {
+		if node != nil {
+			node.Stop()
+		}
+		ln.Close()
+		store.Close()
+		return nil, dataLossHint(err)
+	}
+	if node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), clusterStartWait)
+		err := node.Start(ctx, eng)
+		cancel()
+		if err != nil {
+			node.Stop()
+			eng.Close()
+			ln.Close()
+			store.Close()
+			return nil, err
+		}
+	}
 	var readOnly []byte
 	if o.ReadOnlyKey != "" {
 		readOnly, _ = auth.DecodeKey(o.ReadOnlyKey)
 	}
 	consistency, _ := o.consistency() // checked by Validate
 	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic,
-		Ready: store.Ready, Consistency: consistency})
-	s := &Server{opts: o, store: store, engine: eng, done: make(chan error, 1)}
+		Ready: store.Ready, Consistency: consistency, Cluster: node})
+	s := &Server{opts: o, store: store, engine: eng, node: node, done: make(chan error, 1)}
 	s.http = newHTTPServer(explorer.Handler(api, explorer.Config{EmulatorKey: sameKey(key, auth.EmulatorKey)}), o)
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		s.closeStore()
-		return nil, fmt.Errorf("cannot listen on %s: %w", o.Listen, err)
-	}
 	if o.MaxConnections > 0 {
 		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait)
 	}
@@ -305,6 +406,13 @@ func Start(o Options) (*Server, error) {
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
 }
+
+// clusterStartWait bounds how long a cluster member waits, starting, to
+// join or to catch up with the cluster's catalog.
+const clusterStartWait = 90 * time.Second
+
+// Node is the server's cluster node; nil without a cluster.
+func (s *Server) Node() *cluster.Node { return s.node }
 
 // dataLossHint tells the operator what to do about a store that holds less
 // than it acknowledged.
@@ -355,6 +463,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) closeStore() error {
+	if s.node != nil {
+		s.node.Stop() // proposals in flight fail before the engine stops
+	}
 	if s.engine != nil {
 		s.engine.Close()
 	}

@@ -83,3 +83,25 @@ func RaftGroupOf(key []byte) (uint64, bool) {
 	}
 	return binary.BigEndian.Uint64(key[1:RaftGroupLen]), true
 }
+
+// Cluster keys. Group id 0 is never a raft group: its prefix holds the
+// node's cluster records, which the meta group writes on every node:
+//
+//	G <0, 8 bytes> 'i'                      the cluster's identity and this node's id
+//	G <0, 8 bytes> 'm' <node id, 8 bytes>   a member of the cluster
+const (
+	clusterIdentity = 'i'
+	clusterMember   = 'm'
+)
+
+// ClusterIdentityKey is the key of the record naming the cluster this
+// store belongs to.
+func ClusterIdentityKey() []byte { return raftGroupKey(nil, 0, clusterIdentity) }
+
+// ClusterMemberKey is the key of a member's record.
+func ClusterMemberKey(id uint64) []byte {
+	return binary.BigEndian.AppendUint64(raftGroupKey(nil, 0, clusterMember), id)
+}
+
+// ClusterMemberPrefix is the prefix of every member's record.
+func ClusterMemberPrefix() []byte { return raftGroupKey(nil, 0, clusterMember) }

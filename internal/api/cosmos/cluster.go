@@ -1,7 +1,14 @@
 package cosmos
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/engine"
 	"net/http"
 	"strconv"
 
@@ -55,6 +62,9 @@ const singleNode = 1
 
 func (s *Server) clusterStatus(req *request) error {
 	req.charge = throughput.MetadataCharge
+	if s.cfg.Cluster != nil {
+		return s.clusterNodesStatus(req)
+	}
 	st := ClusterStatus{Nodes: []ClusterNode{{ID: singleNode, Address: s.endpoint(req.r), Live: true}}, Partitions: []ClusterPartition{}}
 	id := strconv.FormatUint(singleNode, 10)
 	for _, db := range s.engine.Databases() {
@@ -80,3 +90,53 @@ func (s *Server) clusterStatus(req *request) error {
 	s.writeJSON(req, http.StatusOK, body)
 	return nil
 }
+
+// clusterNodesStatus is clusterStatus in a cluster: every member is asked
+// for its replicas (one that does not answer within surveyWait is not
+// live), and this node's raft state gives each partition's replicas and
+// leader.
+func (s *Server) clusterNodesStatus(req *request) error {
+	n := s.cfg.Cluster
+	ctx, cancel := context.WithTimeout(req.r.Context(), surveyWait)
+	reports := n.Survey(ctx)
+	cancel()
+	st := ClusterStatus{Partitions: []ClusterPartition{}}
+	byID := map[uint64]*ClusterNode{}
+	for _, m := range n.Members() {
+		r := reports[m.ID]
+		st.Nodes = append(st.Nodes, ClusterNode{ID: m.ID, Address: m.Address, ClusterAddress: m.ClusterAddress, Live: r.Live,
+			PartitionsHeld: len(r.LSN), PartitionsLed: len(r.Led)})
+	}
+	for i := range st.Nodes {
+		byID[st.Nodes[i].ID] = &st.Nodes[i]
+	}
+	s.engine.EachContainer(func(db string, c *engine.Container) {
+		for _, p := range c.Partitions() {
+			r := p.Range()
+			g := p.GroupID()
+			cp := ClusterPartition{Container: db + "/" + c.Info().ID, Range: r.ID, MinInclusive: r.Min, MaxExclusive: r.Max,
+				Replicas: []uint64{}, AppliedLSN: map[string]uint64{}}
+			if lead, voters, err := n.Status(g); err == nil {
+				cp.Leader, cp.Replicas = lead, voters
+			} else {
+				cp.Replicas = append(cp.Replicas, c.Info().Replicas...)
+			}
+			slices.Sort(cp.Replicas)
+			for _, id := range cp.Replicas {
+				if lsn, ok := reports[id].LSN[g]; ok {
+					cp.AppliedLSN[strconv.FormatUint(id, 10)] = lsn
+				}
+			}
+			st.Partitions = append(st.Partitions, cp)
+		}
+	})
+	slices.SortFunc(st.Partitions, func(a, b ClusterPartition) int {
+		return cmp.Or(strings.Compare(a.Container, b.Container), cmp.Compare(len(a.Range), len(b.Range)), strings.Compare(a.Range, b.Range))
+	})
+	body, _ := json.Marshal(st)
+	s.writeJSON(req, http.StatusOK, body)
+	return nil
+}
+
+// surveyWait bounds how long GET /_cluster waits for the members.
+const surveyWait = 2 * time.Second

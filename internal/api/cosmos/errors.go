@@ -131,6 +131,11 @@ func messageOf(err error) string {
 }
 
 func (s *Server) writeError(req *request, err error) {
+	if done, ferr := s.forward(req, err); done {
+		return
+	} else if ferr != nil {
+		err = fmt.Errorf("%w: %v (%w)", engine.ErrUnavailable, ferr, err)
+	}
 	status, sub, code := statusOf(err)
 	if status == http.StatusInternalServerError {
 		// Damaged storage or a bug: the operator must hear of it, not only

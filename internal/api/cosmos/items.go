@@ -196,6 +196,9 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.awaitReplicas(req, c); err != nil {
+		return err
+	}
 	r, session, err := c.ReadItem(op)
 	req.itemSession(session)
 	req.charge = r.Charge
@@ -212,6 +215,9 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 }
 
 func (s *Server) readFeed(req *request, c *engine.Container) error {
+	if err := s.awaitReplicas(req, c); err != nil {
+		return err
+	}
 	max, err := maxItemCount(req.r)
 	if err != nil {
 		return err

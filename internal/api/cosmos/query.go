@@ -104,6 +104,9 @@ func (s *Server) runQuery(req *request, c *engine.Container, plan *exec.Plan, sc
 	if err := crossPartitionConsent(r, c, plan, scope); err != nil {
 		return err
 	}
+	if err := s.awaitReplicas(req, c); err != nil {
+		return err
+	}
 	pageSize, err := maxItemCount(r)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ func readBody(req *request) ([]byte, error) {
 	if len(b) > engine.MaxItemBytes {
 		return nil, fmt.Errorf("%w: the request body exceeds the limit of %d bytes", engine.ErrTooLarge, engine.MaxItemBytes)
 	}
+	req.body = b // kept to send the request on to another node (forward.go)
 	return b, nil
 }
 

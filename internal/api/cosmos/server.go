@@ -1,7 +1,10 @@
 package cosmos
 
 import (
+	"bytes"
 	"fmt"
+	"github.com/parsecdb/parsec/internal/cluster"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -41,6 +44,9 @@ type Config struct {
 	// Consistency is the account's default consistency; it must pass
 	// ConsistencyPolicy.Normalize (the zero value is Session).
 	Consistency ConsistencyPolicy
+	// Cluster is the node's cluster; nil for a single node. A request a
+	// follower cannot serve is sent on to the leader (forward.go).
+	Cluster *cluster.Node
 }
 
 // Server is an http.Handler serving the Cosmos NoSQL REST API.
@@ -93,6 +99,8 @@ type request struct {
 	// scopeKey is the partition key a resource token limits the request
 	// to, or nil (see authorizeGrant).
 	scopeKey epk.Key
+	// body is the request's body once read (readBody).
+	body []byte
 }
 
 // Response headers set on every request, with their canonical keys and
@@ -195,6 +203,20 @@ func splitPath(p string) ([]string, error) {
 // Headers and the fields of req (charge, session) that the handler set
 // before failing are sent with it.
 func (s *Server) route(req *request, op operation) {
+	err := s.dispatch(req, op)
+	if err != nil && s.catalogBehind(req, op, err) {
+		if req.body != nil {
+			req.r.Body = io.NopCloser(bytes.NewReader(req.body))
+		}
+		err = s.dispatch(req, op)
+	}
+	if err != nil {
+		s.writeError(req, err)
+	}
+}
+
+// dispatch runs the operation op and returns its error (see route).
+func (s *Server) dispatch(req *request, op operation) error {
 	var err error
 	switch op.kind {
 	case opError:
@@ -234,9 +256,7 @@ func (s *Server) route(req *request, op operation) {
 	default:
 		panic("BUG: no route for " + op.kind.String())
 	}
-	if err != nil {
-		s.writeError(req, err)
-	}
+	return err
 }
 
 func isScriptFeed(seg string) bool {

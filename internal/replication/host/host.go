@@ -552,6 +552,21 @@ func (h *Host) Status(group uint64) (raft.BasicStatus, error) {
 	return st, err
 }
 
+// Voters returns the voters of this node's replica of group, as its
+// configuration stands.
+func (h *Host) Voters(group uint64) ([]uint64, error) {
+	var v []uint64
+	err := h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		v = append(v, g.cs.GetVoters()...)
+		return nil
+	})
+	return v, err
+}
+
 // Groups returns the ids of the groups this node hosts.
 func (h *Host) Groups() []uint64 {
 	var ids []uint64

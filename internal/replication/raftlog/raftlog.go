@@ -83,6 +83,13 @@ func (s *Store) Groups() ([]uint64, error) {
 	var ids []uint64
 	for ok := it.First(); ok; {
 		id, valid := storage.RaftGroupOf(it.Key())
+		if valid && id == 0 {
+			// Group 0's prefix holds the node's cluster records.
+			valid = false
+			_, next := storage.RaftGroupSpan(0)
+			ok = it.SeekGE(next)
+			continue
+		}
 		if !valid {
 			ok = it.Next()
 			continue

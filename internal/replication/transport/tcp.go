@@ -595,7 +595,7 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	}
 	welcome := make([]byte, macLen)
 	if _, err := io.ReadFull(c, welcome); err != nil || !hmac.Equal(welcome, t.mac([]byte("welcome"), nonceA, nonceB, peerID, me)) {
-		return nil, fmt.Errorf("transport: %s refused the handshake: the nodes do not hold the same cluster key", addr)
+		return nil, fmt.Errorf("transport: %s refused the handshake: %w", addr, ErrKeyMismatch)
 	}
 	if err := t.writeCall(c, "request", nonceA, nonceB, req); err != nil {
 		return nil, fmt.Errorf("transport: %s: %v", addr, err)
@@ -612,6 +612,10 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	}
 	return resp[1:], nil
 }
+
+// ErrKeyMismatch is the error of a call to a node that does not hold the
+// caller's cluster key.
+var ErrKeyMismatch = errors.New("the nodes do not hold the same cluster key")
 
 // CallError is the error a call's handler returned.
 type CallError struct{ Msg string }

@@ -1,0 +1,120 @@
+package cosmos
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/replication/host"
+)
+
+// Gateway forwarding. In a cluster every node takes every request. A
+// write reaches the engine, which proposes it to the raft group of its
+// partition (or to the meta group, for the catalog); on a node that does
+// not lead that group the proposal is refused before it is made, with a
+// host.NotLeaderError naming the leader, and the request is sent on, as
+// the client sent it (its signature is valid on every node, which share
+// the account key), to the leader's client endpoint, whose answer is the
+// client's. A refused proposal was not made, so sending it on can never
+// write twice. A request is sent on at most maxHops times (leadership can
+// move while it travels); then, or when no leader appears within
+// leaderWait, the client gets 503, which the SDKs retry.
+const (
+	hdrHops    = "X-Parsec-Hops"
+	maxHops    = 3
+	leaderWait = 5 * time.Second
+)
+
+// forwardClient sends requests on to other nodes. Their certificates are
+// not checked: a cluster's nodes serve self-signed ones, and what travels
+// is the client's own signed request, which carries no secret.
+var forwardClient = &http.Client{
+	Timeout: 70 * time.Second,
+	Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	},
+}
+
+// forward sends the request on to the leader named by err, if err is a
+// refusal by a follower; it reports whether it answered the client.
+func (s *Server) forward(req *request, err error) (bool, error) {
+	n := s.cfg.Cluster
+	var nl *host.NotLeaderError
+	if n == nil || !errors.As(err, &nl) || errors.Is(err, host.ErrAmbiguous) {
+		return false, nil
+	}
+	hops, _ := strconv.Atoi(req.r.Header.Get(hdrHops))
+	if hops >= maxHops {
+		return false, fmt.Errorf("the request was sent on %d times while the leadership of its partition moved", hops)
+	}
+	ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
+	defer cancel()
+	leader, skip := nl.Leader, uint64(0)
+	var resp *http.Response
+	for {
+		if leader == 0 || leader == skip || leader == n.ID() && hops > 0 {
+			l, lerr := n.Leader(ctx, nl.Group, skip)
+			if lerr != nil {
+				return false, lerr
+			}
+			leader = l
+		}
+		m, ok := n.Member(leader)
+		if !ok || m.Address == "" {
+			return false, fmt.Errorf("the leader, node %d, has no known client address", leader)
+		}
+		var body io.Reader
+		if req.body != nil {
+			body = bytes.NewReader(req.body)
+		}
+		out, ferr := http.NewRequestWithContext(req.r.Context(), req.r.Method, strings.TrimSuffix(m.Address, "/")+req.r.URL.RequestURI(), body)
+		if ferr != nil {
+			return false, ferr
+		}
+		for k, v := range req.r.Header {
+			switch k {
+			case "Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length":
+				continue
+			}
+			out.Header[k] = v
+		}
+		out.Header.Set(hdrHops, strconv.Itoa(hops+1))
+		resp, ferr = forwardClient.Do(out)
+		if ferr == nil {
+			break
+		}
+		// A leader that cannot be reached was not sent the request: wait
+		// for another one and send it there. Any other failure may have
+		// come after the request arrived, so its outcome is unknown.
+		var op *net.OpError
+		if !errors.As(ferr, &op) || op.Op != "dial" || ctx.Err() != nil {
+			return false, fmt.Errorf("node %d (%s) did not answer: %v", leader, m.Address, ferr)
+		}
+		skip = leader
+	}
+	defer resp.Body.Close()
+	h := req.w.Header()
+	for k := range h {
+		delete(h, k)
+	}
+	for k, v := range resp.Header {
+		switch k {
+		case "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length":
+			continue
+		}
+		h[k] = v
+	}
+	req.w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(req.w, resp.Body)
+	return true, nil
+}

@@ -1,0 +1,331 @@
+// Package cluster tests a cluster of real parsec serve processes on
+// loopback through the Go SDK: replication, gateway forwarding through
+// every node, leaders killed with SIGKILL and restarted, and the ways a
+// node must refuse to start or to join.
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/testbin"
+)
+
+var parsecBin string
+
+func TestMain(m *testing.M) { testbin.Main(m, &parsecBin) }
+
+// output collects what a process prints.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// node is one member's fixed addresses and data directory, and its
+// process while it runs.
+type node struct {
+	id            int
+	dir           string
+	listen, clust string // client and cluster HOST:PORT
+	cmd           *exec.Cmd
+	exited        chan error
+	out           *output
+}
+
+func (n *node) url() string { return "http://" + n.listen }
+
+// freeAddr returns a loopback address with a port free at the time.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+var servingRe = regexp.MustCompile(`serving the Cosmos DB NoSQL API on http://`)
+
+// start runs parsec serve for n with the flags of a cluster member and
+// extra ones; it returns nil once the node serves, or the process's exit
+// error and output if it exits first.
+func (n *node) start(t testing.TB, extra ...string) error {
+	t.Helper()
+	return n.run(t, append([]string{"--node-id", fmt.Sprint(n.id), "--cluster-listen", n.clust}, extra...)...)
+}
+
+// run runs parsec serve on n's directory and client address with args.
+func (n *node) run(t testing.TB, args ...string) error {
+	t.Helper()
+	args = append([]string{"serve", "--data", n.dir, "--listen", n.listen, "--no-throttle", "--partition-max-rus", "1000"}, args...)
+	n.cmd = exec.Command(parsecBin, args...)
+	n.out = &output{}
+	pr, pw := io.Pipe()
+	n.cmd.Stdout = io.MultiWriter(n.out, pw)
+	n.cmd.Stderr = n.out
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	up := make(chan struct{}, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if servingRe.MatchString(sc.Text()) {
+				up <- struct{}{}
+			}
+		}
+	}()
+	n.exited = make(chan error, 1)
+	go func() { n.exited <- n.cmd.Wait(); pw.Close() }()
+	select {
+	case <-up:
+		return nil
+	case err := <-n.exited:
+		n.cmd = nil
+		if err == nil {
+			err = errors.New("exited with status 0")
+		}
+		return fmt.Errorf("%v; output:\n%s", err, n.out)
+	case <-time.After(120 * time.Second):
+		_ = n.cmd.Process.Kill()
+		t.Fatalf("node %d neither started nor exited within 120s; output:\n%s", n.id, n.out)
+	}
+	return nil
+}
+
+func (n *node) kill() {
+	if n.cmd != nil {
+		_ = n.cmd.Process.Kill()
+		<-n.exited
+		n.cmd = nil
+	}
+}
+
+func (n *node) stop(t testing.TB) {
+	if n.cmd == nil {
+		return
+	}
+	_ = n.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-n.exited:
+	case <-time.After(60 * time.Second):
+		t.Errorf("node %d did not stop on SIGINT; output:\n%s", n.id, n.out)
+		n.kill()
+	}
+	n.cmd = nil
+}
+
+// newNodes prepares count nodes with fresh directories and addresses.
+func newNodes(t testing.TB, count int) []*node {
+	var ns []*node
+	for i := 1; i <= count; i++ {
+		n := &node{id: i, dir: t.TempDir(), listen: freeAddr(t), clust: freeAddr(t)}
+		ns = append(ns, n)
+		t.Cleanup(func() {
+			n.kill()
+			if t.Failed() && n.out != nil {
+				t.Logf("node %d's output:\n%s", n.id, n.out)
+			}
+		})
+	}
+	return ns
+}
+
+// startCluster starts three nodes: the first bootstraps, the others join
+// through it.
+func startCluster(t testing.TB, extra ...string) []*node {
+	t.Helper()
+	ns := newNodes(t, 3)
+	if err := ns[0].start(t, extra...); err != nil {
+		t.Fatalf("node 1: %v", err)
+	}
+	for _, n := range ns[1:] {
+		if err := n.start(t, append([]string{"--join", ns[0].clust}, extra...)...); err != nil {
+			t.Fatalf("node %d: %v", n.id, err)
+		}
+	}
+	return ns
+}
+
+func newClient(t testing.TB, n *node) *azcosmos.Client {
+	t.Helper()
+	cred, err := azcosmos.NewKeyCredential(auth.EmulatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azcosmos.NewClientWithKey(n.url()+"/", cred, &azcosmos.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var key, _ = auth.DecodeKey(auth.EmulatorKey)
+
+// clusterStatus reads GET /_cluster from n.
+func clusterStatus(n *node) (status, error) {
+	req, err := http.NewRequest("GET", n.url()+"/_cluster", nil)
+	if err != nil {
+		return status{}, err
+	}
+	auth.SignRequest(req, key, time.Now())
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return status{}, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return status{}, fmt.Errorf("GET /_cluster: %d %s", resp.StatusCode, b)
+	}
+	var st status
+	return st, json.Unmarshal(b, &st)
+}
+
+type status struct {
+	Nodes []struct {
+		ID             int    `json:"id"`
+		Address        string `json:"address"`
+		ClusterAddress string `json:"clusterAddress"`
+		Live           bool   `json:"live"`
+		Held           int    `json:"partitionsHeld"`
+		Led            int    `json:"partitionsLed"`
+	} `json:"nodes"`
+	Partitions []struct {
+		Container  string            `json:"container"`
+		Range      string            `json:"range"`
+		Min        string            `json:"minInclusive"`
+		Max        string            `json:"maxExclusive"`
+		Replicas   []int             `json:"replicas"`
+		Leader     int               `json:"leader"`
+		AppliedLSN map[string]uint64 `json:"appliedLsn"`
+	} `json:"partitions"`
+}
+
+func ctxT() context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	time.AfterFunc(61*time.Second, cancel)
+	return c
+}
+
+func statusOf(err error) int {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}
+
+// TestClusterReplicatesThroughEveryNode forms a three-node cluster,
+// creates a database and a container through one node, writes through
+// each and reads every write back through every node, then checks the
+// cluster's map: every partition on three replicas with one leader, the
+// same on every node.
+func TestClusterReplicatesThroughEveryNode(t *testing.T) {
+	ns := startCluster(t)
+	clients := []*azcosmos.Client{newClient(t, ns[0]), newClient(t, ns[1]), newClient(t, ns[2])}
+	// Through node 2, which does not lead the meta group (node 1
+	// bootstrapped it): the request is sent on to the leader.
+	if _, err := clients[1].CreateDatabase(ctxT(), azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatalf("create database through node 2: %v", err)
+	}
+	db, _ := clients[2].NewDatabase("db")
+	tp := azcosmos.NewManualThroughputProperties(4000)
+	if _, err := db.CreateContainer(ctxT(), azcosmos.ContainerProperties{ID: "c", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}},
+		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		t.Fatalf("create container through node 3: %v", err)
+	}
+	const items = 120
+	var sessions [items]string
+	for i := range items {
+		cc, _ := clients[i%3].NewContainer("db", "c")
+		doc := fmt.Sprintf(`{"id":"i%d","pk":"k%d","n":%d}`, i, i%17, i)
+		r, err := cc.CreateItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%17)), []byte(doc), nil)
+		if err != nil {
+			t.Fatalf("create item %d through node %d: %v", i, i%3+1, err)
+		}
+		if r.SessionToken == nil {
+			t.Fatalf("create item %d: no session token", i)
+		}
+		sessions[i] = *r.SessionToken
+	}
+	// Read your writes through every node, with the session token the
+	// write returned.
+	for i := range items {
+		for k, c := range clients {
+			cc, _ := c.NewContainer("db", "c")
+			r, err := cc.ReadItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%17)), fmt.Sprintf("i%d", i), &azcosmos.ItemOptions{SessionToken: &sessions[i]})
+			if err != nil {
+				t.Fatalf("read item %d through node %d: %v", i, k+1, err)
+			}
+			var doc struct{ N int }
+			if err := json.Unmarshal(r.Value, &doc); err != nil || doc.N != i {
+				t.Fatalf("item %d through node %d: %s", i, k+1, r.Value)
+			}
+		}
+	}
+	// The map: the same on every node, three replicas, one leader each.
+	var first status
+	for k, n := range ns {
+		st, err := clusterStatus(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Nodes) != 3 || len(st.Partitions) != 4 {
+			t.Fatalf("node %d reports %d nodes and %d partitions: %+v", k+1, len(st.Nodes), len(st.Partitions), st)
+		}
+		for _, p := range st.Partitions {
+			if len(p.Replicas) != 3 || p.Leader == 0 {
+				t.Fatalf("node %d reports partition %s with replicas %v and leader %d", k+1, p.Range, p.Replicas, p.Leader)
+			}
+		}
+		for _, nd := range st.Nodes {
+			if !nd.Live || nd.Held != 4 {
+				t.Fatalf("node %d reports node %+v", k+1, nd)
+			}
+		}
+		if k == 0 {
+			first = st
+			continue
+		}
+		for i, p := range st.Partitions {
+			q := first.Partitions[i]
+			if p.Range != q.Range || p.Min != q.Min || p.Max != q.Max || fmt.Sprint(p.Replicas) != fmt.Sprint(q.Replicas) {
+				t.Fatalf("node %d's map differs from node 1's: %+v vs %+v", k+1, p, q)
+			}
+		}
+	}
+	for _, n := range ns {
+		n.stop(t)
+	}
+}
