@@ -177,9 +177,11 @@ func (n *Node) Start(ctx context.Context, e *engine.Engine) error {
 	}
 	h, err := host.New(host.Config{NodeID: n.cfg.NodeID, Store: raftlog.Open(n.cfg.Store), Transport: n.tcp,
 		NewStateMachine: n.stateMachine, Logf: n.cfg.Logf,
-		// The logs are not truncated: a partition's state machine has no
-		// snapshot yet, and a joining node needs the whole meta log.
-		SnapshotEntries: 1 << 62})
+		// No snapshots: a partition's state machine has none yet. A
+		// partition's log is truncated up to what all its replicas hold;
+		// the meta log is kept whole, for the nodes that join.
+		SnapshotEntries: 1 << 62, TruncateEntries: truncateEntries,
+		Truncates: func(g uint64) bool { return g != MetaGroup }})
 	if err != nil {
 		return err
 	}
@@ -491,6 +493,10 @@ func (n *Node) join(ctx context.Context) (*joinReply, error) {
 	}
 	return nil, fmt.Errorf("cannot join the cluster through --join %v: %v", n.cfg.Join, lastErr)
 }
+
+// truncateEntries is how many entries a partition's log holds before its
+// leader truncates it.
+const truncateEntries = 10000
 
 // joinWait bounds how long a node tries to join before it gives up.
 const joinWait = 20 * time.Second

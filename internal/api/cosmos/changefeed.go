@@ -21,7 +21,7 @@ import (
 // If-Modified-Since from a point in time, neither from the beginning. A
 // page with no change is a 304 that carries the position.
 func (s *Server) changeFeed(req *request, c *engine.Container) error {
-	if err := s.awaitReplicas(req, c); err != nil {
+	if err := s.awaitReplicas(req, c.Partitions()); err != nil {
 		return err
 	}
 	r := req.r

@@ -196,7 +196,7 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.awaitReplicas(req, c); err != nil {
+	if err := s.awaitReplicas(req, []*engine.Partition{c.PartitionFor(op.EPK)}); err != nil {
 		return err
 	}
 	r, session, err := c.ReadItem(op)
@@ -215,7 +215,7 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 }
 
 func (s *Server) readFeed(req *request, c *engine.Container) error {
-	if err := s.awaitReplicas(req, c); err != nil {
+	if err := s.awaitReplicas(req, c.Partitions()); err != nil {
 		return err
 	}
 	max, err := maxItemCount(req.r)

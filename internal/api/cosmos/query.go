@@ -104,7 +104,7 @@ func (s *Server) runQuery(req *request, c *engine.Container, plan *exec.Plan, sc
 	if err := crossPartitionConsent(r, c, plan, scope); err != nil {
 		return err
 	}
-	if err := s.awaitReplicas(req, c); err != nil {
+	if err := s.awaitReplicas(req, c.Partitions()); err != nil {
 		return err
 	}
 	pageSize, err := maxItemCount(r)

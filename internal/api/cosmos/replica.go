@@ -46,9 +46,11 @@ func (s *Server) readLevel(r *http.Request) string {
 	return s.cfg.Consistency.Level
 }
 
-// awaitReplicas makes this node's replicas of c fit to serve a read at the
-// request's consistency level; nothing to do on a single node.
-func (s *Server) awaitReplicas(req *request, c *engine.Container) error {
+// awaitReplicas makes this node's replicas of parts fit to serve a read at
+// the request's consistency level; nothing to do on a single node. A point
+// read names its item's partition; queries and feeds, all of the
+// container's.
+func (s *Server) awaitReplicas(req *request, parts []*engine.Partition) error {
 	n := s.cfg.Cluster
 	if n == nil {
 		return nil
@@ -57,7 +59,7 @@ func (s *Server) awaitReplicas(req *request, c *engine.Container) error {
 	case "Strong", "BoundedStaleness":
 		ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
 		defer cancel()
-		for _, p := range c.Partitions() {
+		for _, p := range parts {
 			if _, err := n.ReadIndex(ctx, p.GroupID()); err != nil {
 				return fmt.Errorf("%w: a strong read of partition key range %s could not be served: %w", engine.ErrUnavailable, p.Range().ID, err)
 			}
@@ -68,7 +70,7 @@ func (s *Server) awaitReplicas(req *request, c *engine.Container) error {
 			return nil
 		}
 		deadline := time.Now().Add(sessionWait)
-		for _, p := range c.Partitions() {
+		for _, p := range parts {
 			lsn, ok := want[p.Range().ID]
 			for ok && p.LSN() < lsn {
 				if time.Now().After(deadline) || req.r.Context().Err() != nil {

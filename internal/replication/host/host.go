@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,6 +96,17 @@ type Config struct {
 	// proposals, reads) one round of the loop takes before it ticks and
 	// handles the Readys; the rest wait for the next round. 0 means 1024.
 	MaxEventsPerRound int
+	// TruncateEntries, when not 0, truncates logs without snapshots: once
+	// a group's log holds more than TruncateEntries entries, its leader
+	// proposes to truncate it up to the lowest index every voter holds
+	// (raft's Match of each), and every replica truncates its own log
+	// there when it applies that entry, so no replica ever needs an entry
+	// a truncation dropped (no replica may be added to such a group: it
+	// would need a snapshot). A voter that is down holds the truncation
+	// back until it returns. Truncates, when set, says which groups may be
+	// truncated (nil: all).
+	TruncateEntries uint64
+	Truncates       func(group uint64) bool
 	// Quiesce lets idle groups stop ticking: a leader whose followers all
 	// hold its whole log, with nothing in flight, tells them so and they all
 	// stop ticking and heartbeating until a message or a proposal wakes the
@@ -215,6 +227,9 @@ type group struct {
 	quiesced bool
 	propTerm uint64 // the term of this node's latest proposal
 	encoding bool   // a snapshot is being encoded off the loop
+	// truncTerm is the term in which this node, leading, proposed a
+	// truncation not yet applied (0: none).
+	truncTerm uint64
 }
 
 type waiter struct {
@@ -1016,6 +1031,7 @@ func (h *Host) process() error {
 				g.reads = append(g.reads, w)
 			}
 		}
+		h.maybeTruncate(g)
 		took, err := h.maybeSnapshot(g, after)
 		if err != nil {
 			after.Discard()
@@ -1111,6 +1127,7 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]a
 	}
 	out := make([]Entry, 0, len(ents))
 	var mine []struct{ id, index uint64 }
+	var trunc uint64
 	for _, e := range ents {
 		if e.GetIndex() <= g.applied {
 			continue // already in the state machine (restart replay)
@@ -1118,7 +1135,11 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]a
 		ent := Entry{Index: e.GetIndex(), Term: e.GetTerm()}
 		switch e.GetType() {
 		case raftpb.EntryNormal:
-			if d := e.GetData(); len(d) >= headerLen {
+			if d := e.GetData(); len(d) == headerLen && binary.BigEndian.Uint64(d) == truncationNode {
+				// The host's own: truncate the log (after the state
+				// machine has the entries before it, below).
+				trunc = max(trunc, binary.BigEndian.Uint64(d[8:]))
+			} else if len(d) >= headerLen {
 				ent.Data = d[headerLen:]
 				if binary.BigEndian.Uint64(d) == h.id {
 					mine = append(mine, struct{ id, index uint64 }{binary.BigEndian.Uint64(d[8:]), e.GetIndex()})
@@ -1158,6 +1179,12 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]a
 	}
 	last := out[len(out)-1]
 	g.applied, g.term = last.Index, last.Term
+	if trunc != 0 {
+		g.truncTerm = 0
+		if err := g.log.Truncate(b, min(trunc, g.applied)); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			return 0, fmt.Errorf("group %d: truncating the log to %d: %w", g.id, trunc, err)
+		}
+	}
 	for _, p := range mine {
 		if w := h.props[p.id]; w != nil {
 			*acks = append(*acks, ack{w, p.index})
@@ -1184,6 +1211,43 @@ func (h *Host) finishReads(g *group) {
 		kept = append(kept, w)
 	}
 	g.reads = kept
+}
+
+// truncationNode is the proposing node of the host's own truncation
+// entries: no node has id 0. Their proposal id is the index to truncate to.
+const truncationNode = 0
+
+// maybeTruncate has a leader propose to truncate its group's log once it
+// holds more than TruncateEntries entries (see Config.TruncateEntries).
+func (h *Host) maybeTruncate(g *group) {
+	n := h.cfg.TruncateEntries
+	if n == 0 || (h.cfg.Truncates != nil && !h.cfg.Truncates(g.id)) {
+		return
+	}
+	first, _ := g.log.FirstIndex()
+	if g.applied < first+n {
+		return
+	}
+	st := g.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader || g.truncTerm == st.GetTerm() {
+		return
+	}
+	upTo := g.applied
+	for id, pr := range g.rn.Status().Progress {
+		if slices.Contains(g.cs.GetVoters(), id) || slices.Contains(g.cs.GetLearners(), id) {
+			upTo = min(upTo, pr.Match)
+		}
+	}
+	if upTo < first+n/2 {
+		return // a lagging replica holds it back: not worth an entry yet
+	}
+	d := make([]byte, headerLen)
+	binary.BigEndian.PutUint64(d, truncationNode)
+	binary.BigEndian.PutUint64(d[8:], upTo)
+	if g.rn.Propose(d) == nil {
+		g.truncTerm = st.GetTerm()
+		h.wakeGroup(g)
+	}
 }
 
 // SnapshotEncoder is implemented by a StateMachine whose snapshot is
