@@ -89,10 +89,12 @@ import (
 //     ProposeCatalog returns, so if it is applied later it counts as
 //     foreign and is reconciled from the store like any other. If it was
 //     applied before ProposeCatalog returned, the op goes on as committed.
-//   - A deleted container's partition groups may still apply entries
-//     committed before the deletion; the container's loops are stopped,
-//     and its records are gone, but such a late entry's writes are not
-//     fenced (see the report in docs/DESIGN.md).
+//   - A deleted container's partition groups may still commit and apply
+//     entries after the deletion (proposed before it, or by a leader that
+//     has not reconciled it yet): a replica applies none once the store
+//     says the partition is gone (Partition.goneIn), so whether it applied
+//     such an entry before or after the deletion, it ends with no key of
+//     the container.
 
 // CatalogReplicator replicates catalog changes through the meta group
 // (replication/host.Host and the group the deployment chose for it).
@@ -648,8 +650,7 @@ func (c *Container) reloadInfo(rec ContainerInfo) error {
 // deleteDatabaseReplicated is DeleteDatabase with a replicated catalog,
 // called with e.mu held, which it releases: the deletion is proposed first,
 // and memory changes once it is committed (see the races above). The
-// containers' loops stop afterwards; writes other nodes' partition leaders
-// apply after the deletion are not fenced yet.
+// containers' loops stop afterwards.
 func (e *Engine) deleteDatabaseReplicated(db *database) error {
 	m := &catalogBatch{}
 	for _, c := range db.colls {

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/replication/host"
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
 	"github.com/parsecdb/parsec/internal/replication/transport"
@@ -252,10 +254,8 @@ func catalogKeys(t *testing.T, st *storage.DB) map[string]string {
 	return out
 }
 
-// agree waits until every node reflects the leader's catalog, then checks
-// that their memories render the same and that their stores hold the same
-// catalog records.
-func agree(t *testing.T, nodes []*catNode, leader *catNode) {
+// waitCatalog waits until every node reflects the leader's catalog.
+func waitCatalog(t *testing.T, nodes []*catNode, leader *catNode) {
 	t.Helper()
 	idx := leader.e.CatalogApplied()
 	for _, n := range nodes {
@@ -266,6 +266,14 @@ func agree(t *testing.T, nodes []*catNode, leader *catNode) {
 			t.Fatalf("node %d: %v", n.id, err)
 		}
 	}
+}
+
+// agree waits until every node reflects the leader's catalog, then checks
+// that their memories render the same and that their stores hold the same
+// catalog records.
+func agree(t *testing.T, nodes []*catNode, leader *catNode) {
+	t.Helper()
+	waitCatalog(t, nodes, leader)
 	want, wantKeys := catalogView(t, leader.e), catalogKeys(t, leader.st)
 	if len(wantKeys) < 5 {
 		t.Fatalf("the leader's store has %d catalog records", len(wantKeys))
@@ -817,5 +825,65 @@ func TestApplyCatalogMalformed(t *testing.T) {
 	cancel2()
 	if err := n.e.WaitCatalog(short, 3); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("waiting for an index never reached: %v", err)
+	}
+}
+
+// TestCatalogReplicatedDeletionFencesWrites deletes a container through
+// the meta group, then has its partitions' leader commit a write in one
+// of their groups (as a write in flight during the deletion would): no
+// replica applies it, and no key of the container is left on any node.
+func TestCatalogReplicatedDeletionFencesWrites(t *testing.T) {
+	_, nodes := startCatalogCluster(t)
+	e := nodes[0].e
+	if _, err := e.CreateDatabase("d", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	writeAndRead(t, nodes, "d", 4, 20)
+	moveLeaders(t, nodes, "d", 2)
+	old := make([]*Container, len(nodes))
+	for i, n := range nodes {
+		old[i], _ = n.e.Container("d", "c")
+	}
+	rid := old[0].rid
+	if n := len(containerState(t, nodes[0].st, rid)); n < 20 {
+		t.Fatalf("the container has %d keys before its deletion", n)
+	}
+	op, err := old[1].PrepareWrite(OpUpsert, []byte(`{"id":"late","pk":"k1"}`), key("k1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := old[1].PartitionFor(mustEPK(t, old[1], "k1"))
+	if err := e.DeleteContainer("d", "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitCatalog(t, nodes, nodes[0])
+	data := binfmt.AppendString(binary.AppendUvarint(make([]byte, 8), 1), string(EncodeCommand(nil, &Command{Ops: []Op{op}})))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	idx, err := nodes[1].h.Propose(ctx, g.GroupID(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i, n := range nodes {
+		p, _ := old[i].PartitionByID(g.ID())
+		if p == nil {
+			t.Fatalf("node %d lost its partition %s", n.id, g.ID())
+		}
+		for {
+			if got, _ := p.AppliedIndex(); got >= idx {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d does not apply entry %d", n.id, idx)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if left := containerState(t, n.st, rid); len(left) != 0 {
+			t.Fatalf("node %d holds %d keys of the deleted container", n.id, len(left))
+		}
 	}
 }
