@@ -236,6 +236,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		go e.sweepLoop(cmp.Or(opts.TTLSweepInterval, DefaultTTLSweepInterval), e.sweepStop, e.sweepDone)
 	}
 	if e.cat != nil {
+		opts.Logf("parsec: the catalog is replicated: version logs are not trimmed yet")
 		e.cat.running = true
 		go e.reconcileLoop()
 	}
