@@ -299,12 +299,15 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if spec.SyntheticKey != "" && spec.SyntheticKey != info.SyntheticKey {
 		return ContainerInfo{}, badRequest("the synthetic partition key of a container cannot be changed (it is %q)", info.SyntheticKey)
 	}
+	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
+	if reindex && e.opts.Replicator != nil {
+		return ContainerInfo{}, badRequest("the indexing policy of container %q cannot change: its partitions are replicated, and rebuilding their index is not replicated yet", info.ID)
+	}
 	s, err := e.seq.take(1)
 	if err != nil {
 		return ContainerInfo{}, err
 	}
 	info.Seq, info.Ts = s, e.now()
-	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
 	if reindex {
 		info.IndexingPolicy = spec.IndexingPolicy
 		info.IndexGen++

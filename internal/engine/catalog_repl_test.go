@@ -356,6 +356,14 @@ func catalogOps(t *testing.T, e *Engine, tag string) {
 	must(e.CreateContainer(shared, ContainerSpec{ID: "s", PartitionKey: hashDef("/pk")}, Throughput{}))
 	ttl := int64(60)
 	must(e.ReplaceContainer(db, ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl}, ""))
+	// A new indexing policy would need an index build, which replicated
+	// partitions cannot run yet: refused, nothing changes.
+	before, _ := e.Container(db, "c")
+	_, err := e.ReplaceContainer(db, ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl,
+		IndexingPolicy: json.RawMessage(`{"indexingMode":"consistent","includedPaths":[{"path":"/a/?"}],"excludedPaths":[{"path":"/*"}]}`)}, "")
+	if after, _ := e.Container(db, "c"); !errors.Is(err, ErrBadRequest) || after.Info().Etag() != before.Info().Etag() {
+		t.Fatalf("a new indexing policy of a replicated container: %v, want it refused", err)
+	}
 	must(e.CreateUser(db, "u"))
 	must(e.CreateUser(db, "v"))
 	must(e.CreatePermission(db, "u", PermissionSpec{ID: "p", Mode: PermissionRead, Resource: "dbs/" + db + "/colls/c"}))

@@ -44,7 +44,8 @@ import (
 // split) writes nothing (goneIn). Without Options.Catalog, each node's
 // engine must be given the same catalog operations in the same order,
 // which gives the same resource ids, and the groups are created by the
-// caller. What is not replicated yet: index builds (refused), and
+// caller. What is not replicated yet: index builds (refused, and so is a
+// new indexing policy, which would start one), and
 // snapshots of the state machines (partitions' and catalog's).
 
 // Replicator proposes entries to raft groups (replication/host.Host).
