@@ -210,6 +210,11 @@ func (e *Engine) loadCatalogApplied() error {
 		if len(v) == 32 {
 			r.lastOrigin, r.lastTook, r.otherTook = binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:]), binary.BigEndian.Uint64(v[24:])
 		}
+		// The allocator reflects every entry the store has applied: it
+		// persisted its advance before the entry's batch committed.
+		if err := e.seq.advance(0, r.applied); err != nil {
+			return err
+		}
 	}
 	r.loaded = true
 	return nil

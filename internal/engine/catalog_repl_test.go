@@ -549,6 +549,16 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	agree(t, nodes, nodes[1])
 	noDuplicateSeqs(t, nodes[2].e)
 	writeAndRead(t, nodes, "db3", 4, 30)
+
+	// The restarted node leads the meta group and changes the catalog.
+	if err := nodes[1].h.TransferLeadership(metaGroup, 3); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, nodes, metaGroup, 3)
+	catalogOps(t, nodes[2].e, "4")
+	agree(t, nodes, nodes[2])
+	noDuplicateSeqs(t, nodes[0].e)
+	writeAndRead(t, nodes, "db4", 4, 20)
 }
 
 // fakeMeta is a meta group's committed log kept in memory, which each
