@@ -905,3 +905,81 @@ func TestCatalogReplicatedDeletionFencesWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogForeignDeletionReopens has a node apply another's deletion of
+// a container that holds items and close before it reconciles it (so its
+// record of acknowledged LSNs still names the container): it opens again,
+// without the container, instead of reading the deletion as data loss.
+func TestCatalogForeignDeletionReopens(t *testing.T) {
+	meta := &fakeMeta{}
+	dir := t.TempDir()
+	open := func(sub string) *fakeMetaNode {
+		st, err := storage.Open(storage.Options{Dir: dir + "/" + sub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := &fakeMetaNode{meta: meta, st: st}
+		n.e, err = Open(st, Options{PartitionMaxRUs: 1000, NoThrottle: true, TTLSweepInterval: -1, Catalog: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a, b := open("a"), open("b")
+	defer func() { a.e.Close(); a.st.Close() }()
+	if _, err := a.e.CreateDatabase("d", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.e.CreateContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.catchUp(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.e.WaitCatalog(ctx, uint64(len(meta.log))); err != nil {
+		t.Fatal(err)
+	}
+	// Items written on b (its partitions are local: no Replicator), and
+	// recorded as acknowledged.
+	c, err := b.e.Container("d", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		op, _ := c.PrepareWrite(OpUpsert, fmt.Appendf(nil, `{"id":"i%d","pk":"k"}`, i), key("k"), true)
+		if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.e.writeAcked(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.e.DeleteContainer("d", "c"); err != nil {
+		t.Fatal(err)
+	}
+	// b applies the deletion and closes before publishing it.
+	meta.mu.Lock()
+	ents := []ReplicaEntry{{Index: uint64(len(meta.log)), Data: meta.log[len(meta.log)-1]}}
+	meta.mu.Unlock()
+	batch := b.st.NewBatch()
+	if err := b.e.ApplyCatalog(batch, ents); err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.e.Close()
+	b.e, err = Open(b.st, Options{PartitionMaxRUs: 1000, NoThrottle: true, TTLSweepInterval: -1, Catalog: b})
+	if err != nil {
+		t.Fatalf("reopening after a foreign deletion: %v", err)
+	}
+	defer func() { b.e.Close(); b.st.Close() }()
+	if _, err := b.e.Container("d", "c"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the deleted container after reopening: %v", err)
+	}
+	if got := b.e.CatalogApplied(); got != uint64(len(meta.log)) {
+		t.Fatalf("applied index %d after reopening, want %d", got, len(meta.log))
+	}
+}
