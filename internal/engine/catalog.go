@@ -284,8 +284,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if err != nil {
 		return ContainerInfo{}, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.lockRecord()()
 	info := c.Info()
 	if ifMatch != "" && ifMatch != "*" && ifMatch != info.Etag() {
 		return ContainerInfo{}, fmt.Errorf("%w: the container's etag is %s, not %s", ErrPreconditionFailed, info.Etag(), ifMatch)
@@ -319,7 +318,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if err := e.storeContainer(info); err != nil {
 		return ContainerInfo{}, err
 	}
-	c.setInfo(info)
+	c.setRecord(info)
 	if reindex {
 		c.startIndexBuild(info)
 	}

@@ -698,6 +698,39 @@ func (e *Engine) deleteContainerReplicated(db *database, c *Container) error {
 	return nil
 }
 
+// lockRecord locks c for a change of its record through commitCatalog and
+// returns the unlock. Locally it is c.mu, held across the commit, so that
+// the store has the order of memory against a split's write of the
+// record. With a replicated catalog it is c.recordMu: the commit waits for
+// the replication loop, which takes c.mu to publish a split, so c.mu must
+// not be held across it; the split and the entry order their writes of
+// the record in the store themselves (keepRanges), and setRecord merges
+// them in memory.
+func (c *Container) lockRecord() (unlock func()) {
+	if c.e.cat == nil {
+		c.mu.Lock()
+		return c.mu.Unlock
+	}
+	c.recordMu.Lock()
+	return c.recordMu.Unlock
+}
+
+// setRecord makes info, just committed, the container's record in memory;
+// the caller holds lockRecord. With a replicated catalog the partition map
+// stays the one memory has now (a split may have been published while the
+// change was committed).
+func (c *Container) setRecord(info ContainerInfo) {
+	if c.e.cat == nil {
+		c.setInfo(info)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.Info()
+	info.Ranges, info.RangesSeq, info.NextRangeID = cur.Ranges, cur.RangesSeq, cur.NextRangeID
+	c.setInfo(info)
+}
+
 // createGroups has the Replicator create the raft groups of a new
 // container's partitions, with the members its record names. The caller
 // holds no engine lock.

@@ -983,3 +983,77 @@ func TestCatalogForeignDeletionReopens(t *testing.T) {
 		t.Fatalf("applied index %d after reopening, want %d", got, len(meta.log))
 	}
 }
+
+// TestCatalogReplicatedRecordChangesRaceSplits replaces a container's
+// record through the meta group while its partitions split through their
+// own groups, on the node that leads them all: neither waits for the other
+// for good (a change of the record does not hold the container's lock the
+// replication loop takes to publish a split), and every node ends with the
+// same record and partitions.
+func TestCatalogReplicatedRecordChangesRaceSplits(t *testing.T) {
+	_, nodes := startCatalogCluster(t)
+	e := nodes[0].e
+	if _, err := e.CreateDatabase("d", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	writeAndRead(t, nodes, "d", 4, 40)
+	moveLeaders(t, nodes, "d", 1)
+	c, err := e.Container("d", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		for i := range 40 {
+			ttl := int64(100 + i)
+			if _, err := e.ReplaceContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl}, ""); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	go func() {
+		for _, p := range c.Partitions() {
+			if _, err := c.splitForStorage(p); err != nil {
+				done <- fmt.Errorf("split range %s: %w", p.ID(), err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatal("record changes and splits wait for each other")
+		}
+	}
+	parts := len(c.Partitions())
+	if parts <= 4 {
+		t.Fatalf("%d partitions after the splits", parts)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range nodes {
+		nc, err := n.e.Container("d", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(nc.Partitions()) != parts {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d has %d partitions, want %d", n.id, len(nc.Partitions()), parts)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if ttl := c.Info().DefaultTTL; ttl == nil || *ttl != 139 {
+		t.Fatalf("the record's default TTL is %v after the last replace", ttl)
+	}
+	agree(t, nodes, nodes[0])
+}
