@@ -84,6 +84,12 @@ import (
 //     what a deletion in flight has taken out of memory, and a refused
 //     deletion (this node does not lead) would leave memory without a
 //     container the store still has.
+//   - An op waits for the replication loop while it proposes, and the loop
+//     takes c.mu to publish a split: a change of a container's record holds
+//     c.recordMu across its commit instead (lockRecord) and takes c.mu only
+//     to put the record in memory, keeping the partition map memory has
+//     (setRecord); Container.stop does not hold c.mu while the partitions'
+//     loops, which may be waiting for the replication loop, end.
 //   - A proposal whose outcome is unknown to the proposer (a timeout, a
 //     lost leadership) may still commit: its token is unregistered when
 //     ProposeCatalog returns, so if it is applied later it counts as
