@@ -284,8 +284,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if err != nil {
 		return ContainerInfo{}, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.lockRecord()()
 	info := c.Info()
 	if ifMatch != "" && ifMatch != "*" && ifMatch != info.Etag() {
 		return ContainerInfo{}, fmt.Errorf("%w: the container's etag is %s, not %s", ErrPreconditionFailed, info.Etag(), ifMatch)
@@ -299,12 +298,15 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if spec.SyntheticKey != "" && spec.SyntheticKey != info.SyntheticKey {
 		return ContainerInfo{}, badRequest("the synthetic partition key of a container cannot be changed (it is %q)", info.SyntheticKey)
 	}
+	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
+	if reindex && e.opts.Replicator != nil {
+		return ContainerInfo{}, badRequest("the indexing policy of container %q cannot change: its partitions are replicated, and rebuilding their index is not replicated yet", info.ID)
+	}
 	s, err := e.seq.take(1)
 	if err != nil {
 		return ContainerInfo{}, err
 	}
 	info.Seq, info.Ts = s, e.now()
-	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
 	if reindex {
 		info.IndexingPolicy = spec.IndexingPolicy
 		info.IndexGen++
@@ -316,7 +318,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	if err := e.storeContainer(info); err != nil {
 		return ContainerInfo{}, err
 	}
-	c.setInfo(info)
+	c.setRecord(info)
 	if reindex {
 		c.startIndexBuild(info)
 	}

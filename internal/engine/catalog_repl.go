@@ -84,15 +84,23 @@ import (
 //     what a deletion in flight has taken out of memory, and a refused
 //     deletion (this node does not lead) would leave memory without a
 //     container the store still has.
+//   - An op waits for the replication loop while it proposes, and the loop
+//     takes c.mu to publish a split: a change of a container's record holds
+//     c.recordMu across its commit instead (lockRecord) and takes c.mu only
+//     to put the record in memory, keeping the partition map memory has
+//     (setRecord); Container.stop does not hold c.mu while the partitions'
+//     loops, which may be waiting for the replication loop, end.
 //   - A proposal whose outcome is unknown to the proposer (a timeout, a
 //     lost leadership) may still commit: its token is unregistered when
 //     ProposeCatalog returns, so if it is applied later it counts as
 //     foreign and is reconciled from the store like any other. If it was
 //     applied before ProposeCatalog returned, the op goes on as committed.
-//   - A deleted container's partition groups may still apply entries
-//     committed before the deletion; the container's loops are stopped,
-//     and its records are gone, but such a late entry's writes are not
-//     fenced (see the report in docs/DESIGN.md).
+//   - A deleted container's partition groups may still commit and apply
+//     entries after the deletion (proposed before it, or by a leader that
+//     has not reconciled it yet): a replica applies none once the store
+//     says the partition is gone (Partition.goneIn), so whether it applied
+//     such an entry before or after the deletion, it ends with no key of
+//     the container.
 
 // CatalogReplicator replicates catalog changes through the meta group
 // (replication/host.Host and the group the deployment chose for it).
@@ -207,6 +215,11 @@ func (e *Engine) loadCatalogApplied() error {
 		r.published, r.reflected, r.target = r.applied, r.applied, r.applied
 		if len(v) == 32 {
 			r.lastOrigin, r.lastTook, r.otherTook = binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:]), binary.BigEndian.Uint64(v[24:])
+		}
+		// The allocator reflects every entry the store has applied: it
+		// persisted its advance before the entry's batch committed.
+		if err := e.seq.advance(0, r.applied); err != nil {
+			return err
 		}
 	}
 	r.loaded = true
@@ -648,8 +661,7 @@ func (c *Container) reloadInfo(rec ContainerInfo) error {
 // deleteDatabaseReplicated is DeleteDatabase with a replicated catalog,
 // called with e.mu held, which it releases: the deletion is proposed first,
 // and memory changes once it is committed (see the races above). The
-// containers' loops stop afterwards; writes other nodes' partition leaders
-// apply after the deletion are not fenced yet.
+// containers' loops stop afterwards.
 func (e *Engine) deleteDatabaseReplicated(db *database) error {
 	m := &catalogBatch{}
 	for _, c := range db.colls {
@@ -690,6 +702,39 @@ func (e *Engine) deleteContainerReplicated(db *database, c *Container) error {
 	}
 	e.refreshRates()
 	return nil
+}
+
+// lockRecord locks c for a change of its record through commitCatalog and
+// returns the unlock. Locally it is c.mu, held across the commit, so that
+// the store has the order of memory against a split's write of the
+// record. With a replicated catalog it is c.recordMu: the commit waits for
+// the replication loop, which takes c.mu to publish a split, so c.mu must
+// not be held across it; the split and the entry order their writes of
+// the record in the store themselves (keepRanges), and setRecord merges
+// them in memory.
+func (c *Container) lockRecord() (unlock func()) {
+	if c.e.cat == nil {
+		c.mu.Lock()
+		return c.mu.Unlock
+	}
+	c.recordMu.Lock()
+	return c.recordMu.Unlock
+}
+
+// setRecord makes info, just committed, the container's record in memory;
+// the caller holds lockRecord. With a replicated catalog the partition map
+// stays the one memory has now (a split may have been published while the
+// change was committed).
+func (c *Container) setRecord(info ContainerInfo) {
+	if c.e.cat == nil {
+		c.setInfo(info)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.Info()
+	info.Ranges, info.RangesSeq, info.NextRangeID = cur.Ranges, cur.RangesSeq, cur.NextRangeID
+	c.setInfo(info)
 }
 
 // createGroups has the Replicator create the raft groups of a new

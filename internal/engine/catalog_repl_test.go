@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/replication/host"
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
 	"github.com/parsecdb/parsec/internal/replication/transport"
@@ -252,10 +254,8 @@ func catalogKeys(t *testing.T, st *storage.DB) map[string]string {
 	return out
 }
 
-// agree waits until every node reflects the leader's catalog, then checks
-// that their memories render the same and that their stores hold the same
-// catalog records.
-func agree(t *testing.T, nodes []*catNode, leader *catNode) {
+// waitCatalog waits until every node reflects the leader's catalog.
+func waitCatalog(t *testing.T, nodes []*catNode, leader *catNode) {
 	t.Helper()
 	idx := leader.e.CatalogApplied()
 	for _, n := range nodes {
@@ -266,6 +266,14 @@ func agree(t *testing.T, nodes []*catNode, leader *catNode) {
 			t.Fatalf("node %d: %v", n.id, err)
 		}
 	}
+}
+
+// agree waits until every node reflects the leader's catalog, then checks
+// that their memories render the same and that their stores hold the same
+// catalog records.
+func agree(t *testing.T, nodes []*catNode, leader *catNode) {
+	t.Helper()
+	waitCatalog(t, nodes, leader)
 	want, wantKeys := catalogView(t, leader.e), catalogKeys(t, leader.st)
 	if len(wantKeys) < 5 {
 		t.Fatalf("the leader's store has %d catalog records", len(wantKeys))
@@ -348,6 +356,14 @@ func catalogOps(t *testing.T, e *Engine, tag string) {
 	must(e.CreateContainer(shared, ContainerSpec{ID: "s", PartitionKey: hashDef("/pk")}, Throughput{}))
 	ttl := int64(60)
 	must(e.ReplaceContainer(db, ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl}, ""))
+	// A new indexing policy would need an index build, which replicated
+	// partitions cannot run yet: refused, nothing changes.
+	before, _ := e.Container(db, "c")
+	_, err := e.ReplaceContainer(db, ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl,
+		IndexingPolicy: json.RawMessage(`{"indexingMode":"consistent","includedPaths":[{"path":"/a/?"}],"excludedPaths":[{"path":"/*"}]}`)}, "")
+	if after, _ := e.Container(db, "c"); !errors.Is(err, ErrBadRequest) || after.Info().Etag() != before.Info().Etag() {
+		t.Fatalf("a new indexing policy of a replicated container: %v, want it refused", err)
+	}
 	must(e.CreateUser(db, "u"))
 	must(e.CreateUser(db, "v"))
 	must(e.CreatePermission(db, "u", PermissionSpec{ID: "p", Mode: PermissionRead, Resource: "dbs/" + db + "/colls/c"}))
@@ -533,6 +549,16 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	agree(t, nodes, nodes[1])
 	noDuplicateSeqs(t, nodes[2].e)
 	writeAndRead(t, nodes, "db3", 4, 30)
+
+	// The restarted node leads the meta group and changes the catalog.
+	if err := nodes[1].h.TransferLeadership(metaGroup, 3); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, nodes, metaGroup, 3)
+	catalogOps(t, nodes[2].e, "4")
+	agree(t, nodes, nodes[2])
+	noDuplicateSeqs(t, nodes[0].e)
+	writeAndRead(t, nodes, "db4", 4, 20)
 }
 
 // fakeMeta is a meta group's committed log kept in memory, which each
@@ -818,4 +844,216 @@ func TestApplyCatalogMalformed(t *testing.T) {
 	if err := n.e.WaitCatalog(short, 3); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("waiting for an index never reached: %v", err)
 	}
+}
+
+// TestCatalogReplicatedDeletionFencesWrites deletes a container through
+// the meta group, then has its partitions' leader commit a write in one
+// of their groups (as a write in flight during the deletion would): no
+// replica applies it, and no key of the container is left on any node.
+func TestCatalogReplicatedDeletionFencesWrites(t *testing.T) {
+	_, nodes := startCatalogCluster(t)
+	e := nodes[0].e
+	if _, err := e.CreateDatabase("d", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	writeAndRead(t, nodes, "d", 4, 20)
+	moveLeaders(t, nodes, "d", 2)
+	old := make([]*Container, len(nodes))
+	for i, n := range nodes {
+		old[i], _ = n.e.Container("d", "c")
+	}
+	rid := old[0].rid
+	if n := len(containerState(t, nodes[0].st, rid)); n < 20 {
+		t.Fatalf("the container has %d keys before its deletion", n)
+	}
+	op, err := old[1].PrepareWrite(OpUpsert, []byte(`{"id":"late","pk":"k1"}`), key("k1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := old[1].PartitionFor(mustEPK(t, old[1], "k1"))
+	if err := e.DeleteContainer("d", "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitCatalog(t, nodes, nodes[0])
+	data := binfmt.AppendString(binary.AppendUvarint(make([]byte, 8), 1), string(EncodeCommand(nil, &Command{Ops: []Op{op}})))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	idx, err := nodes[1].h.Propose(ctx, g.GroupID(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i, n := range nodes {
+		p, _ := old[i].PartitionByID(g.ID())
+		if p == nil {
+			t.Fatalf("node %d lost its partition %s", n.id, g.ID())
+		}
+		for {
+			if got, _ := p.AppliedIndex(); got >= idx {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d does not apply entry %d", n.id, idx)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if left := containerState(t, n.st, rid); len(left) != 0 {
+			t.Fatalf("node %d holds %d keys of the deleted container", n.id, len(left))
+		}
+	}
+}
+
+// TestCatalogForeignDeletionReopens has a node apply another's deletion of
+// a container that holds items and close before it reconciles it (so its
+// record of acknowledged LSNs still names the container): it opens again,
+// without the container, instead of reading the deletion as data loss.
+func TestCatalogForeignDeletionReopens(t *testing.T) {
+	meta := &fakeMeta{}
+	dir := t.TempDir()
+	open := func(sub string) *fakeMetaNode {
+		st, err := storage.Open(storage.Options{Dir: dir + "/" + sub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := &fakeMetaNode{meta: meta, st: st}
+		n.e, err = Open(st, Options{PartitionMaxRUs: 1000, NoThrottle: true, TTLSweepInterval: -1, Catalog: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a, b := open("a"), open("b")
+	defer func() { a.e.Close(); a.st.Close() }()
+	if _, err := a.e.CreateDatabase("d", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.e.CreateContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.catchUp(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.e.WaitCatalog(ctx, uint64(len(meta.log))); err != nil {
+		t.Fatal(err)
+	}
+	// Items written on b (its partitions are local: no Replicator), and
+	// recorded as acknowledged.
+	c, err := b.e.Container("d", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		op, _ := c.PrepareWrite(OpUpsert, fmt.Appendf(nil, `{"id":"i%d","pk":"k"}`, i), key("k"), true)
+		if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.e.writeAcked(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.e.DeleteContainer("d", "c"); err != nil {
+		t.Fatal(err)
+	}
+	// b applies the deletion and closes before publishing it.
+	meta.mu.Lock()
+	ents := []ReplicaEntry{{Index: uint64(len(meta.log)), Data: meta.log[len(meta.log)-1]}}
+	meta.mu.Unlock()
+	batch := b.st.NewBatch()
+	if err := b.e.ApplyCatalog(batch, ents); err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.e.Close()
+	b.e, err = Open(b.st, Options{PartitionMaxRUs: 1000, NoThrottle: true, TTLSweepInterval: -1, Catalog: b})
+	if err != nil {
+		t.Fatalf("reopening after a foreign deletion: %v", err)
+	}
+	defer func() { b.e.Close(); b.st.Close() }()
+	if _, err := b.e.Container("d", "c"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the deleted container after reopening: %v", err)
+	}
+	if got := b.e.CatalogApplied(); got != uint64(len(meta.log)) {
+		t.Fatalf("applied index %d after reopening, want %d", got, len(meta.log))
+	}
+}
+
+// TestCatalogReplicatedRecordChangesRaceSplits replaces a container's
+// record through the meta group while its partitions split through their
+// own groups, on the node that leads them all: neither waits for the other
+// for good (a change of the record does not hold the container's lock the
+// replication loop takes to publish a split), and every node ends with the
+// same record and partitions.
+func TestCatalogReplicatedRecordChangesRaceSplits(t *testing.T) {
+	_, nodes := startCatalogCluster(t)
+	e := nodes[0].e
+	if _, err := e.CreateDatabase("d", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk")}, Throughput{RUs: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	writeAndRead(t, nodes, "d", 4, 40)
+	moveLeaders(t, nodes, "d", 1)
+	c, err := e.Container("d", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		for i := range 40 {
+			ttl := int64(100 + i)
+			if _, err := e.ReplaceContainer("d", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), DefaultTTL: &ttl}, ""); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	go func() {
+		for _, p := range c.Partitions() {
+			if _, err := c.splitForStorage(p); err != nil {
+				done <- fmt.Errorf("split range %s: %w", p.ID(), err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatal("record changes and splits wait for each other")
+		}
+	}
+	parts := len(c.Partitions())
+	if parts <= 4 {
+		t.Fatalf("%d partitions after the splits", parts)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range nodes {
+		nc, err := n.e.Container("d", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(nc.Partitions()) != parts {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d has %d partitions, want %d", n.id, len(nc.Partitions()), parts)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if ttl := c.Info().DefaultTTL; ttl == nil || *ttl != 139 {
+		t.Fatalf("the record's default TTL is %v after the last replace", ttl)
+	}
+	agree(t, nodes, nodes[0])
 }

@@ -46,11 +46,16 @@ type Container struct {
 	// programs caches compiled scripts by kind, id and version (script.go).
 	programs programCache
 
+	// recordMu orders changes of the record with a replicated catalog
+	// (lockRecord), where c.mu cannot be held across their commit.
+	recordMu sync.Mutex
+
 	mu sync.RWMutex
 	// pmap is the partition map; parts[i] is the partition of pmap.At(i).
 	pmap    partition.Map
 	parts   []*Partition
 	retired []*Partition // split partitions whose loops forward to children
+	stopped bool         // stop was called: partitions swapped in stop at once
 	// sharedRUs is this container's share of its database's throughput when
 	// it has none of its own (set by Engine.refreshRates).
 	sharedRUs float64
@@ -181,10 +186,15 @@ func (c *Container) applyCtx(p *Partition) *applyCtx {
 }
 
 // stop ends every partition's apply loop, retired ones included, and waits.
+// It does not hold c.mu while it waits: a loop may need it to finish (a
+// split's swap takes it, in the partition's loop or the replication
+// host's, which a replicated partition's loop waits for). Children a split
+// swaps in after this are stopped at once (swapChildren).
 func (c *Container) stop() {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.mu.Lock()
+	c.stopped = true
 	all := append(append([]*Partition(nil), c.parts...), c.retired...)
+	c.mu.Unlock()
 	for _, p := range all {
 		close(p.quit)
 	}

@@ -162,6 +162,12 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if opts.Catalog != nil {
 		e.cat = newCatalogRepl()
 		seq.track = true
+		e.cat.mu.Lock()
+		err := e.loadCatalogApplied()
+		e.cat.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
 	}
 	// Catalog records are read by family rather than by database, and any
 	// record whose key is not the current encoding of its id (stores written
@@ -236,6 +242,7 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		go e.sweepLoop(cmp.Or(opts.TTLSweepInterval, DefaultTTLSweepInterval), e.sweepStop, e.sweepDone)
 	}
 	if e.cat != nil {
+		opts.Logf("parsec: the catalog is replicated: version logs are not trimmed yet")
 		e.cat.running = true
 		go e.reconcileLoop()
 	}

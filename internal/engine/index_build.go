@@ -205,8 +205,7 @@ func (e *Engine) finishIndexBuild(c *Container, ix *indexState) error {
 	if _, cur, err := e.containerLocked(info.DB, info.ID); err != nil || cur != c {
 		return nil // deleted meanwhile
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.lockRecord()()
 	if c.index.Load() != ix {
 		return nil // superseded by another policy change
 	}
@@ -223,7 +222,7 @@ func (e *Engine) finishIndexBuild(c *Container, ix *indexState) error {
 	if err := e.commitCatalog(m, "finish the index build"); err != nil {
 		return err
 	}
-	c.setInfo(info)
+	c.setRecord(info)
 	c.index.Store(&indexState{gen: ix.gen, policy: ix.policy, ready: !ix.policy.None})
 	return nil
 }

@@ -157,8 +157,7 @@ func (e *Engine) storeThroughput(c *Container, t Throughput, rus int, seq uint64
 	if _, cur, err := e.containerLocked(info.DB, info.ID); err != nil || cur != c {
 		return notFound("container %q does not exist in database %q", info.ID, info.DB)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.lockRecord()()
 	info = c.Info()
 	info.Throughput, info.AutoscaleMax = t.RUs, t.AutoscaleMax
 	info.MaxThroughputEver = max(info.MaxThroughputEver, rus)
@@ -166,7 +165,7 @@ func (e *Engine) storeThroughput(c *Container, t Throughput, rus int, seq uint64
 	if err := e.storeContainer(info); err != nil {
 		return err
 	}
-	c.setInfo(info)
+	c.setRecord(info)
 	return nil
 }
 

@@ -39,10 +39,13 @@ import (
 // container created there gets the members of its partitions' groups from
 // CatalogReplicator.Placement, stored in its record (Replicas), and every
 // node has the Replicator create those groups (CreateGroups) once the
-// partitions exist in its memory. Without Options.Catalog, each node's
+// partitions exist in its memory. An entry of a partition whose records
+// the store no longer holds (its container deleted, or the partition
+// split) writes nothing (goneIn). Without Options.Catalog, each node's
 // engine must be given the same catalog operations in the same order,
 // which gives the same resource ids, and the groups are created by the
-// caller. What is not replicated yet: index builds (refused), and
+// caller. What is not replicated yet: index builds (refused, and so is a
+// new indexing policy, which would start one), and
 // snapshots of the state machines (partitions' and catalog's).
 
 // Replicator proposes entries to raft groups (replication/host.Host).
@@ -210,6 +213,11 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		return err
 	}
 	c := p.c
+	if gone, err := p.goneIn(b); err != nil {
+		return err
+	} else if gone {
+		return p.skipEntries(entries)
+	}
 	ac := c.applyCtx(p)
 	sm := partSM{st: p.state, ix: p.ix}
 	if p.repl.pending != nil {
@@ -267,6 +275,62 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		return err
 	}
 	p.repl.pending = &sm
+	return nil
+}
+
+// goneIn reports whether the partition's container has been deleted, as
+// the store the round's batch b leaves says: neither its state record nor
+// its index record is there (a container's creation, and a split, write
+// the index record; every applied entry writes the state record; the
+// deletion removes both). The catalog's log deletes a container, the
+// partitions' logs keep going: an entry committed before the deletion may
+// be applied after it on some replica.
+func (p *Partition) goneIn(b *storage.Batch) (bool, error) {
+	for _, k := range [][]byte{storage.PartitionIndexKey(p.c.rid, p.info.ID), storage.PartitionKey(p.c.rid, p.info.ID)} {
+		_, err := b.Get(nil, k)
+		if err == nil {
+			return false, nil
+		}
+		if !errors.Is(err, storage.ErrNotFound) {
+			return false, fmt.Errorf("%w: cannot read partition key range %s: %v", ErrUnavailable, p.info.ID, err)
+		}
+	}
+	return true, nil
+}
+
+// skipEntries applies entries of a deleted container's partition: they
+// write nothing (what they would write is what the deletion removed, so
+// replicas that applied them before it and those that apply them after
+// end the same), and their commands fail with errDeleted. The same holds
+// for a partition that has split (the split deleted its records): an
+// entry its group committed after the split raced it, and fails with
+// ErrPartitionGone, for the client to route it again. The caller holds
+// p.repl.mu.
+func (p *Partition) skipEntries(entries []ReplicaEntry) error {
+	fail := errDeleted
+	if p.retired.Load() {
+		fail = fmt.Errorf("%w: partition key range %s has split; the write was not applied", ErrPartitionGone, p.info.ID)
+	}
+	for _, en := range entries {
+		if en.Index != p.repl.applied+1 {
+			return fmt.Errorf("partition key range %s: entry %d applied after %d", p.info.ID, en.Index, p.repl.applied)
+		}
+		p.repl.applied = en.Index
+		if len(en.Data) < 8 {
+			continue
+		}
+		slot := p.repl.waiting[binary.BigEndian.Uint64(en.Data)]
+		if slot == nil {
+			continue
+		}
+		r := binfmt.NewReader(en.Data[8:], errBadCommand)
+		n := r.Count(1)
+		out := make([]entryResult, n)
+		for i := range out {
+			out[i].err = fail
+		}
+		*slot = out
+	}
 	return nil
 }
 

@@ -55,7 +55,7 @@ func (p *Partition) swapChildren(sr *splitResult) {
 		// applySplit made the map with partition.Map.Split, which checks it.
 		panic("BUG: the partition map after a split is invalid: " + err.Error())
 	}
-	var parts []*Partition
+	var parts, kids []*Partition
 	for _, q := range c.parts {
 		if q != p {
 			parts = append(parts, q)
@@ -65,12 +65,20 @@ func (p *Partition) swapChildren(sr *splitResult) {
 			cp := &Partition{c: c, info: ch, state: sr.states[i], ix: p.ix}
 			cp.lsn.Store(sr.states[i].LSN)
 			parts = append(parts, cp)
+			kids = append(kids, cp)
 		}
 	}
 	c.pmap, c.parts = pmap, parts
 	c.retired = append(c.retired, p)
 	c.info.Store(&info)
 	c.startNewPartitions(c.e.opts.Now())
+	if c.stopped {
+		// The container is being deleted, and stop has already listed
+		// its partitions: the children's loops end by themselves.
+		for _, cp := range kids {
+			close(cp.quit)
+		}
+	}
 	p.retired.Store(true)
 	go c.e.refreshRates()
 	log.Printf("parsec: container %s/%s: partition key range %s split into %d ranges (%v)", info.DB, info.ID, p.info.ID, len(sr.children), sr.children)

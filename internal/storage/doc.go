@@ -38,6 +38,13 @@
 //   - DB.Set, one key at a time, for the resource-id allocator's high-water
 //     mark.
 //
+// With replication (engine Options.Replicator and Options.Catalog) the
+// replication host applies what raft committed, partitions' entries and
+// the catalog's alike, into one batch per round with their applied indexes
+// (P ... 0x00 'a', M 0x00 "catapplied") and commits it with
+// Batch.CommitNoSync (raft.go): the raft log, synced, is what a crash
+// replays.
+//
 // DB.WriteFile writes small files beside the store, outside Pebble and its
 // log (the engine's record of acknowledged LSNs).
 package storage
