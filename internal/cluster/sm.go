@@ -21,18 +21,32 @@ func (n *Node) stateMachine(g uint64) (host.StateMachine, error) {
 	if g == MetaGroup {
 		return metaSM{n}, nil
 	}
-	var found *engine.Partition
-	n.e.EachContainer(func(_ string, c *engine.Container) {
-		for _, p := range c.Partitions() {
-			if p.GroupID() == g {
-				found = p
-			}
-		}
-	})
-	if found == nil {
-		return nil, fmt.Errorf("no partition of group %d on this node", g)
+	if p, ok := n.e.GroupPartition(g); ok {
+		return partitionSM{p}, nil
 	}
-	return partitionSM{found}, nil
+	// The group of a partition that is gone: its container was deleted or
+	// it split. Its entries change nothing (the engine fails those that
+	// come after), so its replica only follows the log.
+	return &retiredSM{}, nil
+}
+
+// retiredSM is the state machine of a group whose partition is gone.
+type retiredSM struct{ applied uint64 }
+
+func (s *retiredSM) Applied() uint64 { return s.applied }
+
+func (s *retiredSM) Apply(_ *storage.Batch, ents []host.Entry) error {
+	s.applied = ents[len(ents)-1].Index
+	return nil
+}
+
+func (s *retiredSM) Snapshot() ([]byte, error) {
+	return nil, errors.New("a retired partition has no snapshot")
+}
+
+func (s *retiredSM) Restore(_ *storage.Batch, index, _ uint64, _ []byte) error {
+	s.applied = index
+	return nil
 }
 
 // metaSM is the meta group's state machine: the engine's catalog and the
