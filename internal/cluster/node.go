@@ -215,7 +215,7 @@ func (n *Node) self() Member {
 // SyncCatalog waits until this node's catalog reflects every meta entry
 // committed when it was called.
 func (n *Node) SyncCatalog(ctx context.Context) error {
-	idx, err := n.h.ReadIndex(ctx, MetaGroup)
+	idx, err := readIndex(ctx, n.h, MetaGroup)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (n *Node) Leader(ctx context.Context, group, not uint64) (uint64, error) {
 // ReadIndex returns a linearizable read index of group once this node has
 // applied it (host.ReadIndex).
 func (n *Node) ReadIndex(ctx context.Context, group uint64) (uint64, error) {
-	return n.h.ReadIndex(ctx, group)
+	return readIndex(ctx, n.h, group)
 }
 
 // --- engine.Replicator and engine.CatalogReplicator ---
@@ -370,6 +370,70 @@ func (n *Node) Split(parent uint64, children []uint64) {
 			}
 		}
 	}()
+}
+
+// Leads reports whether this node leads group.
+func (n *Node) Leads(group uint64) bool {
+	st, err := n.h.Status(group)
+	return err == nil && st.Lead == n.cfg.NodeID
+}
+
+// Barrier returns once this node has applied every entry committed in
+// groups when it was called.
+func (n *Node) Barrier(ctx context.Context, groups []uint64) error {
+	for _, g := range groups {
+		if _, err := readIndex(ctx, n.h, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readIndex is host.ReadIndex, waiting while the group has no leader (an
+// election is under way).
+func readIndex(ctx context.Context, h *host.Host, g uint64) (uint64, error) {
+	for {
+		i, err := h.ReadIndex(ctx, g)
+		var nl *host.NotLeaderError
+		if err == nil || !errors.As(err, &nl) || nl.Leader != 0 {
+			return i, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Lead returns once this node leads group: it asks the leader to hand the
+// leadership over (raft's leader transfer) and waits.
+func (n *Node) Lead(ctx context.Context, group uint64) error {
+	req := callRequest{Op: "transfer", Account: n.accountCheck(), Group: group, To: n.cfg.NodeID}
+	for !n.Leads(group) {
+		lead, err := n.Leader(ctx, group, 0)
+		if err != nil {
+			return err
+		}
+		if lead != n.cfg.NodeID {
+			m, ok := n.Member(lead)
+			if !ok {
+				return fmt.Errorf("the leader of group %d, node %d, is not a known member", group, lead)
+			}
+			if _, err := n.tcp.Call(ctx, m.ClusterAddress, mustJSON(req)); err != nil {
+				var ce *transport.CallError
+				if errors.As(err, &ce) {
+					return fmt.Errorf("node %d would not hand over group %d: %s", lead, group, ce.Msg)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("this node did not become the leader of group %d: %w", group, ctx.Err())
+		case <-time.After(5 * n.cfg.Tick):
+		}
+	}
+	return nil
 }
 
 // CreateGroups creates this node's replicas of a new container's
@@ -439,9 +503,12 @@ func (n *Node) accountCheck() string {
 // --- membership calls ---
 
 type callRequest struct {
-	Op      string `json:"op"` // "join", "hello" or "report"
+	Op      string `json:"op"` // "join", "hello", "report" or "transfer"
 	Member  Member `json:"member"`
 	Account string `json:"account"`
+	// Group and To are a transfer's: hand the leadership of Group to To.
+	Group uint64 `json:"group,omitempty"`
+	To    uint64 `json:"to,omitempty"`
 }
 
 type joinReply struct {
@@ -543,6 +610,15 @@ func (n *Node) answer(data []byte) ([]byte, error) {
 		return mustJSON(reply), nil
 	case "report":
 		return mustJSON(n.report()), nil
+	case "transfer":
+		if err := n.h.TransferLeadership(req.Group, req.To); err != nil {
+			var nl *host.NotLeaderError
+			if errors.As(err, &nl) {
+				return mustJSON(reply), nil // it moved meanwhile: the caller asks again
+			}
+			return nil, err
+		}
+		return mustJSON(reply), nil
 	case "join":
 	default:
 		return nil, fmt.Errorf("unknown call %q", req.Op)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -176,6 +177,25 @@ func (e *Engine) splitForThroughput(c *Container, rus int) error {
 	if c.fixed {
 		return nil
 	}
+	r := e.opts.Replicator
+	var ctx context.Context
+	if r != nil {
+		// Replicated: the node changing the throughput splits every
+		// partition itself, one after the other, so that the children's
+		// range ids, which it takes from the container's record, never
+		// repeat: it first applies every split already committed, then
+		// takes the leadership of each partition it splits.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), proposeTimeout)
+		defer cancel()
+		var groups []uint64
+		for _, p := range c.Partitions() {
+			groups = append(groups, p.GroupID())
+		}
+		if err := r.Barrier(ctx, groups); err != nil {
+			return fmt.Errorf("%w: the partitions cannot be split now: %w", ErrUnavailable, err)
+		}
+	}
 	parts := c.Partitions()
 	k := partition.ThroughputSplit(rus, len(parts), e.opts.PartitionMaxRUs)
 	if k == 1 {
@@ -185,6 +205,11 @@ func (e *Engine) splitForThroughput(c *Container, rus int) error {
 		bounds, err := partition.EvenBounds(c.def, p.Range(), k)
 		if err != nil {
 			return fmt.Errorf("%w: cannot split partition key range %s: %v", ErrBadRequest, p.ID(), err)
+		}
+		if r != nil {
+			if err := r.Lead(ctx, p.GroupID()); err != nil {
+				return fmt.Errorf("%w: partition key range %s cannot be split now: %w", ErrUnavailable, p.ID(), err)
+			}
 		}
 		if _, err := c.splitPartition(p, bounds); err != nil {
 			return err

@@ -65,6 +65,15 @@ type Replicator interface {
 	// loop, so it may wait for the loop. Only containers created with
 	// Options.Catalog set have Replicas.
 	CreateGroups(groups []uint64, members []uint64)
+	// Leads reports whether this node leads group: background work that
+	// writes (expiring items) is done by the leader only.
+	Leads(group uint64) bool
+	// Barrier returns once this node has applied every entry committed in
+	// the groups when it was called.
+	Barrier(ctx context.Context, groups []uint64) error
+	// Lead returns once this node leads group, which it asks the current
+	// leader to hand over.
+	Lead(ctx context.Context, group uint64) error
 }
 
 // GroupPartition returns the partition of a raft group, of a started

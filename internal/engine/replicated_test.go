@@ -84,6 +84,38 @@ func (l *lateReplicator) Split(parent uint64, children []uint64) {
 
 // CreateGroups creates the groups of a new container's partitions with
 // the members its record names.
+func (l *lateReplicator) Leads(g uint64) bool {
+	st, err := l.h.Load().Status(g)
+	return err == nil && st.Lead == st.ID
+}
+
+func (l *lateReplicator) Barrier(ctx context.Context, groups []uint64) error {
+	for _, g := range groups {
+		for {
+			_, err := l.h.Load().ReadIndex(ctx, g)
+			var nl *host.NotLeaderError
+			if err == nil {
+				break
+			}
+			if !errors.As(err, &nl) || nl.Leader != 0 || ctx.Err() != nil {
+				return err
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// Lead refuses unless this node leads group: the tests' nodes have no
+// way to ask one another.
+func (l *lateReplicator) Lead(_ context.Context, g uint64) error {
+	if l.Leads(g) {
+		return nil
+	}
+	st, _ := l.h.Load().Status(g)
+	return &host.NotLeaderError{Group: g, Node: st.ID, Leader: st.Lead}
+}
+
 func (l *lateReplicator) CreateGroups(groups []uint64, members []uint64) {
 	h := l.h.Load()
 	for _, g := range groups {

@@ -248,9 +248,10 @@ func statusOf(err error) int {
 
 // TestClusterReplicatesThroughEveryNode forms a three-node cluster,
 // creates a database and a container through one node, writes through
-// each and reads every write back through every node, then checks the
-// cluster's map: every partition on three replicas with one leader, the
-// same on every node.
+// each and reads every write back through every node, raises the
+// throughput so that every partition splits, then checks the cluster's
+// map: every partition on three replicas with one leader, the same on
+// every node.
 func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 	ns := startCluster(t)
 	clients := []*azcosmos.Client{newClient(t, ns[0]), newClient(t, ns[1]), newClient(t, ns[2])}
@@ -294,6 +295,18 @@ func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 			}
 		}
 	}
+	// Raise the throughput through node 3: every partition splits in two,
+	// through its own log, whichever node leads it.
+	cc3, _ := clients[2].NewContainer("db", "c")
+	if _, err := cc3.ReplaceThroughput(ctxT(), azcosmos.NewManualThroughputProperties(8000), nil); err != nil {
+		t.Fatalf("raise the throughput through node 3: %v", err)
+	}
+	for i := range items {
+		cc, _ := clients[(i+1)%3].NewContainer("db", "c")
+		if _, err := cc.ReadItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%17)), fmt.Sprintf("i%d", i), nil); err != nil {
+			t.Fatalf("read item %d through node %d after the split: %v", i, (i+1)%3+1, err)
+		}
+	}
 	// The map: the same on every node, three replicas, one leader each.
 	var first status
 	for k, n := range ns {
@@ -301,7 +314,7 @@ func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(st.Nodes) != 3 || len(st.Partitions) != 4 {
+		if len(st.Nodes) != 3 || len(st.Partitions) != 8 {
 			t.Fatalf("node %d reports %d nodes and %d partitions: %+v", k+1, len(st.Nodes), len(st.Partitions), st)
 		}
 		for _, p := range st.Partitions {
@@ -310,7 +323,7 @@ func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 			}
 		}
 		for _, nd := range st.Nodes {
-			if !nd.Live || nd.Held != 4 {
+			if !nd.Live || nd.Held != 8 {
 				t.Fatalf("node %d reports node %+v", k+1, nd)
 			}
 		}
