@@ -745,11 +745,7 @@ func (e *Engine) createGroups(c *Container) {
 	if e.opts.Replicator == nil || len(info.Replicas) == 0 {
 		return
 	}
-	parts := c.Partitions()
-	groups := make([]uint64, len(parts))
-	for i, p := range parts {
-		groups[i] = p.GroupID()
-	}
+	groups := c.groupIDs()
 	e.opts.Replicator.CreateGroups(groups, append([]uint64(nil), info.Replicas...))
 }
 

@@ -188,11 +188,7 @@ func (e *Engine) splitForThroughput(c *Container, rus int) error {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.Background(), proposeTimeout)
 		defer cancel()
-		var groups []uint64
-		for _, p := range c.Partitions() {
-			groups = append(groups, p.GroupID())
-		}
-		if err := r.Barrier(ctx, groups); err != nil {
+		if err := r.Barrier(ctx, c.groupIDs()); err != nil {
 			return fmt.Errorf("%w: the partitions cannot be split now: %w", ErrUnavailable, err)
 		}
 	}

@@ -96,6 +96,16 @@ func GroupID(rid [storage.RidLen]byte, rangeID string) uint64 {
 	return h.Sum64() | 1 // never 0
 }
 
+// groupIDs returns the raft groups of the container's partitions.
+func (c *Container) groupIDs() []uint64 {
+	parts := c.Partitions()
+	ids := make([]uint64, len(parts))
+	for i, p := range parts {
+		ids[i] = p.GroupID()
+	}
+	return ids
+}
+
 // GroupID returns the partition's raft group.
 func (p *Partition) GroupID() uint64 { return GroupID(p.c.rid, p.info.ID) }
 

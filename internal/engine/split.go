@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,6 +168,18 @@ func (c *Container) maybeSplitForStorage(p *Partition) {
 		return
 	}
 	go func() {
+		if r := c.e.opts.Replicator; r != nil {
+			// Apply the container's committed splits first: the children's
+			// range ids come from the record they leave.
+			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+			err := r.Barrier(ctx, c.groupIDs())
+			cancel()
+			if err != nil {
+				p.splitting.Store(false)
+				log.Printf("parsec: container %s: cannot split partition key range %s for storage now: %v", c.Info().ID, p.info.ID, err)
+				return
+			}
+		}
 		children, err := c.splitForStorage(p)
 		if err != nil {
 			log.Printf("parsec: container %s: cannot split partition key range %s for storage: %v", c.Info().ID, p.info.ID, err)
