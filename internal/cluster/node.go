@@ -341,10 +341,26 @@ func (n *Node) ReadIndex(ctx context.Context, group uint64) (uint64, error) {
 
 // --- engine.Replicator and engine.CatalogReplicator ---
 
-// Propose replicates a partition's entry.
+// Propose replicates a partition's entry. A container created through
+// another node has its partitions' groups created here a moment after the
+// engine knows it: a proposal that comes first waits for its group.
 func (n *Node) Propose(ctx context.Context, group uint64, data []byte) (uint64, error) {
-	return n.h.Propose(ctx, group, data)
+	deadline := time.Now().Add(groupWait)
+	for {
+		i, err := n.h.Propose(ctx, group, data)
+		if !errors.Is(err, host.ErrGroupNotFound) || time.Now().After(deadline) {
+			return i, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
+
+// groupWait bounds how long a proposal waits for its group to be created.
+const groupWait = 2 * time.Second
 
 // Split creates, on this node, the groups of a split's children with the
 // parent's voters. The host's loop calls it: the work is done apart.

@@ -1,8 +1,7 @@
 // Package replication is the root of Parsec's replication: every physical
 // partition becomes a raft group replicated on three nodes, multi-raft in
 // the manner of CockroachDB, on go.etcd.io/raft/v3 (RawNode). This file is
-// the design; the code is in three packages, each self-contained and not
-// yet used by the engine, the API or the server.
+// the design; the code is in three packages, each self-contained.
 //
 // # The packages
 //
@@ -141,33 +140,30 @@
 // ErrAmbiguous, a timeout or a stop counts as of unknown outcome; one
 // refused by a follower (a NotLeaderError alone) as without effect.
 //
+// # Where it is used
+//
+// The engine's partitions and catalog are the state machines
+// (engine.Options.Replicator and Options.Catalog), and package cluster
+// runs them in a server: a meta group for the catalog and the members, a
+// group per partition, joins by configuration change
+// (Host.ProposeConfChange), logs truncated without snapshots up to what
+// every replica holds (Config.TruncateEntries), and the cluster calls
+// (transport.TCP.Call) by which nodes join and ask one another. The
+// gateway and the consistency levels are in the API package
+// (api/cosmos/forward.go, replica.go); docs/DESIGN.md has the chapter.
+//
 // # What is next
 //
-//   - The engine as the StateMachine: built for item writes (engine
-//     Options.Replicator: a partition's loop proposes, every replica
-//     applies committed entries with Partition.ApplyEntries and publishes
-//     with Partition.Publish, through the host's Publisher hook; see
-//     docs/DESIGN.md), splits included (an entry of the parent's log;
-//     Replicator.Split creates the children's groups). Still to do: index
-//     builds in the log,
-//     the state machine's snapshots, and a server that runs it. Snapshots
-//     are to stream the partition's key span from a Pebble snapshot in
-//     chunks over their own connection instead of living in the raft store
-//     (until then, a partition's state machine must be a SnapshotEncoder:
-//     nothing the loop calls may take long). The engine's half exists:
-//     engine.SnapshotRange streams a range's whole state in bounded chunks,
-//     ApplyRangeChunk and ClearRange install it.
-//   - The meta group: one raft group holding the catalog, the partition
-//     maps, placement and membership; node liveness in it, which drives
-//     NodeDown and so lets quiescence be on by default.
-//   - Membership: adding and removing replicas by configuration changes
-//     (learner first, then voter, through joint consensus), splits as a
-//     command in the parent's log creating the children on every replica.
-//   - Gateway routing: every node routes a request by EPK to the leader
-//     (NotLeaderError carries the hint) for writes and strong reads, or to
-//     a replica that satisfies the consistency level: bounded staleness and
-//     session by LSN (the applied index), consistent prefix, eventual.
-//     Leader leases on top of ReadIndex would spare strong reads their
+//   - Snapshots of a partition streamed from a Pebble snapshot of its span
+//     (engine.SnapshotRange, ApplyRangeChunk and ClearRange exist) over
+//     their own connection, so that a replica can be added to a group, or
+//     catch up past a truncated log.
+//   - Membership beyond joining: adding replicas to existing groups
+//     (learner first, then voter), removing nodes, moving replicas by load.
+//   - Liveness recorded in the meta group, which drives NodeDown and so
+//     lets quiescence be on in a cluster.
+//   - Index builds in the partitions' logs.
+//   - Leader leases on top of ReadIndex, to spare strong reads their
 //     heartbeat round.
 //   - A raft scheduler with several workers, each owning a share of the
 //     groups, when one loop is no longer enough.
