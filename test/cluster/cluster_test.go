@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,7 +340,65 @@ func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 			}
 		}
 	}
+	// /metrics on each node: every range led by exactly one node, and the
+	// replicas' applied LSNs equal once the writes have settled.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leads, lsns := map[string]int{}, map[string]map[string]bool{}
+		for _, n := range ns {
+			for _, m := range metricLines(t, n) {
+				switch m.name {
+				case "parsec_partition_leader":
+					leads[m.rangeID] += int(m.value)
+				case "parsec_partition_applied_lsn":
+					if lsns[m.rangeID] == nil {
+						lsns[m.rangeID] = map[string]bool{}
+					}
+					lsns[m.rangeID][fmt.Sprint(m.value)] = true
+				}
+			}
+		}
+		settled := len(leads) == 8 && len(lsns) == 8
+		for r := range leads {
+			settled = settled && leads[r] == 1 && len(lsns[r]) == 1
+		}
+		if settled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics: leaders per range %v, applied LSNs per range %v", leads, lsns)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	for _, n := range ns {
 		n.stop(t)
 	}
+}
+
+type metricLine struct {
+	name, rangeID string
+	value         float64
+}
+
+var metricRe = regexp.MustCompile(`^(parsec_partition_[a-z_]+)\{[^}]*range="([^"]+)"[^}]*\} ([0-9.e+-]+)$`)
+
+// metricLines reads n's /metrics page.
+func metricLines(t *testing.T, n *node) []metricLine {
+	t.Helper()
+	req, _ := http.NewRequest("GET", n.url()+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+auth.EmulatorKey)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []metricLine
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := metricRe.FindStringSubmatch(l); m != nil {
+			v, _ := strconv.ParseFloat(m[3], 64)
+			out = append(out, metricLine{m[1], m[2], v})
+		}
+	}
+	return out
 }

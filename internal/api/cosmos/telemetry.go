@@ -228,6 +228,8 @@ func (s *Server) buildMetrics() *metricsSnapshot {
 		{"parsec_partition_items", "gauge", "Items stored in the partition.", false},
 		{"parsec_partition_hot_key_request_units", "gauge", "Recent request units of the partition's hottest logical keys (decaying).", true},
 		{"parsec_partition_hot_key_storage_bytes", "gauge", "Bytes of the partition's largest logical keys.", true},
+		{"parsec_partition_applied_lsn", "gauge", "The LSN this node's replica of the partition has applied.", false},
+		{"parsec_partition_leader", "gauge", "1 if this node leads the partition (always, on a single node), 0 if its replica follows.", false},
 	}
 	at := s.cfg.Now()
 	lines := make([][]string, len(fams))
@@ -261,6 +263,14 @@ func (s *Server) buildMetrics() *metricsSnapshot {
 			}
 			for i, k := range p.HotByBytes {
 				add(6, fmt.Sprintf(`%s{%s,rank="%d",key="%s"} %g`, fams[6].name, l, i+1, esc(k.Key), k.Weight))
+			}
+			if part, err := c.PartitionByID(p.ID); err == nil {
+				leads := 1
+				if n := s.cfg.Cluster; n != nil && !n.Leads(part.GroupID()) {
+					leads = 0
+				}
+				add(7, fmt.Sprintf("%s{%s} %d", fams[7].name, l, part.LSN()))
+				add(8, fmt.Sprintf("%s{%s} %d", fams[8].name, l, leads))
 			}
 		}
 	})
