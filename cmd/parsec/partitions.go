@@ -62,7 +62,11 @@ func printPartitions(w io.Writer, t cosmos.ContainerTelemetry) {
 	for _, p := range t.Partitions {
 		total += p.ConsumedRUs
 	}
-	fmt.Fprintf(w, "%s/%s: %s, %d physical partitions\n\n", t.Database, t.Container, mode, len(t.Partitions))
+	fmt.Fprintf(w, "%s/%s: %s, %d physical partitions\n", t.Database, t.Container, mode, len(t.Partitions))
+	if len(t.Partitions) > 0 && t.Partitions[0].Node != 0 {
+		fmt.Fprintf(w, "as node %d of the cluster sees them: writes are metered by each partition's leader, reads by the node serving them\n", t.Partitions[0].Node)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANGE\tEPK RANGE\tPARENTS\tBUDGET RU/s\tRU USED\tRU SHARE\t429s\tSTORAGE\tITEMS\tHOTTEST KEYS BY RU\tLARGEST KEYS")
 	for _, p := range t.Partitions {
@@ -83,7 +87,11 @@ func printPartitions(w io.Writer, t cosmos.ContainerTelemetry) {
 			}
 			big = append(big, fmt.Sprintf("%s %s", k.Key, humanBytes(int64(k.Weight))))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%.1f%%\t%d\t%s\t%d\t%s\t%s\n", p.ID, shortRange(p.MinInclusive, p.MaxExclusive),
+		id := p.ID
+		if p.Leader != 0 {
+			id = fmt.Sprintf("%s (leader %d)", p.ID, p.Leader)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%.1f%%\t%d\t%s\t%d\t%s\t%s\n", id, shortRange(p.MinInclusive, p.MaxExclusive),
 			dash(strings.Join(p.Parents, ",")), p.BudgetRUs, p.ConsumedRUs, share*100, p.Throttled, humanBytes(p.Bytes), p.Items,
 			dash(strings.Join(hot, ", ")), dash(strings.Join(big, ", ")))
 	}

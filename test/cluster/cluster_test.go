@@ -340,6 +340,32 @@ func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 			}
 		}
 	}
+	// parsec partitions' endpoint names the node answering and each
+	// partition's leader and replicas.
+	req, _ := http.NewRequest("GET", ns[1].url()+"/dbs/db/colls/c/partitions", nil)
+	auth.SignRequest(req, key, time.Now())
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts struct {
+		Partitions []struct {
+			ID       string `json:"id"`
+			Node     int    `json:"node"`
+			Leader   int    `json:"leader"`
+			Replicas []int  `json:"replicas"`
+		} `json:"partitions"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&parts)
+	resp.Body.Close()
+	if err != nil || len(parts.Partitions) != 8 {
+		t.Fatalf("partitions through node 2: %v %+v", err, parts)
+	}
+	for _, p := range parts.Partitions {
+		if p.Node != 2 || p.Leader == 0 || fmt.Sprint(p.Replicas) != "[1 2 3]" {
+			t.Fatalf("partitions through node 2: %+v", p)
+		}
+	}
 	// /metrics on each node: every range led by exactly one node, and the
 	// replicas' applied LSNs equal once the writes have settled.
 	deadline := time.Now().Add(30 * time.Second)

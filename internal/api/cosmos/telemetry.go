@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,18 +40,25 @@ type ContainerTelemetry struct {
 // PartitionTelemetry is the JSON of one physical partition in
 // ContainerTelemetry (engine.PartitionStats on the wire).
 type PartitionTelemetry struct {
-	ID           string      `json:"id"`
-	MinInclusive string      `json:"minInclusive"`
-	MaxExclusive string      `json:"maxExclusive"`
-	Parents      []string    `json:"parents"`
-	BudgetRUs    float64     `json:"budgetRUs"`
-	ConsumedRUs  float64     `json:"consumedRUs"`
-	Throttled    uint64      `json:"throttled"`
-	Bytes        int64       `json:"storageBytes"`
-	Items        int64       `json:"itemCount"`
-	LSN          uint64      `json:"lsn"`
-	HotByRU      []KeyWeight `json:"topKeysByRU"`
-	HotByBytes   []KeyWeight `json:"topKeysByStorage"`
+	ID           string   `json:"id"`
+	MinInclusive string   `json:"minInclusive"`
+	MaxExclusive string   `json:"maxExclusive"`
+	Parents      []string `json:"parents"`
+	BudgetRUs    float64  `json:"budgetRUs"`
+	ConsumedRUs  float64  `json:"consumedRUs"`
+	Throttled    uint64   `json:"throttled"`
+	Bytes        int64    `json:"storageBytes"`
+	Items        int64    `json:"itemCount"`
+	LSN          uint64   `json:"lsn"`
+	// Node, Leader and Replicas are set in a cluster: the node that
+	// answered (whose replica the figures are), the partition's leader and
+	// its replicas. Writes are metered on the leader, reads on the node
+	// that serves them.
+	Node       uint64      `json:"node,omitempty"`
+	Leader     uint64      `json:"leader,omitempty"`
+	Replicas   []uint64    `json:"replicas,omitempty"`
+	HotByRU    []KeyWeight `json:"topKeysByRU"`
+	HotByBytes []KeyWeight `json:"topKeysByStorage"`
 }
 
 // KeyWeight is the JSON of a hot logical partition key: the key (its JSON
@@ -89,6 +97,16 @@ func (s *Server) partitionStats(req *request, dbID, collID string) error {
 	t, err := containerTelemetry(dbID, c)
 	if err != nil {
 		return err
+	}
+	if n := s.cfg.Cluster; n != nil {
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
+			p.Node = n.ID()
+			if part, err := c.PartitionByID(p.ID); err == nil {
+				p.Leader, p.Replicas, _ = n.Status(part.GroupID())
+				slices.Sort(p.Replicas)
+			}
+		}
 	}
 	body, _ := json.Marshal(t)
 	s.writeJSON(req, http.StatusOK, body)
