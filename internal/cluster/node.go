@@ -341,6 +341,26 @@ func (n *Node) ReadIndex(ctx context.Context, group uint64) (uint64, error) {
 
 // --- engine.Replicator and engine.CatalogReplicator ---
 
+// NotHostedError is the error of a request for a partition this node
+// holds no replica of: it is for one of Replicas to serve.
+type NotHostedError struct {
+	Group    uint64
+	Replicas []uint64
+}
+
+func (e *NotHostedError) Error() string {
+	return fmt.Sprintf("this node holds no replica of the partition of group %d; nodes %v do", e.Group, e.Replicas)
+}
+
+// Hosted returns nil if this node holds a replica of the partition p, or
+// the *NotHostedError naming the nodes that do.
+func (n *Node) Hosted(p *engine.Partition) error {
+	if r := p.Replicas(); len(r) > 0 && !slices.Contains(r, n.cfg.NodeID) {
+		return &NotHostedError{Group: p.GroupID(), Replicas: slices.Clone(r)}
+	}
+	return nil
+}
+
 // Propose replicates a partition's entry. A container created through
 // another node has its partitions' groups created here a moment after the
 // engine knows it: a proposal that comes first waits for its group.
@@ -348,7 +368,15 @@ func (n *Node) Propose(ctx context.Context, group uint64, data []byte) (uint64, 
 	deadline := time.Now().Add(groupWait)
 	for {
 		i, err := n.h.Propose(ctx, group, data)
-		if !errors.Is(err, host.ErrGroupNotFound) || time.Now().After(deadline) {
+		if !errors.Is(err, host.ErrGroupNotFound) {
+			return i, err
+		}
+		if p, ok := n.e.GroupPartition(group); ok {
+			if herr := n.Hosted(p); herr != nil {
+				return 0, herr
+			}
+		}
+		if time.Now().After(deadline) {
 			return i, err
 		}
 		select {

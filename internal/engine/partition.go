@@ -101,6 +101,10 @@ func (p *Partition) Range() RangeInfo { return p.info }
 // LSN is the last committed log sequence number of the partition.
 func (p *Partition) LSN() uint64 { return p.lsn.Load() }
 
+// Replicas returns the nodes its container's record places its replicas
+// on (empty without a replicated catalog).
+func (p *Partition) Replicas() []uint64 { return p.c.Info().Replicas }
+
 // Session is the partition's current session: its range id and last
 // committed LSN.
 func (p *Partition) Session() Session { return Session{RangeID: p.info.ID, LSN: p.lsn.Load()} }

@@ -428,3 +428,59 @@ func metricLines(t *testing.T, n *node) []metricLine {
 	}
 	return out
 }
+
+// TestClusterReplicationFactor runs three nodes with a replication factor
+// of two: a container's partitions live on two of them, and the third
+// serves its clients all the same, by sending their requests to the nodes
+// that hold the partitions (writes, point reads, queries).
+func TestClusterReplicationFactor(t *testing.T) {
+	ns := startCluster(t, "--replication-factor", "2")
+	clients := []*azcosmos.Client{newClient(t, ns[0]), newClient(t, ns[1]), newClient(t, ns[2])}
+	if _, err := clients[0].CreateDatabase(ctxT(), azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := clients[0].NewDatabase("db")
+	tp := azcosmos.NewManualThroughputProperties(4000)
+	if _, err := db.CreateContainer(ctxT(), azcosmos.ContainerProperties{ID: "c", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}},
+		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := clusterStatus(ns[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := 0 // the node without replicas
+	for _, p := range st.Partitions {
+		if len(p.Replicas) != 2 {
+			t.Fatalf("partition %s has replicas %v, want two", p.Range, p.Replicas)
+		}
+		outside = 6 - p.Replicas[0] - p.Replicas[1]
+	}
+	t.Logf("node %d holds no replica", outside)
+	const items = 60
+	for i := range items {
+		// Every third write through the node that holds nothing.
+		cc, _ := clients[i%3].NewContainer("db", "c")
+		doc := fmt.Sprintf(`{"id":"i%d","pk":"k%d","n":%d}`, i, i%13, i)
+		if _, err := cc.CreateItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%13)), []byte(doc), nil); err != nil {
+			t.Fatalf("create item %d through node %d: %v", i, i%3+1, err)
+		}
+	}
+	cc, _ := clients[outside-1].NewContainer("db", "c")
+	for i := range items {
+		r, err := cc.ReadItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%13)), fmt.Sprintf("i%d", i), nil)
+		if err != nil {
+			t.Fatalf("read item %d through node %d: %v", i, outside, err)
+		}
+		var doc struct{ N int }
+		if json.Unmarshal(r.Value, &doc) != nil || doc.N != i {
+			t.Fatalf("item %d through node %d: %s", i, outside, r.Value)
+		}
+	}
+	if n := countItems(t, cc); n != items {
+		t.Fatalf("a count through node %d finds %d items, want %d", outside, n, items)
+	}
+	for _, n := range ns {
+		n.stop(t)
+	}
+}

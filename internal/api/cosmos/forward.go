@@ -9,10 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/replication/host"
 )
 
@@ -46,28 +48,58 @@ var forwardClient = &http.Client{
 }
 
 // forward sends the request on to the leader named by err, if err is a
-// refusal by a follower; it reports whether it answered the client.
+// refusal by a follower, or to a replica, if err says this node holds no
+// replica of the partition (cluster.NotHostedError: a container placed on
+// other nodes); it reports whether it answered the client.
 func (s *Server) forward(req *request, err error) (bool, error) {
 	n := s.cfg.Cluster
-	var nl *host.NotLeaderError
-	if n == nil || !errors.As(err, &nl) || errors.Is(err, host.ErrAmbiguous) {
+	if n == nil || errors.Is(err, host.ErrAmbiguous) {
 		return false, nil
 	}
 	hops, _ := strconv.Atoi(req.r.Header.Get(hdrHops))
+	ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
+	defer cancel()
+	// next names the node to send the request to, skip being one that
+	// could not be reached.
+	var next func(skip uint64) (uint64, error)
+	var nl *host.NotLeaderError
+	var nh *cluster.NotHostedError
+	switch {
+	case errors.As(err, &nh):
+		// A partition this node holds no replica of: its replicas, in turn.
+		cands := slices.DeleteFunc(slices.Clone(nh.Replicas), func(id uint64) bool { return id == n.ID() })
+		next = func(uint64) (uint64, error) {
+			if len(cands) == 0 {
+				return 0, fmt.Errorf("no node of %v, which hold the partition, could be reached", nh.Replicas)
+			}
+			id := cands[0]
+			cands = cands[1:]
+			return id, nil
+		}
+	case errors.As(err, &nl):
+		first := nl.Leader
+		if first == n.ID() && hops > 0 {
+			first = 0 // a stale answer: ask raft
+		}
+		next = func(skip uint64) (uint64, error) {
+			if l := first; l != 0 && l != skip {
+				first = 0
+				return l, nil
+			}
+			return n.Leader(ctx, nl.Group, skip)
+		}
+	default:
+		return false, nil
+	}
 	if hops >= maxHops {
 		return false, fmt.Errorf("the request was sent on %d times while the leadership of its partition moved", hops)
 	}
-	ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
-	defer cancel()
-	leader, skip := nl.Leader, uint64(0)
 	var resp *http.Response
+	var skip uint64
 	for {
-		if leader == 0 || leader == skip || leader == n.ID() && hops > 0 {
-			l, lerr := n.Leader(ctx, nl.Group, skip)
-			if lerr != nil {
-				return false, lerr
-			}
-			leader = l
+		leader, lerr := next(skip)
+		if lerr != nil {
+			return false, lerr
 		}
 		m, ok := n.Member(leader)
 		if !ok || m.Address == "" {

@@ -55,6 +55,14 @@ func (s *Server) awaitReplicas(req *request, parts []*engine.Partition) error {
 	if n == nil {
 		return nil
 	}
+	for _, p := range parts {
+		// A partition placed on other nodes (this one joined after its
+		// container was created, or the replication factor is below the
+		// members): one of them serves the read.
+		if err := n.Hosted(p); err != nil {
+			return err
+		}
+	}
 	switch s.readLevel(req.r) {
 	case "Strong", "BoundedStaleness":
 		ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
