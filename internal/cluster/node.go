@@ -318,12 +318,12 @@ func (n *Node) Status(group uint64) (leader uint64, voters []uint64, err error) 
 // other than not (0: any), and returns it.
 func (n *Node) Leader(ctx context.Context, group, not uint64) (uint64, error) {
 	for {
-		st, err := n.h.Status(group)
-		if err != nil {
-			return 0, err
+		l, ok := n.h.Leader(group)
+		if !ok {
+			return 0, host.ErrGroupNotFound
 		}
-		if st.Lead != 0 && st.Lead != not {
-			return st.Lead, nil
+		if l != 0 && l != not {
+			return l, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -416,10 +416,14 @@ func (n *Node) Split(parent uint64, children []uint64) {
 	}()
 }
 
-// Leads reports whether this node leads group.
-func (n *Node) Leads(group uint64) bool {
-	st, err := n.h.Status(group)
-	return err == nil && st.Lead == n.cfg.NodeID
+// Leads reports whether this node leads group (as of its last round).
+func (n *Node) Leads(group uint64) bool { return n.LeaderHint(group) == n.cfg.NodeID }
+
+// LeaderHint is the leader of group as this node last learned it, 0 if it
+// knows none or holds no replica (host.Leader).
+func (n *Node) LeaderHint(group uint64) uint64 {
+	l, _ := n.h.Leader(group)
+	return l
 }
 
 // Barrier returns once this node has applied every entry committed in

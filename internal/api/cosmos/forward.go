@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/cluster"
+	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/replication/host"
 )
 
@@ -149,4 +150,24 @@ func (s *Server) forward(req *request, err error) (bool, error) {
 	req.w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(req.w, resp.Body)
 	return true, nil
+}
+
+// routeWrite sends a write to its partition's leader before the engine
+// takes it, when this node knows another node leads (or holds) the
+// partition: the refusal the engine would meet costs a round of the
+// replication loop. The hint may be stale; the engine's own refusal is the
+// rule.
+func (s *Server) routeWrite(c *engine.Container, epk string) error {
+	n := s.cfg.Cluster
+	if n == nil {
+		return nil
+	}
+	p := c.PartitionFor(epk)
+	if err := n.Hosted(p); err != nil {
+		return err
+	}
+	if lead := n.LeaderHint(p.GroupID()); lead != 0 && lead != n.ID() {
+		return &host.NotLeaderError{Group: p.GroupID(), Node: n.ID(), Leader: lead}
+	}
+	return nil
 }

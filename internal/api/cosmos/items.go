@@ -154,6 +154,9 @@ func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id
 }
 
 func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) error {
+	if err := s.routeWrite(c, op.EPK); err != nil {
+		return err
+	}
 	if ok, err := s.executeWithTriggers(req, c, op); ok {
 		return err
 	}
@@ -358,6 +361,11 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 			return err
 		}
 		cmd.Ops[i] = op
+	}
+	if len(cmd.Ops) > 0 {
+		if err := s.routeWrite(c, cmd.Ops[0].EPK); err != nil {
+			return err
+		}
 	}
 	res, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
 	req.itemSession(session)

@@ -8,6 +8,7 @@ import (
 	"log"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
@@ -204,6 +205,9 @@ type Host struct {
 	done chan struct{}
 	bg   sync.WaitGroup // snapshots being encoded off the loop
 
+	// leaders holds each group's *atomic.Uint64 leader (Leader).
+	leaders sync.Map
+
 	// Owned by the loop.
 	groups map[uint64]*group
 	dirty  map[*group]struct{} // groups that may have a Ready
@@ -230,6 +234,9 @@ type group struct {
 	// truncTerm is the term in which this node, leading, proposed a
 	// truncation not yet applied (0: none).
 	truncTerm uint64
+	// lead is the leader as of the last Ready (Leader reads it without
+	// the loop).
+	lead atomic.Uint64
 }
 
 type waiter struct {
@@ -395,6 +402,7 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 	}
 	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si, cs: cs}
 	h.groups[id] = g
+	h.leaders.Store(id, &g.lead)
 	h.mu.Lock()
 	h.quotas[id] = &quota{changed: make(chan struct{})}
 	h.mu.Unlock()
@@ -565,6 +573,18 @@ func (h *Host) Status(group uint64) (raft.BasicStatus, error) {
 		return nil
 	})
 	return st, err
+}
+
+// Leader returns the leader of group as this node last learned it (0 if
+// it knows none), without waiting for the loop: a gateway's routing hint,
+// which may be a moment stale. ok is false if the node hosts no replica of
+// group.
+func (h *Host) Leader(group uint64) (leader uint64, ok bool) {
+	v, ok := h.leaders.Load(group)
+	if !ok {
+		return 0, false
+	}
+	return v.(*atomic.Uint64).Load(), true
 }
 
 // Voters returns the voters of this node's replica of group, as its
@@ -979,6 +999,11 @@ func (h *Host) process() error {
 	}
 	if err := h.commit(b); err != nil {
 		return err
+	}
+	for _, r := range rds {
+		if ss := r.rd.SoftState; ss != nil {
+			r.g.lead.Store(ss.Lead)
+		}
 	}
 	// 2. Send, batched per destination node.
 	out := make(map[uint64][]transport.Envelope)
