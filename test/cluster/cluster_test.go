@@ -214,6 +214,26 @@ func clusterStatus(n *node) (status, error) {
 	return st, json.Unmarshal(b, &st)
 }
 
+// settledStatus polls n's GET /_cluster until ok accepts it, for up to 30
+// seconds (new groups elect their leaders, a split reaches every node).
+func settledStatus(t *testing.T, n *node, ok func(status) error) status {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := clusterStatus(n)
+		if err == nil {
+			err = ok(st)
+		}
+		if err == nil {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d reports %v", n.id, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 type status struct {
 	Nodes []struct {
 		ID             int    `json:"id"`
@@ -309,26 +329,26 @@ func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 			t.Fatalf("read item %d through node %d after the split: %v", i, (i+1)%3+1, err)
 		}
 	}
-	// The map: the same on every node, three replicas, one leader each.
+	// The map: the same on every node, three replicas, one leader each
+	// (once the children's groups have elected theirs).
 	var first status
 	for k, n := range ns {
-		st, err := clusterStatus(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(st.Nodes) != 3 || len(st.Partitions) != 8 {
-			t.Fatalf("node %d reports %d nodes and %d partitions: %+v", k+1, len(st.Nodes), len(st.Partitions), st)
-		}
-		for _, p := range st.Partitions {
-			if len(p.Replicas) != 3 || p.Leader == 0 {
-				t.Fatalf("node %d reports partition %s with replicas %v and leader %d", k+1, p.Range, p.Replicas, p.Leader)
+		st := settledStatus(t, n, func(st status) error {
+			if len(st.Nodes) != 3 || len(st.Partitions) != 8 {
+				return fmt.Errorf("%d nodes and %d partitions", len(st.Nodes), len(st.Partitions))
 			}
-		}
-		for _, nd := range st.Nodes {
-			if !nd.Live || nd.Held != 8 {
-				t.Fatalf("node %d reports node %+v", k+1, nd)
+			for _, p := range st.Partitions {
+				if len(p.Replicas) != 3 || p.Leader == 0 {
+					return fmt.Errorf("partition %s with replicas %v and leader %d", p.Range, p.Replicas, p.Leader)
+				}
 			}
-		}
+			for _, nd := range st.Nodes {
+				if !nd.Live || nd.Held != 8 {
+					return fmt.Errorf("node %+v", nd)
+				}
+			}
+			return nil
+		})
 		if k == 0 {
 			first = st
 			continue
