@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -273,18 +274,8 @@ func (n *Node) Members() []Member {
 	for _, m := range n.members {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b Member) int { return cmpU64(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) })
 	return out
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Member returns member id.

@@ -1,11 +1,14 @@
 // Package testbin builds the parsec binary once for the tests of a package
-// that run it as a process (crash, damaged-disk and resource tests).
+// that run it as a process (crash, damaged-disk, resource and cluster
+// tests), and collects what such a process prints.
 package testbin
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -27,4 +30,23 @@ func Main(m *testing.M, bin *string) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// Output collects what a process prints (its stdout and stderr), safe for
+// the two writers at once.
+type Output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
 }

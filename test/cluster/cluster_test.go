@@ -6,7 +6,6 @@ package cluster
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,7 +18,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,24 +32,6 @@ var parsecBin string
 
 func TestMain(m *testing.M) { testbin.Main(m, &parsecBin) }
 
-// output collects what a process prints.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 // node is one member's fixed addresses and data directory, and its
 // process while it runs.
 type node struct {
@@ -60,7 +40,7 @@ type node struct {
 	listen, clust string // client and cluster HOST:PORT
 	cmd           *exec.Cmd
 	exited        chan error
-	out           *output
+	out           *testbin.Output
 }
 
 func (n *node) url() string { return "http://" + n.listen }
@@ -91,7 +71,7 @@ func (n *node) run(t testing.TB, args ...string) error {
 	t.Helper()
 	args = append([]string{"serve", "--data", n.dir, "--listen", n.listen, "--no-throttle", "--partition-max-rus", "1000"}, args...)
 	n.cmd = exec.Command(parsecBin, args...)
-	n.out = &output{}
+	n.out = &testbin.Output{}
 	pr, pw := io.Pipe()
 	n.cmd.Stdout = io.MultiWriter(n.out, pw)
 	n.cmd.Stderr = n.out

@@ -12,30 +12,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/auth"
+	"github.com/parsecdb/parsec/internal/testbin"
 )
-
-// output collects a process's stdout and stderr.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
 
 // urlRe finds the address in the line parsec serve prints once it serves.
 var urlRe = regexp.MustCompile(`on (http://[^ ]+) `)
@@ -50,11 +32,11 @@ type server struct {
 // run starts parsec serve on dataDir with extra flags. If the server comes
 // up it returns it; if it exits first, it returns its exit error. out
 // collects everything it prints.
-func run(t *testing.T, dataDir string, extra ...string) (s *server, out *output, exitErr error) {
+func run(t *testing.T, dataDir string, extra ...string) (s *server, out *testbin.Output, exitErr error) {
 	t.Helper()
 	args := append([]string{"serve", "--data", dataDir, "--listen", "127.0.0.1:0", "--no-throttle"}, extra...)
 	cmd := exec.Command(parsecBin, args...)
-	out = &output{}
+	out = &testbin.Output{}
 	pr, pw := io.Pipe()
 	cmd.Stdout = io.MultiWriter(out, pw)
 	cmd.Stderr = out

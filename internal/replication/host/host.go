@@ -480,44 +480,10 @@ func (h *Host) CreateGroup(id uint64, voters []uint64) error {
 // empty entry, whose proposer would only learn of it when its leadership
 // ends: callers make one change at a time and wait for it.
 func (h *Host) ProposeConfChange(ctx context.Context, group uint64, cc *raftpb.ConfChangeV2) (uint64, error) {
-	h.mu.Lock()
-	q := h.quotas[group]
-	h.mu.Unlock()
-	if q == nil {
-		return 0, ErrGroupNotFound
-	}
-	w := &waiter{group: group, done: make(chan result, 1), q: q, size: headerLen}
-	if err := h.admit(ctx, w); err != nil {
-		return 0, err
-	}
-	err := h.do(func() error {
-		g := h.groups[group]
-		if g == nil {
-			return ErrGroupNotFound
-		}
-		st := g.rn.BasicStatus()
-		if st.RaftState != raft.StateLeader {
-			return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
-		}
-		h.nextID++
-		id := h.nextID
-		cc.Context = make([]byte, headerLen)
-		binary.BigEndian.PutUint64(cc.Context, h.id)
-		binary.BigEndian.PutUint64(cc.Context[8:], id)
-		if err := g.rn.ProposeConfChange(cc); err != nil {
-			return err
-		}
-		h.props[id] = w
-		g.inflight++
-		g.propTerm = st.GetTerm()
-		h.wakeGroup(g)
-		return nil
+	return h.submit(ctx, group, headerLen, func(rn *raft.RawNode, header []byte) error {
+		cc.Context = header
+		return rn.ProposeConfChange(cc)
 	})
-	if err != nil {
-		w.release()
-		return 0, err
-	}
-	return h.wait(ctx, w, nil)
 }
 
 // Tick advances every group's logical clock by one tick. The caller drives
@@ -638,17 +604,25 @@ func (h *Host) Propose(ctx context.Context, group uint64, data []byte) (uint64, 
 	if len(data) > h.cfg.MaxProposalBytes {
 		return 0, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), h.cfg.MaxProposalBytes)
 	}
+	return h.submit(ctx, group, headerLen+len(data), func(rn *raft.RawNode, header []byte) error {
+		return rn.Propose(append(header, data...))
+	})
+}
+
+// submit admits a proposal of size bytes to group, has propose make it on
+// the leader's RawNode with the header that names it (this node and a new
+// proposal id), and waits until it is committed and applied here.
+func (h *Host) submit(ctx context.Context, group uint64, size int, propose func(rn *raft.RawNode, header []byte) error) (uint64, error) {
 	h.mu.Lock()
 	q := h.quotas[group]
 	h.mu.Unlock()
 	if q == nil {
 		return 0, ErrGroupNotFound
 	}
-	w := &waiter{group: group, done: make(chan result, 1), q: q, size: headerLen + len(data)}
+	w := &waiter{group: group, done: make(chan result, 1), q: q, size: size}
 	if err := h.admit(ctx, w); err != nil {
 		return 0, err
 	}
-	var id uint64
 	err := h.do(func() error {
 		g := h.groups[group]
 		if g == nil {
@@ -659,12 +633,11 @@ func (h *Host) Propose(ctx context.Context, group uint64, data []byte) (uint64, 
 			return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
 		}
 		h.nextID++
-		id = h.nextID
-		buf := make([]byte, headerLen, headerLen+len(data))
-		binary.BigEndian.PutUint64(buf, h.id)
-		binary.BigEndian.PutUint64(buf[8:], id)
-		buf = append(buf, data...)
-		if err := g.rn.Propose(buf); err != nil {
+		id := h.nextID
+		header := make([]byte, headerLen, size)
+		binary.BigEndian.PutUint64(header, h.id)
+		binary.BigEndian.PutUint64(header[8:], id)
+		if err := propose(g.rn, header); err != nil {
 			if errors.Is(err, raft.ErrProposalDropped) {
 				if st := g.rn.BasicStatus(); st.RaftState != raft.StateLeader {
 					return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
