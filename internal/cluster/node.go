@@ -199,14 +199,47 @@ func (n *Node) Start(ctx context.Context, e *engine.Engine) error {
 		}
 	}
 	if !found && join == nil {
-		// Bootstrap: lead the meta group and record this node.
+		// Bootstrap: lead the meta group (recording this node follows).
 		_ = h.Campaign(MetaGroup)
-		if err := n.propose(ctx, metaMember, mustJSON(n.self())); err != nil {
-			return fmt.Errorf("bootstrapping the cluster: %w", err)
+	}
+	// Serve once the catalog is as current as the meta group's leader's,
+	// and this node's record says where it is now.
+	if err := n.catchUp(ctx); err != nil {
+		return err
+	}
+	return n.ensureMember(ctx)
+}
+
+// ensureMember makes this node's member record current: a node that
+// bootstrapped records itself, and one restarted with another client
+// address (or that stopped before its record was written) updates it,
+// through the meta group's leader.
+func (n *Node) ensureMember(ctx context.Context) error {
+	me := n.self()
+	req := mustJSON(callRequest{Op: "join", Member: me, Account: n.accountCheck()})
+	for {
+		if m, ok := n.Member(me.ID); ok && m == me {
+			return nil
+		}
+		lead, err := n.Leader(ctx, MetaGroup, 0)
+		if err != nil {
+			return fmt.Errorf("recording this node in the cluster: %w", err)
+		}
+		if lead == me.ID {
+			err = n.propose(ctx, metaMember, mustJSON(me))
+		} else if m, ok := n.Member(lead); ok {
+			_, err = n.tcp.Call(ctx, m.ClusterAddress, req)
+		}
+		var ce *transport.CallError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("the cluster refused this node's record: %s", ce.Msg)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("recording this node in the cluster: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	// Serve once the catalog is as current as the meta group's leader's.
-	return n.catchUp(ctx)
 }
 
 func (n *Node) self() Member {

@@ -60,9 +60,15 @@ func TestClusterMisuse(t *testing.T) {
 	refuse("another --node-id on a member's directory", b, "belongs to node 1", "--cluster-key", keyA)
 	b.id = 1
 
-	// Nothing was damaged: both clusters still serve what they held.
+	// Nothing was damaged: both clusters still serve what they held. Node 1
+	// of cluster B comes back on another client port, and its record says
+	// so.
+	b.listen = freeAddr(t)
 	if err := b.start(t, "--cluster-key", keyA); err != nil {
 		t.Fatalf("node of cluster B after the refusals: %v", err)
+	}
+	if st, err := clusterStatus(b); err != nil || len(st.Nodes) != 1 || st.Nodes[0].Address != b.url() {
+		t.Fatalf("cluster B after a restart on %s: %+v, %v", b.url(), st, err)
 	}
 	for name, c := range map[string]*azcosmos.Client{"kept": ca, "b-data": newClient(t, b)} {
 		d, _ := c.NewDatabase(name)
