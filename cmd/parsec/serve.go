@@ -50,6 +50,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.ScriptMaxWrites, "script-max-writes", 5000, "writes one run of a stored procedure or trigger may make; past it writes return accepted = false")
 	fs.Uint64Var(&o.NodeID, "node-id", 0, "this node's id in a cluster, a number from 1 unique in the cluster (with --cluster-listen)")
 	fs.StringVar(&o.ClusterListen, "cluster-listen", "", "address other cluster nodes reach this one on, HOST:PORT (with --node-id); the first node of a cluster starts without --join and bootstraps it")
+	fs.StringVar(&o.ClusterAdvertise, "cluster-advertise", "", "cluster address other nodes reach this one at, HOST:PORT (default: --cluster-listen's; required when it listens on every interface)")
 	join := fs.String("join", "", "cluster addresses of members to join through, HOST:PORT[,HOST:PORT...]")
 	fs.IntVar(&o.ReplicationFactor, "replication-factor", 0, "replicas of each physical partition (default 3, capped by the nodes in the cluster when a container is created)")
 	fs.StringVar(&o.ClusterKey, "cluster-key", "", "secret of at least 32 bytes shared by every node of the cluster, which authenticates their traffic (required off loopback)")

@@ -124,6 +124,10 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("--cluster-listen %s: %w", cfg.Listen, err)
 	}
 	if cfg.Advertise == "" {
+		if tcp.Addr().(*net.TCPAddr).IP.IsUnspecified() {
+			_ = tcp.Close()
+			return nil, fmt.Errorf("--cluster-listen %s accepts nodes on every interface, so the others cannot tell which address reaches this one: give it with --cluster-advertise HOST:PORT", cfg.Listen)
+		}
 		cfg.Advertise = tcp.Addr().String()
 	}
 	return &Node{cfg: cfg, tcp: tcp, stop: make(chan struct{}), members: map[uint64]Member{}}, nil

@@ -99,6 +99,7 @@ type Options struct {
 	// cluster.DefaultTick).
 	NodeID            uint64
 	ClusterListen     string
+	ClusterAdvertise  string // the cluster address other nodes use; default ClusterListen's
 	Join              []string
 	ReplicationFactor int
 	ClusterKey        string
@@ -333,8 +334,17 @@ func Start(o Options) (*Server, error) {
 		if o.TLS {
 			scheme = "https"
 		}
-		node, err = cluster.New(cluster.Config{NodeID: o.NodeID, Listen: o.ClusterListen, Join: o.Join, ReplicationFactor: o.ReplicationFactor,
-			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: scheme + "://" + ln.Addr().String(), Store: store, Tick: o.ClusterTick})
+		client := o.Advertise
+		if client == "" {
+			if ip := ln.Addr().(*net.TCPAddr).IP; ip.IsUnspecified() {
+				ln.Close()
+				store.Close()
+				return nil, fmt.Errorf("--listen %s accepts clients on every interface, so other nodes cannot tell which address reaches this one: give it with --advertise (e.g. http://10.0.0.5:8081)", o.Listen)
+			}
+			client = scheme + "://" + ln.Addr().String()
+		}
+		node, err = cluster.New(cluster.Config{NodeID: o.NodeID, Listen: o.ClusterListen, Advertise: o.ClusterAdvertise, Join: o.Join, ReplicationFactor: o.ReplicationFactor,
+			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: client, Store: store, Tick: o.ClusterTick})
 		if err != nil {
 			ln.Close()
 			store.Close()

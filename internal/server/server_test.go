@@ -124,3 +124,31 @@ func TestDiskNearlyFull(t *testing.T) {
 	st, body = call("POST", "/dbs/db/colls/c/docs", `["k"]`, `{"id":"1","pk":"k"}`)
 	want(st, body, 201, `"id":"1"`)
 }
+
+// TestClusterOptionsRefused checks the cluster options a server refuses
+// before it opens anything, each with a message that says what to do.
+func TestClusterOptionsRefused(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{ClusterListen: "127.0.0.1:0"}, "--node-id must be given"},
+		{Options{NodeID: 1}, "--cluster-listen HOST:PORT must be given"},
+		{Options{NodeID: 1, ClusterListen: "127.0.0.1:0", InMemory: true}, "--in-memory cannot be used in a cluster"},
+		{Options{NodeID: 1, ClusterListen: "10.1.2.3:7000", Key: "dGhpcyBpcyBhIGxvbmcgZW5vdWdoIGtleSBmb3IgYSB0ZXN0IHNlcnZlcg==", Listen: "10.1.2.3:8081"}, "--cluster-key is required"},
+		{Options{NodeID: 1, ClusterListen: "127.0.0.1:0", ClusterKey: "short"}, "at least 32 bytes"},
+		{Options{NodeID: 1, ClusterListen: "127.0.0.1:0", ReplicationFactor: 9}, "--replication-factor must be from 1 to 7"},
+		{Options{NodeID: 1, ClusterListen: "127.0.0.1:0", Join: []string{"nowhere"}}, `--join "nowhere" is not HOST:PORT`},
+		{Options{ClusterKey: "0123456789012345678901234567890123456789"}, "need --node-id and --cluster-listen"},
+	} {
+		err := c.o.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error saying %q", c.o, err, c.want)
+		}
+	}
+	// Every interface, with no address to give the others.
+	_, err := Start(Options{InMemory: false, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: 1, ClusterListen: "0.0.0.0:0", ClusterKey: "0123456789012345678901234567890123456789"})
+	if err == nil || !strings.Contains(err.Error(), "--cluster-advertise") {
+		t.Fatalf("a cluster address on every interface: %v", err)
+	}
+}
