@@ -186,14 +186,19 @@ func (n *Node) Start(ctx context.Context, e *engine.Engine) error {
 		// partition's log is truncated up to what all its replicas hold;
 		// the meta log is kept whole, for the nodes that join.
 		SnapshotEntries: 1 << 62, TruncateEntries: truncateEntries,
-		Truncates: func(g uint64) bool { return g != MetaGroup }})
+		Truncates: func(g uint64) bool { return g != MetaGroup },
+		// Idle groups stop ticking and heartbeating; the liveness loop
+		// tells the host when a member is down, which wakes the groups
+		// it led.
+		Quiesce: true})
 	if err != nil {
 		return err
 	}
 	n.h = h
 	n.tcp.SetCallHandler(n.answer)
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.tick()
+	go n.watchMembers()
 	if !found {
 		if err := n.saveIdentity(id); err != nil {
 			return err
@@ -288,6 +293,46 @@ func (n *Node) tick() {
 			return
 		case <-t.C:
 			n.h.Tick()
+		}
+	}
+}
+
+// Liveness: every livenessTicks ticks a node calls each member; a member
+// that fails downAfter calls in a row is down, and the host is told
+// (host.NodeDown), so that the quiesced groups it led wake and elect.
+const (
+	livenessTicks = 4
+	downAfter     = 2
+)
+
+func (n *Node) watchMembers() {
+	defer n.wg.Done()
+	failed := map[uint64]int{}
+	req := mustJSON(callRequest{Op: "hello", Account: n.accountCheck()})
+	t := time.NewTicker(livenessTicks * n.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		for _, m := range n.Members() {
+			if m.ID == n.cfg.NodeID {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), livenessTicks*n.cfg.Tick)
+			_, err := n.tcp.Call(ctx, m.ClusterAddress, req)
+			cancel()
+			if err == nil {
+				failed[m.ID] = 0
+				continue
+			}
+			failed[m.ID]++
+			if failed[m.ID] == downAfter {
+				n.cfg.Logf("cluster: node %d (%s) is down: %v", m.ID, m.ClusterAddress, err)
+				n.h.NodeDown(m.ID)
+			}
 		}
 	}
 }

@@ -836,7 +836,21 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 				continue
 			}
 			if e.Msg.GetType() == raftpb.MsgHeartbeat && string(e.Msg.GetContext()) == quiesceMarker {
-				h.quiesceFollower(g, e.Msg)
+				if !h.quiesceFollower(g, e.Msg) && g.rn.BasicStatus().Lead != e.Msg.GetFrom() {
+					// A replica that does not know this leader (it restarted
+					// while the group was quiesced) learns it from the
+					// heartbeat, as a plain one; the leader's next marker
+					// quiesces it.
+					m := proto.Clone(e.Msg).(*raftpb.Message)
+					m.Context = nil
+					if last, err := g.log.LastIndex(); err != nil || last < m.GetCommit() {
+						// raft commits what a heartbeat says, and panics past
+						// the log's end: never more than this replica holds.
+						m.Commit = proto.Uint64(min(last, m.GetCommit()))
+					}
+					h.wakeGroup(g)
+					_ = g.rn.Step(m)
+				}
 				continue
 			}
 			if t := e.Msg.GetType(); (t == raftpb.MsgHeartbeat || t == raftpb.MsgHeartbeatResp) && len(e.Msg.GetContext()) != 0 && len(e.Msg.GetContext()) != 8 {
@@ -1431,18 +1445,19 @@ func (h *Host) quiesceLeaders() {
 // holds exactly the leader's log and commit index and serves no read. What
 // it has still to apply or answer (a heartbeat response) goes out in this
 // round whether it ticks or not.
-func (h *Host) quiesceFollower(g *group, m *raftpb.Message) {
+func (h *Host) quiesceFollower(g *group, m *raftpb.Message) bool {
 	if !h.cfg.Quiesce || g.quiesced {
-		return
+		return g.quiesced
 	}
 	st := g.rn.BasicStatus()
 	last, err := g.log.LastIndex()
 	if err != nil || st.RaftState != raft.StateFollower || st.Lead != m.GetFrom() || st.GetTerm() != m.GetTerm() ||
 		st.GetCommit() != m.GetCommit() || last != m.GetIndex() || g.inflight > 0 || len(g.reads) > 0 {
-		return
+		return false
 	}
 	g.quiesced = true
 	delete(h.active, g)
+	return true
 }
 
 // NodeDown tells the host that node id is down: every quiesced group it

@@ -924,3 +924,47 @@ func TestReadIndexDuplicateResponses(t *testing.T) {
 		t.Fatalf("a proposal after the reads: %v", err)
 	}
 }
+
+// TestQuiescedRestart restarts a follower while its group is quiesced: it
+// must learn the leader (which only ever sends it quiescing heartbeats)
+// and serve a ReadIndex, and the group must quiesce again.
+func TestQuiescedRestart(t *testing.T) {
+	c := newClusterOn(t, 1, func(cfg *Config) { cfg.Quiesce = true }, memStore, true)
+	g := c.groups[0]
+	c.propose(g, "a")
+	c.converge(g, []string{"a"})
+	quiet := func(ids ...uint64) func() bool {
+		return func() bool {
+			for _, id := range ids {
+				if c.nodes[id].h.Quiesced() != 1 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	c.waitFor("the group to quiesce", quiet(voters...))
+	lead := c.leader(g)
+	down := voters[0]
+	if down == lead {
+		down = voters[1]
+	}
+	c.stop(down)
+	c.start(down)
+	c.waitFor("the restarted follower to learn the leader", func() bool {
+		st, err := c.nodes[down].h.Status(g)
+		return err == nil && st.Lead == lead
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var idx uint64
+	var err error
+	c.waitFor("a read on the restarted follower", func() bool {
+		idx, err = c.nodes[down].h.ReadIndex(ctx, g)
+		return err == nil
+	})
+	if idx < 11 {
+		t.Fatalf("read index %d, before the committed command", idx)
+	}
+	c.waitFor("the group to quiesce again", quiet(voters...))
+}
