@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
 	"github.com/parsecdb/parsec/internal/replication/transport"
 	"github.com/parsecdb/parsec/internal/storage"
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -53,7 +55,8 @@ import (
 //	partition a=(1) b=(2,3)          cut the links between a and b
 //	isolate id=1                     cut node 1 from every other node
 //	heal                             restore every link
-//	stabilize                        deliver messages until none is left
+//	stabilize [trace]                deliver messages until none is left;
+//	                                 trace prints each message as it is delivered or lost
 //	status group=10                  each node's view of the group
 //
 // Every command then prints the operations (proposals, reads, changes)
@@ -382,7 +385,7 @@ func (s *script) run(td *datadriven.TestData) (string, error) {
 		s.net.mu.Unlock()
 		return "", nil
 	case "stabilize":
-		return s.stabilize()
+		return s.stabilize(td.HasArg("trace"))
 	case "status":
 		g, _, err := a.uint("group", true)
 		if err != nil {
@@ -633,9 +636,10 @@ func (s *script) finished() string {
 // stabilize delivers every queued message, one link at a time in order of
 // (receiver, sender), letting the receiver settle after each delivery,
 // until no message is left. Messages to a stopped node or over a cut link
-// are lost.
-func (s *script) stabilize() (string, error) {
+// are lost. With trace, every message is printed.
+func (s *script) stabilize(trace bool) (string, error) {
 	var delivered, lost int
+	var b strings.Builder
 	for {
 		s.net.mu.Lock()
 		var links [][2]uint64
@@ -663,7 +667,17 @@ func (s *script) stabilize() (string, error) {
 		cut := s.net.cut[k]
 		s.net.mu.Unlock()
 		n := s.nodes[k[1]]
-		if cut || n == nil || n.h == nil {
+		down := cut || n == nil || n.h == nil
+		if trace {
+			for _, e := range batch {
+				b.WriteString(raft.DescribeMessage(e.Msg, describeData))
+				if down {
+					b.WriteString(" (lost)")
+				}
+				b.WriteString("\n")
+			}
+		}
+		if down {
 			lost += len(batch)
 			continue
 		}
@@ -681,9 +695,24 @@ func (s *script) stabilize() (string, error) {
 		}
 	}
 	if lost > 0 {
-		return fmt.Sprintf("lost %d messages (cut links or stopped nodes)\n", lost), nil
+		fmt.Fprintf(&b, "lost %d messages (cut links or stopped nodes)\n", lost)
 	}
-	return "", nil
+	return b.String(), nil
+}
+
+// describeData shows an entry's data: a command, the host's own
+// truncation entry, or the id of a read request.
+func describeData(d []byte) string {
+	if len(d) == 8 {
+		return fmt.Sprintf("read request %d", binary.BigEndian.Uint64(d))
+	}
+	if len(d) < headerLen {
+		return fmt.Sprintf("%q", d)
+	}
+	if binary.BigEndian.Uint64(d) == truncationNode {
+		return fmt.Sprintf("truncate to %d", binary.BigEndian.Uint64(d[8:]))
+	}
+	return fmt.Sprintf("%q from node %d", d[headerLen:], binary.BigEndian.Uint64(d))
 }
 
 func cmpUint(a, b uint64) int {
