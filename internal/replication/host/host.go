@@ -232,8 +232,10 @@ type group struct {
 	propTerm uint64 // the term of this node's latest proposal
 	encoding bool   // a snapshot is being encoded off the loop
 	// truncTerm is the term in which this node, leading, proposed a
-	// truncation not yet applied (0: none).
-	truncTerm uint64
+	// truncation not yet applied (0: none); truncated is the index the
+	// latest applied truncation dropped the log to (the log's first index
+	// follows only once the round's batch commits).
+	truncTerm, truncated uint64
 	// lead is the leader as of the last Ready (Leader reads it without
 	// the loop).
 	lead atomic.Uint64
@@ -1193,6 +1195,7 @@ func (h *Host) apply(g *group, ents []*raftpb.Entry, b *raftlog.Batch, acks *[]a
 	g.applied, g.term = last.Index, last.Term
 	if trunc != 0 {
 		g.truncTerm = 0
+		g.truncated = max(g.truncated, min(trunc, g.applied))
 		if err := g.log.Truncate(b, min(trunc, g.applied)); err != nil && !errors.Is(err, raft.ErrCompacted) {
 			return 0, fmt.Errorf("group %d: truncating the log to %d: %w", g.id, trunc, err)
 		}
@@ -1237,6 +1240,7 @@ func (h *Host) maybeTruncate(g *group) {
 		return
 	}
 	first, _ := g.log.FirstIndex()
+	first = max(first, g.truncated+1)
 	if g.applied < first+n {
 		return
 	}
