@@ -160,8 +160,8 @@
 //     catch up past a truncated log.
 //   - Membership beyond joining: adding replicas to existing groups
 //     (learner first, then voter), removing nodes, moving replicas by load.
-//   - Liveness recorded in the meta group, which drives NodeDown and so
-//     lets quiescence be on in a cluster.
+//   - Liveness recorded in the meta group (today each node calls every
+//     other, which drives NodeDown; it grows with the square of the nodes).
 //   - Index builds in the partitions' logs.
 //   - Leader leases on top of ReadIndex, to spare strong reads their
 //     heartbeat round.
