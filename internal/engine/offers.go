@@ -174,7 +174,7 @@ func (e *Engine) storeThroughput(c *Container, t Throughput, rus int, seq uint64
 // with the smallest k that brings each partition's share of rus to at most
 // the per-partition maximum.
 func (e *Engine) splitForThroughput(c *Container, rus int) error {
-	if c.fixed {
+	if c.fixed || partition.ThroughputSplit(rus, len(c.Partitions()), e.opts.PartitionMaxRUs) == 1 {
 		return nil
 	}
 	r := e.opts.Replicator
@@ -192,7 +192,7 @@ func (e *Engine) splitForThroughput(c *Container, rus int) error {
 			return fmt.Errorf("%w: the partitions cannot be split now: %w", ErrUnavailable, err)
 		}
 	}
-	parts := c.Partitions()
+	parts := c.Partitions() // as the committed splits left them
 	k := partition.ThroughputSplit(rus, len(parts), e.opts.PartitionMaxRUs)
 	if k == 1 {
 		return nil
