@@ -511,12 +511,13 @@ func (n *Node) Barrier(ctx context.Context, groups []uint64) error {
 }
 
 // readIndex is host.ReadIndex, waiting while the group has no leader (an
-// election is under way).
+// election is under way), and asking again a read lost as the leader
+// changed.
 func readIndex(ctx context.Context, h *host.Host, g uint64) (uint64, error) {
 	for {
 		i, err := h.ReadIndex(ctx, g)
 		var nl *host.NotLeaderError
-		if err == nil || !errors.As(err, &nl) || nl.Leader != 0 {
+		if err == nil || !errors.As(err, &nl) || (nl.Leader != 0 && !errors.Is(err, host.ErrReadLost)) {
 			return i, err
 		}
 		select {

@@ -97,7 +97,7 @@ func (l *lateReplicator) Barrier(ctx context.Context, groups []uint64) error {
 			if err == nil {
 				break
 			}
-			if !errors.As(err, &nl) || nl.Leader != 0 || ctx.Err() != nil {
+			if !errors.As(err, &nl) || (nl.Leader != 0 && !errors.Is(err, host.ErrReadLost)) || ctx.Err() != nil {
 				return err
 			}
 			time.Sleep(time.Millisecond)

@@ -134,6 +134,9 @@ var (
 	// ErrAmbiguous means this node lost the leadership while a proposal
 	// was in flight: it may still commit under the new leader, or not.
 	ErrAmbiguous = errors.New("replication: leadership lost, outcome unknown")
+	// ErrReadLost means a ReadIndex lost its way as the group's leader
+	// changed; nothing was read, and it may be asked again.
+	ErrReadLost = errors.New("replication: the read was lost as the leadership changed; ask again")
 	// ErrBusy means raft refused a proposal because the group's
 	// uncommitted log is full; it was not proposed.
 	ErrBusy = errors.New("replication: group busy, proposal not taken")
@@ -991,7 +994,9 @@ func (h *Host) process() error {
 	}
 	for _, r := range rds {
 		if ss := r.rd.SoftState; ss != nil {
-			r.g.lead.Store(ss.Lead)
+			if r.g.lead.Swap(ss.Lead) != ss.Lead {
+				h.failReads(r.g, ss.Lead)
+			}
 		}
 	}
 	// 2. Send, batched per destination node.
@@ -1492,6 +1497,20 @@ func (h *Host) Quiesced() int {
 
 // failProposals answers the group's proposals in flight on a replica that
 // is no longer the leader: their outcome is unknown.
+// failReads fails the reads of g whose index is not known yet when its
+// leader changes: raft forwards a follower's read to the leader it knows
+// and drops it silently if that one no longer leads, so such a read would
+// never be answered. The caller asks again (ErrReadLost).
+func (h *Host) failReads(g *group, lead uint64) {
+	for id, w := range h.reads {
+		if w.group == g.id && !w.known {
+			w.done <- result{err: fmt.Errorf("%w: %w", ErrReadLost, &NotLeaderError{Group: g.id, Node: h.id, Leader: lead})}
+			delete(h.reads, id)
+			g.inflight--
+		}
+	}
+}
+
 func (h *Host) failProposals(g *group, lead uint64) {
 	for id, w := range h.props {
 		if w.group == g.id {

@@ -968,3 +968,55 @@ func TestQuiescedRestart(t *testing.T) {
 	}
 	c.waitFor("the group to quiesce again", quiet(voters...))
 }
+
+// TestReadIndexLostWithLeader asks a follower for a ReadIndex while its
+// leader is cut off: raft forwards the read to that leader and nothing
+// answers it, so once the follower learns of a new leader the read must
+// fail with ErrReadLost (and succeed when asked again), not wait forever.
+func TestReadIndexLostWithLeader(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	g := c.groups[0]
+	c.propose(g, "a")
+	c.converge(g, []string{"a"})
+	lead := c.leader(g)
+	var follower uint64
+	for _, id := range voters {
+		if id != lead {
+			follower = id
+			break
+		}
+	}
+	c.net.Isolate(lead)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, err := c.nodes[follower].h.ReadIndex(ctx, g)
+		done <- err
+	}()
+	var err error
+	c.waitFor("the read to end once another leader is elected", func() bool {
+		select {
+		case err = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err != nil && !errors.Is(err, ErrReadLost) {
+		t.Fatalf("the read failed with %v, want ErrReadLost or success", err)
+	}
+	var others []uint64
+	for _, id := range voters {
+		if id != lead {
+			others = append(others, id)
+		}
+	}
+	c.leader(g, others...)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.nodes[follower].h.ReadIndex(ctx, g); err != nil {
+		t.Fatalf("the read asked again: %v", err)
+	}
+	c.net.Heal()
+}
