@@ -14,7 +14,9 @@ import (
 // replace by the property paths whose term changed, a patch likewise plus
 // its operations, a delete by the old version's terms.
 func TestWriteChargesFollowTerms(t *testing.T) {
-	e, _ := testEngine(t, t.TempDir())
+	e, st := testEngine(t, t.TempDir())
+	defer st.Close()
+	defer e.Close() // before its directory goes: a running engine still writes there
 	c := mustContainer(t, e, 400)
 	run := func(op Op, err error) OpResult {
 		t.Helper()
