@@ -242,7 +242,11 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		go e.sweepLoop(cmp.Or(opts.TTLSweepInterval, DefaultTTLSweepInterval), e.sweepStop, e.sweepDone)
 	}
 	if e.cat != nil {
-		opts.Logf("parsec: the catalog is replicated: version logs are not trimmed yet")
+		e.EachContainer(func(db string, c *Container) {
+			if c.versionRetention() > 0 {
+				opts.Logf("parsec: container %s/%s keeps a version log, which is not trimmed yet with a replicated catalog", db, c.Info().ID)
+			}
+		})
 		e.cat.running = true
 		go e.reconcileLoop()
 	}
