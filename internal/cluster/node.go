@@ -265,22 +265,13 @@ func (n *Node) SyncCatalog(ctx context.Context) error {
 	return n.e.WaitCatalog(ctx, idx)
 }
 
-// catchUp waits until this node's catalog reflects every meta entry
-// committed when it began.
+// catchUp waits, at start, until this node's catalog reflects every meta
+// entry committed when it began.
 func (n *Node) catchUp(ctx context.Context) error {
-	for {
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		idx, err := n.h.ReadIndex(rctx, MetaGroup)
-		cancel()
-		if err == nil {
-			return n.e.WaitCatalog(ctx, idx)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the cluster's meta group has no reachable leader (%v): are a majority of its members running?", err)
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := n.SyncCatalog(ctx); err != nil {
+		return fmt.Errorf("the cluster's meta group has no reachable leader (%v): are a majority of its members running?", err)
 	}
+	return nil
 }
 
 func (n *Node) tick() {

@@ -119,11 +119,7 @@ func (s partitionSM) Applied() uint64 {
 }
 
 func (s partitionSM) Apply(b *storage.Batch, ents []host.Entry) error {
-	re := make([]engine.ReplicaEntry, len(ents))
-	for i, e := range ents {
-		re[i] = engine.ReplicaEntry{Index: e.Index, Data: e.Data}
-	}
-	return s.p.ApplyEntries(b, re)
+	return s.p.ApplyEntries(b, ents)
 }
 
 func (s partitionSM) Published() { s.p.Publish() }

@@ -31,11 +31,7 @@ type catalogSM struct{ e *Engine }
 
 func (s catalogSM) Applied() uint64 { return s.e.CatalogApplied() }
 func (s catalogSM) Apply(b *storage.Batch, ents []host.Entry) error {
-	re := make([]ReplicaEntry, len(ents))
-	for i, e := range ents {
-		re[i] = ReplicaEntry{Index: e.Index, Data: e.Data}
-	}
-	return s.e.ApplyCatalog(b, re)
+	return s.e.ApplyCatalog(b, ents)
 }
 func (s catalogSM) Published() { s.e.PublishCatalog() }
 func (s catalogSM) Snapshot() ([]byte, error) {

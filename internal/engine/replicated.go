@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/binfmt"
+	"github.com/parsecdb/parsec/internal/replication/host"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -371,11 +372,10 @@ func (p *Partition) StartAt(b *storage.Batch, index uint64) error {
 	return b.Set(storage.PartitionAppliedKey(p.c.rid, p.info.ID), binary.BigEndian.AppendUint64(nil, index))
 }
 
-// ReplicaEntry is a committed entry of a partition's group.
-type ReplicaEntry struct {
-	Index uint64
-	Data  []byte
-}
+// ReplicaEntry is a committed entry of a partition's or the catalog's
+// group, as the replication host hands it to its state machine (its Data
+// is nil for raft's own entries).
+type ReplicaEntry = host.Entry
 
 // Publish makes the state ApplyEntries reached the partition's, once the
 // batch it wrote into has committed: sessions, counts and the state later

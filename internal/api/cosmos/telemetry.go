@@ -99,10 +99,11 @@ func (s *Server) partitionStats(req *request, dbID, collID string) error {
 		return err
 	}
 	if n := s.cfg.Cluster; n != nil {
+		parts := partitionsByID(c)
 		for i := range t.Partitions {
 			p := &t.Partitions[i]
 			p.Node = n.ID()
-			if part, err := c.PartitionByID(p.ID); err == nil {
+			if part := parts[p.ID]; part != nil {
 				p.Leader, p.Replicas, _ = n.Status(part.GroupID())
 				slices.Sort(p.Replicas)
 			}
@@ -125,6 +126,17 @@ func containerTelemetry(dbID string, c *engine.Container) (ContainerTelemetry, e
 	}
 	return ContainerTelemetry{Database: dbID, Container: info.ID, Throughput: info.Throughput, AutoscaleMax: info.AutoscaleMax,
 		Shared: info.Throughput == 0 && info.AutoscaleMax == 0, Partitions: parts}, err
+}
+
+// partitionsByID indexes c's partitions by range id, for the telemetry
+// that names each partition's replica state.
+func partitionsByID(c *engine.Container) map[string]*engine.Partition {
+	parts := c.Partitions()
+	m := make(map[string]*engine.Partition, len(parts))
+	for _, p := range parts {
+		m[p.ID()] = p
+	}
+	return m
 }
 
 // DefaultMetricsRefresh is how long a /metrics snapshot is served before
@@ -265,6 +277,7 @@ func (s *Server) buildMetrics() *metricsSnapshot {
 		if err != nil {
 			return
 		}
+		parts := partitionsByID(c)
 		for _, p := range t.Partitions {
 			if size >= MaxMetricsBytes {
 				omitted++
@@ -282,7 +295,7 @@ func (s *Server) buildMetrics() *metricsSnapshot {
 			for i, k := range p.HotByBytes {
 				add(6, fmt.Sprintf(`%s{%s,rank="%d",key="%s"} %g`, fams[6].name, l, i+1, esc(k.Key), k.Weight))
 			}
-			if part, err := c.PartitionByID(p.ID); err == nil {
+			if part := parts[p.ID]; part != nil {
 				leads := 1
 				if n := s.cfg.Cluster; n != nil && !n.Leads(part.GroupID()) {
 					leads = 0

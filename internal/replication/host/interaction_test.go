@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -653,10 +654,10 @@ func (s *script) stabilize(trace bool) (string, error) {
 			break
 		}
 		slices.SortFunc(links, func(x, y [2]uint64) int {
-			if c := cmpUint(x[1], y[1]); c != 0 {
+			if c := cmp.Compare(x[1], y[1]); c != 0 {
 				return c
 			}
-			return cmpUint(x[0], y[0])
+			return cmp.Compare(x[0], y[0])
 		})
 		k := links[0]
 		var batch []transport.Envelope
@@ -713,16 +714,6 @@ func describeData(d []byte) string {
 		return fmt.Sprintf("truncate to %d", binary.BigEndian.Uint64(d[8:]))
 	}
 	return fmt.Sprintf("%q from node %d", d[headerLen:], binary.BigEndian.Uint64(d))
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // status prints each node's view of group g.
