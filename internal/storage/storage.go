@@ -65,6 +65,7 @@ type DB struct {
 	pdb    *pebble.DB
 	fs     vfs.FS
 	dir    string
+	popts  *pebble.Options
 	logf   func(format string, args ...any)
 	space  spaceMonitor
 	failed atomic.Pointer[error]
@@ -158,6 +159,7 @@ func Open(o Options) (*DB, error) {
 		return nil, fmt.Errorf("cannot open storage in %q: %w", dir, err)
 	}
 	db.pdb = pdb
+	db.popts = popts
 	return db, nil
 }
 

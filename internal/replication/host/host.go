@@ -115,6 +115,15 @@ type Config struct {
 	// itself: NodeDown must be called when a node is known dead (by a
 	// liveness mechanism), or its groups stay leaderless.
 	Quiesce bool
+	// FetchSnapshot asks node for chunk seq of the snapshot stream id it
+	// serves (its Host.ServeSnapshot): how a replica of a SnapshotStreamer
+	// receives a snapshot (stream.go). SnapshotChunkBytes is the size of a
+	// chunk, 0 meaning 1 MiB; SnapshotTimeout bounds a chunk's fetch and
+	// how long a stream may stay idle before the leader gives it up, 0
+	// meaning 30 s.
+	FetchSnapshot      func(ctx context.Context, node, id, seq uint64) ([]byte, error)
+	SnapshotChunkBytes int
+	SnapshotTimeout    time.Duration
 	// Logf logs raft warnings and the host's errors. Default log.Printf.
 	Logf func(format string, args ...any)
 }
@@ -168,6 +177,9 @@ type Stats struct {
 	Appended, Applied uint64
 	// Snapshots counts snapshots taken, Restores snapshots applied.
 	Snapshots, Restores uint64
+	// SnapshotBytesSent and SnapshotBytesReceived count the bytes of
+	// streamed snapshots served and fetched.
+	SnapshotBytesSent, SnapshotBytesReceived uint64
 	// DroppedMessages counts received messages dropped (queue full,
 	// unknown group, misaddressed); DroppedPriority counts the non-bulk
 	// ones (heartbeats, votes, responses) among them dropped for a full
@@ -206,7 +218,15 @@ type Host struct {
 
 	stop chan struct{}
 	done chan struct{}
-	bg   sync.WaitGroup // snapshots being encoded off the loop
+	bg   sync.WaitGroup // snapshots being encoded or fetched off the loop
+	// ctx ends when the host stops: it bounds work off the loop.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// streams are the snapshots this node serves (stream.go).
+	smu        sync.Mutex
+	streams    map[uint64]*outStream
+	nextStream uint64
 
 	// leaders holds each group's *atomic.Uint64 leader (Leader).
 	leaders sync.Map
@@ -234,6 +254,7 @@ type group struct {
 	quiesced bool
 	propTerm uint64 // the term of this node's latest proposal
 	encoding bool   // a snapshot is being encoded off the loop
+	staging  bool   // a streamed snapshot is being received off the loop
 	// truncTerm is the term in which this node, leading, proposed a
 	// truncation not yet applied (0: none); truncated is the index the
 	// latest applied truncation dropped the log to (the log's first index
@@ -301,8 +322,16 @@ func New(cfg Config) (*Host, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
+	if cfg.SnapshotChunkBytes <= 0 {
+		cfg.SnapshotChunkBytes = 1 << 20
+	}
+	if cfg.SnapshotTimeout <= 0 {
+		cfg.SnapshotTimeout = 30 * time.Second
+	}
 	h := &Host{cfg: cfg, id: cfg.NodeID, signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		groups: make(map[uint64]*group), quotas: make(map[uint64]*quota), dirty: make(map[*group]struct{}), active: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter)}
+		groups: make(map[uint64]*group), quotas: make(map[uint64]*quota), dirty: make(map[*group]struct{}), active: make(map[*group]struct{}), props: make(map[uint64]*waiter), reads: make(map[uint64]*waiter),
+		streams: make(map[uint64]*outStream)}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	ids, err := cfg.Store.Groups()
 	if err != nil {
 		return nil, err
@@ -374,7 +403,14 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 			return err
 		}
 	}
+	if st, ok := sm.(SnapshotStreamer); ok {
+		// A snapshot staged and not installed before a restart is stale.
+		if err := st.DiscardStaged(); err != nil {
+			return fmt.Errorf("replication: group %d: %w", id, err)
+		}
+	}
 	applied := sm.Applied()
+	g := &group{id: id, log: l, sm: sm, applied: applied, snapshot: si}
 	// Flow control inside raft: an append message carries up to
 	// maxSizePerMsg of entries and a follower has up to maxInflightMsgs
 	// of them (maxInflightBytes in all) unacknowledged; a Ready hands over
@@ -385,7 +421,7 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 		ID:                        h.id,
 		ElectionTick:              h.cfg.ElectionTicks,
 		HeartbeatTick:             h.cfg.HeartbeatTicks,
-		Storage:                   l,
+		Storage:                   &groupStorage{Log: l, h: h, g: g},
 		Applied:                   applied,
 		MaxSizePerMsg:             maxSizePerMsg,
 		MaxInflightMsgs:           maxInflightMsgs,
@@ -405,7 +441,7 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 	if err != nil {
 		return err
 	}
-	g := &group{id: id, rn: rn, log: l, sm: sm, applied: applied, snapshot: si, cs: cs}
+	g.rn, g.cs = rn, cs
 	h.groups[id] = g
 	h.leaders.Store(id, &g.lead)
 	h.mu.Lock()
@@ -786,8 +822,10 @@ func (h *Host) Stop() {
 		close(h.stop)
 	}
 	h.mu.Unlock()
+	h.cancel()
 	<-h.done
 	h.bg.Wait()
+	h.closeStreams()
 }
 
 // receive is the transport's handler. Bulk messages (appends, snapshots)
@@ -866,6 +904,9 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 				h.mu.Unlock()
 				continue
 			}
+			if h.receiveStreamed(g, e.Msg) {
+				continue
+			}
 			h.wakeGroup(g)
 			_ = g.rn.Step(e.Msg)
 		}
@@ -913,6 +954,9 @@ func (h *Host) loop() {
 		// Quiesce before ticking: a leader that ticks heartbeats.
 		if ticks > 0 && h.cfg.Quiesce {
 			h.quiesceLeaders()
+		}
+		if ticks > 0 {
+			h.expireStreams(time.Now())
 		}
 		for range ticks {
 			for g := range h.active {
@@ -1005,7 +1049,11 @@ func (h *Host) process() error {
 	for _, r := range rds {
 		for _, m := range r.rd.Messages {
 			out[m.GetTo()] = append(out[m.GetTo()], transport.Envelope{Group: r.g.id, Msg: m})
-			if m.GetType() == raftpb.MsgSnap {
+			if _, ok := r.g.sm.(SnapshotStreamer); ok && m.GetType() == raftpb.MsgSnap {
+				// Raft hears of it when the replica acknowledges the
+				// snapshot, or the stream expires (stream.go).
+				h.sentStream(m)
+			} else if m.GetType() == raftpb.MsgSnap {
 				g, to := r.g, m.GetTo()
 				snaps = append(snaps, func() {
 					g.rn.ReportSnapshot(to, raft.SnapshotFinish)
@@ -1253,8 +1301,14 @@ func (h *Host) maybeTruncate(g *group) {
 	if st.RaftState != raft.StateLeader || g.truncTerm == st.GetTerm() {
 		return
 	}
+	// A replica that is down holds the truncation back, unless the state
+	// machine's snapshots are streamed: it then catches up by a snapshot.
+	_, streamed := g.sm.(SnapshotStreamer)
 	upTo := g.applied
 	for id, pr := range g.rn.Status().Progress {
+		if streamed && id != h.id && !pr.RecentActive {
+			continue
+		}
 		if slices.Contains(g.cs.GetVoters(), id) || slices.Contains(g.cs.GetLearners(), id) {
 			upTo = min(upTo, pr.Match)
 		}
@@ -1289,7 +1343,7 @@ type SnapshotEncoder interface {
 // SnapshotEncoder's snapshot is encoded off the loop and recorded by a
 // later round (recordSnapshot); it reports false then.
 func (h *Host) maybeSnapshot(g *group, b *raftlog.Batch) (bool, error) {
-	if g.applied < g.snapshot+h.cfg.SnapshotEntries || g.encoding {
+	if _, ok := g.sm.(SnapshotStreamer); ok || g.applied < g.snapshot+h.cfg.SnapshotEntries || g.encoding {
 		return false, nil
 	}
 	start := time.Now()

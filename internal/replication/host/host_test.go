@@ -134,6 +134,10 @@ type node struct {
 	h   *Host
 	mu  sync.Mutex
 	sms map[uint64]*kv
+	// staged holds a streaming state machine's staged snapshots, by group
+	// (kept across restarts, like a store's files).
+	staged          map[uint64]*staged
+	installedChunks int // chunks of the staged snapshots installed
 }
 
 func (n *node) sm(g uint64) *kv {
@@ -152,6 +156,10 @@ type cluster struct {
 	durable bool
 	// encoding makes them encode their snapshots off the loop.
 	encoding bool
+	// streaming makes them stream their snapshots (stream_test.go), and
+	// fetch, when set, stands between a replica and ServeSnapshot.
+	streaming bool
+	fetch     func(ctx context.Context, from, to, id, seq uint64) ([]byte, error)
 }
 
 var voters = []uint64{1, 2, 3}
@@ -173,6 +181,13 @@ func newClusterOn(t testing.TB, groups int, mod func(*Config), store func(id uin
 // their snapshots off the loop if encoding.
 func newClusterNet(t testing.TB, groups int, mod func(*Config), store func(id uint64) (fs vfs.FS, dir string), durable bool, queue int, encoding bool) *cluster {
 	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), queue), nodes: make(map[uint64]*node), mod: mod, durable: durable, encoding: encoding}
+	return c.startAll(groups, store)
+}
+
+// startAll starts c's nodes with groups groups, node id keeping its store
+// in the directory dir of fs.
+func (c *cluster) startAll(groups int, store func(id uint64) (fs vfs.FS, dir string)) *cluster {
+	t := c.t
 	for g := range groups {
 		c.groups = append(c.groups, uint64(100+g))
 	}
@@ -215,11 +230,22 @@ func (c *cluster) start(id uint64) {
 			n.mu.Lock()
 			n.sms[g] = s
 			n.mu.Unlock()
+			if c.streaming {
+				return &streamKV{kv: s, n: n, g: g}, nil
+			}
 			if c.encoding {
 				return encodingKV{s}, nil
 			}
 			return s, nil
 		}}
+	if c.streaming {
+		cfg.FetchSnapshot = func(ctx context.Context, from, sid, seq uint64) ([]byte, error) {
+			if c.fetch != nil {
+				return c.fetch(ctx, from, id, sid, seq)
+			}
+			return c.serve(from, sid, seq)
+		}
+	}
 	if c.mod != nil {
 		c.mod(&cfg)
 	}
