@@ -62,6 +62,10 @@ type Config struct {
 	// Tick is the raft tick; the election timeout is 10 ticks. Default
 	// DefaultTick.
 	Tick time.Duration
+	// LogEntries is how many entries a partition's raft log holds before
+	// its leader truncates it; a replica that was down past the truncation
+	// catches up by a snapshot. Default DefaultLogEntries.
+	LogEntries uint64
 	// Logf logs membership changes and errors. Default log.Printf.
 	Logf func(format string, args ...any)
 }
@@ -112,6 +116,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	if cfg.ReplicationFactor < 1 || cfg.ReplicationFactor > 7 {
 		return nil, fmt.Errorf("--replication-factor must be from 1 to 7, not %d", cfg.ReplicationFactor)
+	}
+	if cfg.LogEntries == 0 {
+		cfg.LogEntries = DefaultLogEntries
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = DefaultTick
@@ -182,11 +189,14 @@ func (n *Node) Start(ctx context.Context, e *engine.Engine) error {
 	}
 	h, err := host.New(host.Config{NodeID: n.cfg.NodeID, Store: raftlog.Open(n.cfg.Store), Transport: n.tcp,
 		NewStateMachine: n.stateMachine, Logf: n.cfg.Logf,
-		// No snapshots: a partition's state machine has none yet. A
-		// partition's log is truncated up to what all its replicas hold;
-		// the meta log is kept whole, for the nodes that join.
-		SnapshotEntries: 1 << 62, TruncateEntries: truncateEntries,
-		Truncates: func(g uint64) bool { return g != MetaGroup },
+		// A partition's state is in the store: its snapshots are streamed
+		// from it when a replica needs one (partitionSM is a
+		// host.SnapshotStreamer), never taken periodically, and its log is
+		// truncated up to what its live replicas hold. The meta log is
+		// kept whole, for the nodes that join.
+		SnapshotEntries: 1 << 62, TruncateEntries: n.cfg.LogEntries,
+		Truncates:     func(g uint64) bool { return g != MetaGroup },
+		FetchSnapshot: n.fetchSnapshot, SnapshotChunkBytes: snapshotChunkBytes,
 		// Idle groups stop ticking and heartbeating; the liveness loop
 		// tells the host when a member is down, which wakes the groups
 		// it led.
@@ -616,12 +626,15 @@ func (n *Node) accountCheck() string {
 // --- membership calls ---
 
 type callRequest struct {
-	Op      string `json:"op"` // "join", "hello", "report" or "transfer"
+	Op      string `json:"op"` // "join", "hello", "report", "transfer" or "snapshot"
 	Member  Member `json:"member"`
 	Account string `json:"account"`
 	// Group and To are a transfer's: hand the leadership of Group to To.
 	Group uint64 `json:"group,omitempty"`
 	To    uint64 `json:"to,omitempty"`
+	// Stream and Seq are a snapshot chunk's: chunk Seq of stream Stream.
+	Stream uint64 `json:"stream,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
 }
 
 type joinReply struct {
@@ -674,9 +687,14 @@ func (n *Node) join(ctx context.Context) (*joinReply, error) {
 	return nil, fmt.Errorf("cannot join the cluster through --join %v: %v", n.cfg.Join, lastErr)
 }
 
-// truncateEntries is how many entries a partition's log holds before its
-// leader truncates it.
-const truncateEntries = 10000
+// DefaultLogEntries is how many entries a partition's log holds, by
+// default, before its leader truncates it.
+const DefaultLogEntries = 10000
+
+// snapshotChunkBytes is the size of a streamed snapshot's chunks: one call
+// each (transport.MaxCallBytes bounds a chunk and the item that may
+// overflow it).
+const snapshotChunkBytes = 1 << 20
 
 // joinWait bounds how long a node tries to join before it gives up.
 const joinWait = 20 * time.Second
@@ -723,6 +741,9 @@ func (n *Node) answer(data []byte) ([]byte, error) {
 		return mustJSON(reply), nil
 	case "report":
 		return mustJSON(n.report()), nil
+	case "snapshot":
+		// The raw chunk, not JSON: it is most of the answer's bytes.
+		return n.h.ServeSnapshot(req.Stream, req.Seq)
 	case "transfer":
 		if err := n.h.TransferLeadership(req.Group, req.To); err != nil {
 			var nl *host.NotLeaderError
@@ -872,4 +893,31 @@ func (n *Node) Survey(ctx context.Context) map[uint64]Report {
 	}
 	wg.Wait()
 	return out
+}
+
+// fetchSnapshot asks node for a chunk of a snapshot it serves
+// (host.Config.FetchSnapshot).
+func (n *Node) fetchSnapshot(ctx context.Context, node, stream, seq uint64) ([]byte, error) {
+	m, ok := n.Member(node)
+	if !ok {
+		return nil, fmt.Errorf("node %d is not a known member", node)
+	}
+	return n.tcp.Call(ctx, m.ClusterAddress, mustJSON(callRequest{Op: "snapshot", Account: n.accountCheck(), Stream: stream, Seq: seq}))
+}
+
+// RaftStats returns the counters of the node's replication host.
+func (n *Node) RaftStats() host.Stats { return n.h.Stats() }
+
+// CanSplit refuses a split of group while one of its replicas is behind
+// the leader's truncated log (engine.Replicator.CanSplit); this node leads
+// the group when it splits it.
+func (n *Node) CanSplit(group uint64) error {
+	behind, err := n.h.Behind(group)
+	if err != nil {
+		return err
+	}
+	if len(behind) > 0 {
+		return fmt.Errorf("the replicas on nodes %v are catching up by a snapshot (they were down); the split waits for them", behind)
+	}
+	return nil
 }

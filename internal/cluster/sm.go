@@ -125,12 +125,28 @@ func (s partitionSM) Apply(b *storage.Batch, ents []host.Entry) error {
 func (s partitionSM) Published() { s.p.Publish() }
 
 func (s partitionSM) Snapshot() ([]byte, error) {
-	return nil, errors.New("partitions are not snapshotted yet: their logs are kept whole")
+	return nil, errors.New("a partition's snapshots are streamed, never taken whole")
 }
 
+// Restore starts a new partition's group (data nil) or installs a snapshot
+// staged by StageSnapshot (data is its id).
 func (s partitionSM) Restore(b *storage.Batch, index, _ uint64, data []byte) error {
 	if data != nil {
-		return errors.New("partitions have no snapshots yet")
+		return s.p.InstallSnapshot(index, data)
 	}
 	return s.p.StartAt(b, index)
 }
+
+func (s partitionSM) OpenSnapshot() (host.SnapshotReader, error) {
+	r, err := s.p.OpenSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (s partitionSM) StageSnapshot(id []byte, index uint64, next func() ([]byte, error)) error {
+	return s.p.StageSnapshot(id, index, next)
+}
+
+func (s partitionSM) DiscardStaged() error { return s.p.DiscardStaged() }

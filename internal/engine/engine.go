@@ -101,6 +101,11 @@ type Engine struct {
 	cat *catalogRepl
 	// groups finds a replicated partition by raft group (GroupPartition).
 	groups sync.Map
+	// installMu keeps reads from seeing a replica's range between the two
+	// steps of a snapshot's install (InstallSnapshot): reads of partitions'
+	// state take their storage snapshot, or read an item, under its read
+	// lock (readView).
+	installMu sync.RWMutex
 
 	mu  sync.RWMutex
 	dbs map[string]*database

@@ -298,7 +298,9 @@ func (c *Container) ReadItem(op Op) (r OpResult, s Session, err error) {
 func (c *Container) readItem(op Op) (OpResult, error) {
 	var r OpResult
 	key := storage.ItemKey(nil, c.rid, op.EPK, op.ID)
+	c.e.installMu.RLock()
 	v, err := c.e.store.Get(nil, key)
+	c.e.installMu.RUnlock()
 	switch {
 	case err == storage.ErrNotFound:
 		r = OpResult{Err: notFound("no item with id %q in partition %s", op.ID, op.Key)}
@@ -393,7 +395,7 @@ func (c *Container) ReadFeed(rangeID string, after []byte, maxItems int) (Feed, 
 	}
 	// The index entries and the items they name are read from one
 	// snapshot, so that they agree.
-	snap := c.e.store.NewSnapshot()
+	snap := c.e.readView()
 	defer snap.Close()
 	for {
 		reached, more, err := c.readCreated(&f, snap, lo, hi, pos, maxItems)

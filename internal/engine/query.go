@@ -184,7 +184,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	var ordered []*sortedSource
 	switch {
 	case sorted:
-		snap := c.e.store.NewSnapshot()
+		snap := c.e.readView()
 		defer snap.Close()
 		ordered = c.sortedSources(snap, ix.gen, sortPath, desc, spans)
 		for i, src := range ordered {
@@ -201,7 +201,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		if created {
 			// The index entries and the items they name are read from
 			// one snapshot, so that they agree.
-			snap := c.e.store.NewSnapshot()
+			snap := c.e.readView()
 			defer snap.Close()
 			db = snap
 		}

@@ -3,8 +3,10 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/index"
@@ -84,6 +86,10 @@ func rangeSections(rid [storage.RidLen]byte, r RangeInfo) ([]section, error) {
 			out = append(out, section{lo: fam.key(nil, rid, start), hi: fam.key(nil, rid, start+1<<seqCountBits), keep: fam.keep})
 		}
 	}
+	// Key order across sections, so that a snapshot's keys come in order
+	// (a replica writes them into one sorted table); the sections are
+	// disjoint.
+	slices.SortFunc(out, func(a, b section) int { return bytes.Compare(a.lo, b.lo) })
 	return out, nil
 }
 
@@ -208,5 +214,126 @@ func eachChunkKey(chunk []byte, fn func(k, v []byte) error) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// Snapshots of replicated partitions (replication/host's SnapshotStreamer).
+// A leader serves a replica the range's snapshot (OpenSnapshot); the
+// replica writes the keys it receives, with its applied raft index, into a
+// staged table of the store (StageSnapshot), invisible, and when raft
+// installs the snapshot (InstallSnapshot), clears what the range held and
+// ingests the table: the range's state changes at once, memory stays
+// bounded by a chunk, and a crash between the two steps leaves the applied
+// index absent, so the install is done again from the staged table.
+
+// readView returns a storage snapshot for reading partitions' state: never
+// one of a range whose snapshot is being installed.
+func (e *Engine) readView() *storage.Snapshot {
+	e.installMu.RLock()
+	defer e.installMu.RUnlock()
+	return e.store.NewSnapshot()
+}
+
+// OpenSnapshot captures the partition's state for a replica: a snapshot of
+// the range as of the raft index applied.
+func (p *Partition) OpenSnapshot() (*RangeSnapshot, error) {
+	return p.c.SnapshotRange(p.info.ID)
+}
+
+// stagedName is the name of the partition's staged snapshot id; every
+// staged snapshot of the partition's group starts with stagedPrefix.
+func (p *Partition) stagedPrefix() string { return fmt.Sprintf("%016x-", p.GroupID()) }
+
+func (p *Partition) stagedName(id []byte) string { return p.stagedPrefix() + hex.EncodeToString(id) }
+
+// StageSnapshot writes the chunks next returns (an empty one ends them), a
+// snapshot of the partition's range as of raft index index, into the staged
+// table of snapshot id, replacing what was staged before.
+func (p *Partition) StageSnapshot(id []byte, index uint64, next func() ([]byte, error)) error {
+	store := p.c.e.store
+	if err := store.RemoveStaged(p.stagedPrefix()); err != nil {
+		return err
+	}
+	t, err := store.NewStagedTable(p.stagedName(id))
+	if err != nil {
+		return err
+	}
+	appliedKey := storage.PartitionAppliedKey(p.c.rid, p.info.ID)
+	applied := binary.BigEndian.AppendUint64(nil, index)
+	wrote := false
+	set := func(k, v []byte) error {
+		if !wrote && bytes.Compare(appliedKey, k) <= 0 {
+			if bytes.Equal(appliedKey, k) {
+				return corrupt("a snapshot of partition key range %s holds its applied index", p.info.ID)
+			}
+			if err := t.Set(appliedKey, applied); err != nil {
+				return err
+			}
+			wrote = true
+		}
+		return t.Set(k, v)
+	}
+	for err == nil {
+		var c []byte
+		if c, err = next(); err == nil {
+			if len(c) == 0 {
+				break
+			}
+			err = eachChunkKey(c, set)
+		}
+	}
+	if err == nil && !wrote {
+		err = t.Set(appliedKey, applied)
+	}
+	if err == nil {
+		err = t.Finish()
+	} else {
+		t.Abort()
+	}
+	if err != nil {
+		_ = store.RemoveStaged(p.stagedPrefix())
+		return fmt.Errorf("partition key range %s: staging a snapshot at raft index %d: %w", p.info.ID, index, err)
+	}
+	return nil
+}
+
+// DiscardStaged removes the partition's staged snapshots.
+func (p *Partition) DiscardStaged() error { return p.c.e.store.RemoveStaged(p.stagedPrefix()) }
+
+// InstallSnapshot makes the staged snapshot id, as of raft index index, the
+// partition's state: it deletes what the range held (durably), ingests the
+// staged table, and reloads the partition's state, which Publish makes
+// current.
+func (p *Partition) InstallSnapshot(index uint64, id []byte) error {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	c, store := p.c, p.c.e.store
+	name := p.stagedName(id)
+	if !store.HasStaged(name) {
+		return internalError("partition key range %s: the snapshot at raft index %d to install was not staged (%s)", p.info.ID, index, name)
+	}
+	c.e.installMu.Lock()
+	defer c.e.installMu.Unlock()
+	b := store.NewBatch()
+	if err := ClearRange(store, b, c.rid, p.info); err != nil {
+		b.Discard()
+		return err
+	}
+	if err := b.Delete(storage.PartitionAppliedKey(c.rid, p.info.ID)); err != nil {
+		b.Discard()
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("%w: partition key range %s: clearing for a snapshot: %v", ErrUnavailable, p.info.ID, err)
+	}
+	if err := store.Ingest(name); err != nil {
+		return fmt.Errorf("%w: partition key range %s: installing a snapshot: %v", ErrUnavailable, p.info.ID, err)
+	}
+	st, ix, err := readPartition(store, c.rid, c.Info(), p.info)
+	if err != nil {
+		return err
+	}
+	p.repl.loaded, p.repl.applied = true, index
+	p.repl.pending = &partSM{st: st, ix: ix}
 	return nil
 }

@@ -75,6 +75,11 @@ type Replicator interface {
 	// Lead returns once this node leads group, which it asks the current
 	// leader to hand over.
 	Lead(ctx context.Context, group uint64) error
+	// CanSplit fails when group's partition must not split now: while a
+	// replica is behind the leader's truncated log, it could catch up on
+	// the parent only by a snapshot, and a split parent has none (its
+	// state lives on in its children).
+	CanSplit(group uint64) error
 }
 
 // GroupPartition returns the partition of a raft group, of a started

@@ -112,6 +112,14 @@ func (l *lateReplicator) Lead(_ context.Context, g uint64) error {
 	return &host.NotLeaderError{Group: g, Node: st.ID, Leader: st.Lead}
 }
 
+func (l *lateReplicator) CanSplit(g uint64) error {
+	behind, err := l.h.Load().Behind(g)
+	if err == nil && len(behind) > 0 {
+		err = fmt.Errorf("replicas %v are behind the log", behind)
+	}
+	return err
+}
+
 func (l *lateReplicator) CreateGroups(groups []uint64, members []uint64) {
 	h := l.h.Load()
 	for _, g := range groups {

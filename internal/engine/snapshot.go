@@ -24,7 +24,7 @@ type PartitionSnapshot struct {
 // Snapshot takes a snapshot of p. A partition that has split has no state
 // of its own any more: ErrPartitionGone.
 func (p *Partition) Snapshot() (*PartitionSnapshot, error) {
-	s := &PartitionSnapshot{Range: p.info, rid: p.c.rid, snap: p.c.e.store.NewSnapshot()}
+	s := &PartitionSnapshot{Range: p.info, rid: p.c.rid, snap: p.c.e.readView()}
 	v, err := s.snap.Get(nil, storage.PartitionKey(s.rid, p.info.ID))
 	switch {
 	case p.retired.Load():

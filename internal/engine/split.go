@@ -34,6 +34,11 @@ func (c *Container) splitPartition(p *Partition, bounds []string) ([]RangeInfo, 
 	if _, err := partition.SplitBounds(p.Range(), bounds); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
+	if rp := c.e.opts.Replicator; rp != nil {
+		if err := rp.CanSplit(p.GroupID()); err != nil {
+			return nil, fmt.Errorf("%w: partition key range %s cannot split now: %w", ErrUnavailable, p.ID(), err)
+		}
+	}
 	seq, err := c.e.seq.take(1)
 	if err != nil {
 		return nil, err

@@ -96,7 +96,9 @@ type Options struct {
 	// partition (default 3), ClusterKey authenticates the nodes to each
 	// other (at least 32 bytes; required off loopback, derived from the
 	// account key on loopback), ClusterTick is raft's tick (default
-	// cluster.DefaultTick).
+	// cluster.DefaultTick), RaftLogEntries is how many entries a
+	// partition's raft log holds before it is truncated (default
+	// cluster.DefaultLogEntries).
 	NodeID            uint64
 	ClusterListen     string
 	ClusterAdvertise  string // the cluster address other nodes use; default ClusterListen's
@@ -104,6 +106,7 @@ type Options struct {
 	ReplicationFactor int
 	ClusterKey        string
 	ClusterTick       time.Duration
+	RaftLogEntries    int
 	// Storage, when set, adjusts the store's options after the fields above
 	// are applied (tests inject free space and faults with it).
 	Storage func(*storage.Options)
@@ -198,8 +201,8 @@ func (o *Options) clustered() bool { return o.NodeID != 0 || o.ClusterListen != 
 
 func (o *Options) validateCluster() error {
 	if !o.clustered() {
-		if o.ClusterKey != "" || o.ReplicationFactor != 0 {
-			return errors.New("--cluster-key and --replication-factor need --node-id and --cluster-listen")
+		if o.ClusterKey != "" || o.ReplicationFactor != 0 || o.RaftLogEntries != 0 {
+			return errors.New("--cluster-key, --replication-factor and --raft-log-entries need --node-id and --cluster-listen")
 		}
 		return nil
 	}
@@ -221,6 +224,9 @@ func (o *Options) validateCluster() error {
 	}
 	if o.ClusterKey != "" && len(o.ClusterKey) < 32 {
 		return fmt.Errorf("--cluster-key must be at least 32 bytes, not %d (e.g. from `openssl rand -base64 48`)", len(o.ClusterKey))
+	}
+	if o.RaftLogEntries < 0 || (o.RaftLogEntries > 0 && o.RaftLogEntries < 16) {
+		return fmt.Errorf("--raft-log-entries must be at least 16, not %d", o.RaftLogEntries)
 	}
 	if o.ReplicationFactor < 0 || o.ReplicationFactor > 7 {
 		return fmt.Errorf("--replication-factor must be from 1 to 7, not %d", o.ReplicationFactor)
@@ -344,7 +350,7 @@ func Start(o Options) (*Server, error) {
 			client = scheme + "://" + ln.Addr().String()
 		}
 		node, err = cluster.New(cluster.Config{NodeID: o.NodeID, Listen: o.ClusterListen, Advertise: o.ClusterAdvertise, Join: o.Join, ReplicationFactor: o.ReplicationFactor,
-			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: client, Store: store, Tick: o.ClusterTick})
+			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: client, Store: store, Tick: o.ClusterTick, LogEntries: uint64(o.RaftLogEntries)})
 		if err != nil {
 			ln.Close()
 			store.Close()

@@ -320,6 +320,19 @@ func (s *Server) buildMetrics() *metricsSnapshot {
 	}
 	tail := fmt.Sprintf("# HELP parsec_metrics_partitions_omitted Partitions left out of this page to bound its size (%d bytes).\n"+
 		"# TYPE parsec_metrics_partitions_omitted gauge\nparsec_metrics_partitions_omitted %d\n", MaxMetricsBytes, omitted)
+	if n := s.cfg.Cluster; n != nil {
+		st := n.RaftStats()
+		for _, m := range []struct {
+			name, help string
+			v          uint64
+		}{
+			{"parsec_raft_snapshots_installed_total", "Snapshots this node's replicas installed (a replica behind its leader's truncated log catches up by one).", st.Restores},
+			{"parsec_raft_snapshot_bytes_sent_total", "Bytes of partition snapshots this node streamed to other replicas.", st.SnapshotBytesSent},
+			{"parsec_raft_snapshot_bytes_received_total", "Bytes of partition snapshots this node's replicas received.", st.SnapshotBytesReceived},
+		} {
+			tail += fmt.Sprintf("# HELP %s %s\n# TYPE %s counter\n%s %d\n", m.name, m.help, m.name, m.name, m.v)
+		}
+	}
 	full.WriteString(tail)
 	public.WriteString(tail)
 	return &metricsSnapshot{at: at, full: full.Bytes(), public: public.Bytes()}

@@ -246,6 +246,7 @@ type group struct {
 	log      *raftlog.Log
 	sm       StateMachine
 	applied  uint64
+	stored   uint64            // the applied index whose state is committed to the store
 	snapshot uint64            // index of the latest snapshot
 	term     uint64            // term of the last applied entry
 	reads    []*waiter         // read index requests with a known index
@@ -410,7 +411,7 @@ func (h *Host) openGroup(id uint64, peers []uint64) error {
 		}
 	}
 	applied := sm.Applied()
-	g := &group{id: id, log: l, sm: sm, applied: applied, snapshot: si}
+	g := &group{id: id, log: l, sm: sm, applied: applied, stored: applied, snapshot: si}
 	// Flow control inside raft: an append message carries up to
 	// maxSizePerMsg of entries and a follower has up to maxInflightMsgs
 	// of them (maxInflightBytes in all) unacknowledged; a Ready hands over
@@ -607,6 +608,36 @@ func (h *Host) Voters(group uint64) ([]uint64, error) {
 		return nil
 	})
 	return v, err
+}
+
+// Behind returns the replicas of group that are behind what its log still
+// holds, so that only a snapshot can bring them up to date (they were down
+// while it was truncated). It asks the leader's view: a node that does not
+// lead the group answers a NotLeaderError.
+func (h *Host) Behind(group uint64) ([]uint64, error) {
+	var out []uint64
+	err := h.do(func() error {
+		g := h.groups[group]
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		st := g.rn.Status()
+		if st.RaftState != raft.StateLeader {
+			return &NotLeaderError{Group: group, Node: h.id, Leader: st.Lead}
+		}
+		first, err := g.log.FirstIndex()
+		if err != nil {
+			return err
+		}
+		for id, pr := range st.Progress {
+			if id != h.id && pr.Match+1 < first {
+				out = append(out, id)
+			}
+		}
+		slices.Sort(out)
+		return nil
+	})
+	return out, err
 }
 
 // Groups returns the ids of the groups this node hosts.
@@ -1114,6 +1145,9 @@ func (h *Host) process() error {
 		}
 	} else {
 		after.Discard()
+	}
+	for _, r := range rds {
+		r.g.stored = r.g.applied
 	}
 	for _, r := range rds {
 		if p, ok := r.g.sm.(Publisher); ok && (len(r.rd.CommittedEntries) > 0 || !raft.IsEmptySnap(r.rd.Snapshot)) {

@@ -108,6 +108,11 @@ func (s *groupStorage) Snapshot() (*raftpb.Snapshot, error) {
 // the loop. A state that cannot be captured now (the state machine
 // refuses) is reported temporarily unavailable: raft asks again later.
 func (h *Host) openStream(g *group, st SnapshotStreamer) (*raftpb.Snapshot, error) {
+	if g.stored != g.applied {
+		// Called from within a round (a proposal the round makes), before
+		// what it applied is committed: the store is behind the index.
+		return nil, raft.ErrSnapshotTemporarilyUnavailable
+	}
 	term, err := g.log.Term(g.applied)
 	if err != nil {
 		h.cfg.Logf("replication: group %d: no term for the snapshot at %d: %v", g.id, g.applied, err)

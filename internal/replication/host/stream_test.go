@@ -179,8 +179,15 @@ func TestCatchUpThroughStreamedSnapshot(t *testing.T) {
 		_ = c.nodes[lead].h.do(func() error { first, _ = c.nodes[lead].h.groups[g].log.FirstIndex(); return nil })
 		return first > downApplied+1
 	})
+	if behind, err := c.nodes[lead].h.Behind(g); err != nil || !slices.Equal(behind, []uint64{down}) {
+		t.Fatalf("the leader reports %v behind its log (%v), want [%d]", behind, err, down)
+	}
 	c.start(down)
 	c.converge(g, want)
+	c.waitFor("no replica behind the log", func() bool {
+		behind, err := c.nodes[lead].h.Behind(g)
+		return err == nil && len(behind) == 0
+	})
 	if _, _, restores := c.nodes[down].sm(g).state(); restores == 0 {
 		t.Fatal("the stopped node caught up without a snapshot")
 	}

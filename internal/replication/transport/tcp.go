@@ -556,8 +556,9 @@ func (t *TCP) SetCallHandler(h CallHandler) { t.calls.Store(&h) }
 // callTimeout bounds a call on the acceptor's side, its handler included.
 const callTimeout = 30 * time.Second
 
-// MaxCallBytes bounds a call's request and response.
-const MaxCallBytes = 1 << 20
+// MaxCallBytes bounds a call's request and response: a snapshot chunk
+// (about 1 MiB) with the largest item (2 MiB) that may overflow it fits.
+const MaxCallBytes = 4 << 20
 
 // Call sends req to the node listening at addr, which must hold the same
 // cluster key, and returns its handler's answer. The node's id need not be
