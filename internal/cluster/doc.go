@@ -27,6 +27,12 @@
 // Splits give the children the parent's voters. Replicas are not yet
 // added to the partitions of containers created before a node joined.
 //
+// Logs and snapshots. A partition's log is truncated past replicas that
+// are down (Config.LogEntries), which catch up by a snapshot of the
+// partition streamed from its leader's store over the "snapshot" call
+// (host.SnapshotStreamer, implemented by partitionSM with the engine's
+// range snapshots).
+//
 // The gateway half (forwarding a request to the leader of its partition)
 // is in the API package, through the Node's Leader and Address methods.
 package cluster

@@ -46,8 +46,9 @@ import (
 // engine must be given the same catalog operations in the same order,
 // which gives the same resource ids, and the groups are created by the
 // caller. What is not replicated yet: index builds (refused, and so is a
-// new indexing policy, which would start one), and
-// snapshots of the state machines (partitions' and catalog's).
+// new indexing policy, which would start one), and snapshots of the
+// catalog's state machine (its log is kept whole). A partition's snapshots
+// are streamed from the store (rangesnap.go).
 
 // Replicator proposes entries to raft groups (replication/host.Host).
 type Replicator interface {

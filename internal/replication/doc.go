@@ -146,18 +146,16 @@
 // (engine.Options.Replicator and Options.Catalog), and package cluster
 // runs them in a server: a meta group for the catalog and the members, a
 // group per partition, joins by configuration change
-// (Host.ProposeConfChange), logs truncated without snapshots up to what
-// every replica holds (Config.TruncateEntries), and the cluster calls
+// (Host.ProposeConfChange), logs truncated up to what every live replica
+// holds (Config.TruncateEntries), partitions' snapshots streamed to a
+// replica that was down past the truncation (host/stream.go, a
+// SnapshotStreamer), and the cluster calls
 // (transport.TCP.Call) by which nodes join and ask one another. The
 // gateway and the consistency levels are in the API package
 // (api/cosmos/forward.go, replica.go); docs/DESIGN.md has the chapter.
 //
 // # What is next
 //
-//   - Snapshots of a partition streamed from a Pebble snapshot of its span
-//     (engine.SnapshotRange, ApplyRangeChunk and ClearRange exist) over
-//     their own connection, so that a replica can be added to a group, or
-//     catch up past a truncated log.
 //   - Membership beyond joining: adding replicas to existing groups
 //     (learner first, then voter), removing nodes, moving replicas by load.
 //   - Liveness recorded in the meta group (today each node calls every

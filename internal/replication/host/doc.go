@@ -25,7 +25,9 @@
 //     in a server, the test itself in tests), so tests need no timing.
 //
 // Then every group is Advanced. A snapshot sent to a follower is reported
-// finished after the send, since the transport carries it whole.
+// finished after the send, since the transport carries it whole, unless
+// the state machine streams its snapshots (stream.go: the message carries
+// a descriptor, the follower pulls the state in chunks off the loop).
 //
 // Proposals carry a 16-byte header (proposing node, proposal id) so the
 // proposer recognises its entry at apply and returns its index: Propose
@@ -75,7 +77,11 @@
 // Logs are compacted by the host: every SnapshotEntries applied entries a
 // group takes a snapshot of its state machine, records it in the raft log
 // store, and truncates the log up to KeepEntries before it. A follower
-// behind the truncation receives that snapshot.
+// behind the truncation receives that snapshot. A SnapshotStreamer (a
+// state machine whose state is already in the store) takes no periodic
+// snapshots: TruncateEntries truncates its log up to what its live
+// replicas hold, and a replica that was down past it receives a snapshot
+// captured and streamed when raft asks for one (stream.go).
 //
 // A new group is bootstrapped identically on every replica (an empty log
 // after index 10 of term 5 with the given voters, as CockroachDB starts
@@ -92,6 +98,6 @@
 //
 // Not yet: node liveness (for NodeDown), a scheduler with several workers,
 // configuration changes driven from outside (the host applies them when
-// they commit), and snapshots streamed in chunks. See the replication
+// they commit). See the replication
 // package documentation.
 package host
