@@ -137,7 +137,8 @@ type node struct {
 	// staged holds a streaming state machine's staged snapshots, by group
 	// (kept across restarts, like a store's files).
 	staged          map[uint64]*staged
-	installedChunks int // chunks of the staged snapshots installed
+	installedChunks int  // chunks of the staged snapshots installed
+	failInstall     bool // the next install of a staged snapshot fails (a crash)
 }
 
 func (n *node) sm(g uint64) *kv {

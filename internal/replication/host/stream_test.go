@@ -90,6 +90,11 @@ func (s *streamKV) Restore(b *storage.Batch, index, term uint64, data []byte) er
 		return s.kv.Restore(b, index, term, nil)
 	}
 	s.n.mu.Lock()
+	if s.n.failInstall {
+		s.n.failInstall = false
+		s.n.mu.Unlock()
+		return errors.New("injected: the node crashed while installing the snapshot")
+	}
 	st := s.n.staged[s.g]
 	delete(s.n.staged, s.g)
 	s.n.mu.Unlock()
@@ -215,4 +220,71 @@ func TestCatchUpThroughStreamedSnapshot(t *testing.T) {
 		t.Fatalf("after a restart the node has %d commands, want %d", len(cmds), len(want))
 	}
 	c.net.Heal()
+}
+
+// TestStreamedSnapshotInstallAfterCrash fails a replica's install of a
+// streamed snapshot after raft has recorded it in the log (the host stops,
+// as on a crash): restarted, the host installs the staged snapshot the log
+// names, and the replica catches up.
+func TestStreamedSnapshotInstallAfterCrash(t *testing.T) {
+	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), durable: true, streaming: true,
+		mod: func(cfg *Config) {
+			cfg.SnapshotEntries = 1 << 62
+			cfg.TruncateEntries = 20
+		}}
+	c.startAll(1, memStore)
+	g := c.groups[0]
+	var want []string
+	for i := range 10 {
+		cmd := fmt.Sprintf("c%d", i)
+		c.propose(g, cmd)
+		want = append(want, cmd)
+	}
+	c.converge(g, want)
+	lead := c.leader(g)
+	down := voters[(slices.Index(voters, lead)+1)%len(voters)]
+	downApplied, _, _ := c.nodes[down].sm(g).state()
+	c.stop(down)
+	var up []uint64
+	for _, id := range voters {
+		if id != down {
+			up = append(up, id)
+		}
+	}
+	for i := 10; i < 200; i++ {
+		cmd := fmt.Sprintf("c%d", i)
+		c.propose(g, cmd, up...)
+		want = append(want, cmd)
+	}
+	c.waitFor("the leader to truncate past the stopped node", func() bool {
+		var first uint64
+		_ = c.nodes[lead].h.do(func() error { first, _ = c.nodes[lead].h.groups[g].log.FirstIndex(); return nil })
+		return first > downApplied+1
+	})
+	n := c.nodes[down]
+	n.mu.Lock()
+	n.failInstall = true
+	n.mu.Unlock()
+	c.start(down)
+	c.waitFor("the install to fail", func() bool {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return !n.failInstall
+	})
+	c.waitFor("the host to stop", func() bool {
+		_, err := n.h.Status(g)
+		return errors.Is(err, ErrStopped)
+	})
+	c.stop(down)
+	n.mu.Lock()
+	staged := n.staged[g] != nil
+	n.mu.Unlock()
+	if !staged {
+		t.Fatal("the staged snapshot is gone before it was installed")
+	}
+	c.start(down)
+	c.converge(g, want)
+	if _, _, restores := n.sm(g).state(); restores == 0 {
+		t.Fatal("the restarted node caught up without installing the snapshot")
+	}
 }
