@@ -72,6 +72,11 @@ type request struct {
 const (
 	maxGroupCommands = 512
 	maxGroupBytes    = 32 << 20
+	// A replicated partition's group is one raft entry, which the host
+	// bounds (8 MiB by default): its commands stop at 2 MiB (an item of
+	// the largest size runs alone), and their evaluated writes, a few times
+	// that with index entries, mostly fit (evaluatedMaxBytes).
+	maxReplicatedGroupBytes = 2 << 20
 )
 
 func (p *Partition) start(rate float64, now time.Time) {
@@ -141,6 +146,10 @@ func (p *Partition) submit(r *request) ([]OpResult, error) {
 func (p *Partition) run() {
 	defer close(p.done)
 	group := make([]*request, 0, maxGroupCommands)
+	limit := maxGroupBytes
+	if p.c.e.opts.Replicator != nil {
+		limit = maxReplicatedGroupBytes
+	}
 	for {
 		var first *request
 		select {
@@ -157,7 +166,7 @@ func (p *Partition) run() {
 		size := cmdBytes(first.cmd)
 		alone := runsAlone(first.cmd)
 	drain:
-		for !alone && len(group) < maxGroupCommands && size < maxGroupBytes {
+		for !alone && len(group) < maxGroupCommands && size < limit {
 			select {
 			case r := <-p.queue:
 				group = append(group, r)

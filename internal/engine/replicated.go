@@ -142,6 +142,36 @@ type entryResult struct {
 	err      error
 }
 
+// Entries of a partition's group. After its token, an entry holds either
+// commands, which every replica applies by evaluating them as the local
+// path does (applyEntry), or the outcome of commands the proposer has
+// already evaluated: the store writes they make, the partition state they
+// leave, and the LSN of the state they were evaluated on. A replica applies
+// such an entry by adding its writes to the round's batch, without parsing
+// a document or computing an index entry: evaluation, the costly part, is
+// done once, by the leader. The LSN makes it safe: every command that
+// changes the state advances it, so an evaluated entry whose LSN is not the
+// replica's current one was evaluated on a state that another entry has
+// changed since (a former leader's, committed after this leader read the
+// store), and every replica alike rejects it, writing nothing; its
+// proposer evaluates again. Splits and index builds, which read the store
+// as the entries before them leave it on each replica, travel as commands.
+//
+//	commands:  token (8) | count (uvarint, > 0) | count commands (uvarint length, bytes)
+//	evaluated: token (8) | 0 (uvarint) | count (uvarint) | base LSN (uvarint) | state (uvarint length, bytes) | writes (uvarint length, batch representation)
+
+// errStaleEvaluation is an evaluated entry's rejection: it was evaluated on
+// a state that has changed since.
+var errStaleEvaluation = errors.New("the write was evaluated on a state that changed before it committed")
+
+// evaluatedMaxBytes bounds an evaluated entry; a group whose writes are
+// larger is replicated as commands, which are smaller.
+const evaluatedMaxBytes = 6 << 20
+
+// maxEvaluations bounds how often a group of commands is evaluated again
+// after its entry was rejected (a leadership change under way).
+const maxEvaluations = 4
+
 // proposeGroup is commitGroup for a replicated partition.
 func (p *Partition) proposeGroup(group []*request) {
 	defer func() {
@@ -149,12 +179,6 @@ func (p *Partition) proposeGroup(group []*request) {
 			close(r.done)
 		}
 	}()
-	// The entry: a random token, which names this proposal's results slot
-	// here (unknown elsewhere), then the commands.
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	token := binary.BigEndian.Uint64(tok[:])
-	data := binary.AppendUvarint(tok[:], uint64(len(group)))
 	for _, r := range group {
 		if r.cmd.Reindex != nil {
 			for _, r := range group {
@@ -162,8 +186,114 @@ func (p *Partition) proposeGroup(group []*request) {
 			}
 			return
 		}
+	}
+	if group[0].cmd.Split != nil {
+		p.proposeCommands(group)
+		return
+	}
+	for attempt := 1; ; attempt++ {
+		data, err := p.evaluate(group)
+		if err != nil || data == nil {
+			return // the results are the commands' (none to replicate) or err's
+		}
+		if len(data) > evaluatedMaxBytes {
+			p.proposeCommands(group)
+			return
+		}
+		res, idx, err := p.replicate(data)
+		if err == nil && (len(res) != 1 || res[0].err != nil && !errors.Is(res[0].err, errStaleEvaluation)) {
+			err = internalError("evaluated entry %d was applied with results %v", idx, res)
+		}
+		if err == nil && res[0].err != nil && attempt < maxEvaluations {
+			continue
+		}
+		if err == nil && res[0].err != nil {
+			err = fmt.Errorf("%w: %v; retry", ErrUnavailable, res[0].err)
+		}
+		if err != nil {
+			for _, r := range group {
+				r.res, r.next = nil, nil
+				if r.err == nil {
+					r.err = err
+				}
+			}
+		}
+		return
+	}
+}
+
+// evaluate applies group's commands to the partition's published state in
+// a batch it discards, recording each command's results in its request,
+// and returns the evaluated entry, or nil if every command failed.
+func (p *Partition) evaluate(group []*request) ([]byte, error) {
+	c := p.c
+	p.repl.mu.Lock()
+	sm := partSM{st: p.state, ix: p.ix}
+	p.repl.mu.Unlock()
+	base := sm.st.LSN
+	b := c.e.store.NewBatch()
+	defer b.Discard()
+	ac := c.applyCtx(p)
+	applied := 0
+	for _, r := range group {
+		// The batch is the reader: later commands see earlier ones'
+		// writes, over a store whose state may have moved past base (the
+		// entry is then rejected, since the LSN moved too).
+		out, cerr, broken := applyEntry(b, b, ac, p.info.ID, &sm, r.cmd)
+		r.res, r.next, r.err = out.res, out.next, cerr
+		if broken {
+			for _, r := range group {
+				r.res, r.next = nil, nil
+				if r.err == nil {
+					r.err = fmt.Errorf("%w: cannot evaluate write: %v", ErrUnavailable, cerr)
+				}
+			}
+			return nil, cerr
+		}
+		if cerr == nil {
+			applied++
+		}
+	}
+	if applied == 0 {
+		return nil, nil
+	}
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	data := binary.AppendUvarint(tok[:], 0)
+	data = binary.AppendUvarint(data, uint64(len(group)))
+	data = binary.AppendUvarint(data, base)
+	data = binfmt.AppendString(data, string(sm.st.encode()))
+	return binfmt.AppendString(data, string(b.Repr())), nil
+}
+
+// proposeCommands replicates group's commands as they are: every replica
+// evaluates them.
+func (p *Partition) proposeCommands(group []*request) {
+	var tok [8]byte
+	_, _ = rand.Read(tok[:])
+	data := binary.AppendUvarint(tok[:], uint64(len(group)))
+	for _, r := range group {
 		data = binfmt.AppendString(data, string(EncodeCommand(nil, r.cmd)))
 	}
+	res, idx, err := p.replicate(data)
+	if err == nil && len(res) != len(group) {
+		err = internalError("entry %d was applied without the results of its %d commands", idx, len(group))
+	}
+	if err != nil {
+		for _, r := range group {
+			r.err = err
+		}
+		return
+	}
+	for i, r := range group {
+		r.res, r.next, r.children, r.err = res[i].res, res[i].next, res[i].children, res[i].err
+	}
+}
+
+// replicate proposes the entry data, whose first 8 bytes are its token,
+// and returns the results this replica's apply recorded for it.
+func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
+	token := binary.BigEndian.Uint64(data)
 	slot := new([]entryResult)
 	p.repl.mu.Lock()
 	if p.repl.waiting == nil {
@@ -179,22 +309,11 @@ func (p *Partition) proposeGroup(group []*request) {
 	res := *slot
 	p.repl.mu.Unlock()
 	if err != nil {
-		for _, r := range group {
-			// The replicator's error stays inspectable: a refusal names the
-			// leader a gateway should send the write to.
-			r.err = fmt.Errorf("%w: the write could not be replicated, or its outcome is unknown: %w", ErrUnavailable, err)
-		}
-		return
+		// The replicator's error stays inspectable: a refusal names the
+		// leader a gateway should send the write to.
+		return nil, idx, fmt.Errorf("%w: the write could not be replicated, or its outcome is unknown: %w", ErrUnavailable, err)
 	}
-	if len(res) != len(group) {
-		for _, r := range group {
-			r.err = internalError("entry %d was applied without the results of its %d commands", idx, len(group))
-		}
-		return
-	}
-	for i, r := range group {
-		r.res, r.next, r.children, r.err = res[i].res, res[i].next, res[i].children, res[i].err
-	}
+	return res, idx, nil
 }
 
 // AppliedIndex returns the raft index up to which the partition's state is
@@ -263,6 +382,16 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		slot := p.repl.waiting[binary.BigEndian.Uint64(en.Data)]
 		r := binfmt.NewReader(en.Data[8:], errBadCommand)
 		n := r.Count(1)
+		if n == 0 {
+			err := p.applyEvaluated(b, &sm, &r)
+			if err != nil && !errors.Is(err, errStaleEvaluation) {
+				return err
+			}
+			if slot != nil {
+				*slot = []entryResult{{err: err}}
+			}
+			continue
+		}
 		out := make([]entryResult, 0, n)
 		for range n {
 			cmd, err := DecodeCommand(r.Bytes())
@@ -301,6 +430,35 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		return err
 	}
 	p.repl.pending = &sm
+	return nil
+}
+
+// applyEvaluated applies the evaluated entry r reads (after its token and
+// its 0) into b and sm, or rejects it with errStaleEvaluation, writing
+// nothing, if it was evaluated on another state than sm's, or follows a
+// split of the partition. Any other error is the replica's.
+func (p *Partition) applyEvaluated(b *storage.Batch, sm *partSM, r *binfmt.Reader) error {
+	r.Count(1) // the commands it holds: the proposer's business
+	base := r.Uvarint()
+	st := r.Bytes()
+	writes := r.Bytes()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if base != sm.st.LSN || p.repl.split != nil {
+		return errStaleEvaluation
+	}
+	next, err := decodePartState(p.info.ID, st)
+	if err != nil {
+		return err
+	}
+	if next.LSN <= base {
+		return corrupt("partition key range %s: an evaluated entry moves LSN %d to %d", p.info.ID, base, next.LSN)
+	}
+	if err := b.ApplyRepr(writes); err != nil {
+		return fmt.Errorf("%w: partition key range %s: cannot apply an evaluated entry's writes: %v", ErrUnavailable, p.info.ID, err)
+	}
+	sm.st = next
 	return nil
 }
 
@@ -350,7 +508,7 @@ func (p *Partition) skipEntries(entries []ReplicaEntry) error {
 			continue
 		}
 		r := binfmt.NewReader(en.Data[8:], errBadCommand)
-		n := r.Count(1)
+		n := max(r.Count(1), 1) // an evaluated entry (0) has one result
 		out := make([]entryResult, n)
 		for i := range out {
 			out[i].err = fail

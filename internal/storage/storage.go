@@ -313,6 +313,20 @@ func (b *Batch) Commit() error {
 	return err
 }
 
+// Repr returns the batch's writes, encoded (valid until the batch is
+// discarded).
+func (b *Batch) Repr() []byte { return b.b.Repr() }
+
+// ApplyRepr adds to the batch the writes of another batch's Repr.
+func (b *Batch) ApplyRepr(repr []byte) error {
+	o := b.db.pdb.NewBatch()
+	defer o.Close()
+	if err := o.SetRepr(repr); err != nil {
+		return err
+	}
+	return b.b.Apply(o, nil)
+}
+
 // Discard releases the batch without committing it.
 func (b *Batch) Discard() { _ = b.b.Close() }
 
