@@ -28,6 +28,25 @@ import (
 // whose token one of its own proposals in flight registered, and no others. Nothing is applied that the group has not committed, so a replica
 // never holds a write the others may lack.
 //
+// A proposal whose proposer loses the leadership while its entry is in
+// flight (host.ErrAmbiguous), or that times out (host.ErrTimeout), has an
+// unknown outcome: the entry may still commit under the new leader, or
+// never. The proposer settles it (settle) rather than answer that: its
+// token's slot stays registered while Replicator.Settle has this replica
+// apply everything the group's new leader has committed as of a ReadIndex
+// that leader answers. Raft answers one only once the leader has committed
+// an entry of its own term, and after that no entry of an earlier term
+// that is not already committed can commit. So if the slot is filled, the
+// entry committed and its results are the answer (no retry, no second
+// write); if not, it never will, and the write fails with a refusal that
+// wraps the host's NotLeaderError naming the new leader, which a gateway
+// treats as it treats a follower's refusal: it sends the request there,
+// once. If the group cannot be settled within settleTimeout (no leader
+// reachable), or a proposal timed out on a node that still leads the group
+// (the proposal's term may still be running), the outcome stays unknown
+// and the error wraps the host's. A stopping host (host.ErrStopped) is not
+// settled.
+//
 // A split is an entry of the parent's log like any command: every replica
 // applies it (reading the store as the round's batch leaves it), and once
 // it is committed the children replace the parent in the routing table and
