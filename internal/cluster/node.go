@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/parsecdb/parsec/internal/engine"
@@ -527,6 +528,34 @@ func readIndex(ctx context.Context, h *host.Host, g uint64) (uint64, error) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// Settle returns once this node has applied an entry of group committed
+// by a leader of a later term than the proposal that failed with cause,
+// with the leader it then knows (engine.Replicator). It is a ReadIndex
+// asked of the current leader: raft answers one only once the leader has
+// committed an entry of its own term, and the read's index is applied here
+// before it returns; after that entry, no entry of an earlier term that is
+// not already committed can commit. That leader's term is later than the
+// proposal's when the proposer's term of leadership is over as the read is
+// asked (a leader of an earlier term could not have a quorum answer its
+// heartbeats): a proposal that failed with host.ErrAmbiguous says so; one
+// that timed out (host.ErrTimeout) may have done so on a leader that
+// still leads in its term, and then Settle fails.
+func (n *Node) Settle(ctx context.Context, group uint64, cause error) (uint64, error) {
+	if !errors.Is(cause, host.ErrAmbiguous) {
+		st, err := n.h.Status(group)
+		if err != nil {
+			return 0, err
+		}
+		if st.RaftState == raft.StateLeader {
+			return 0, fmt.Errorf("this node still leads group %d, in term %d: the proposal may still commit", group, st.Term)
+		}
+	}
+	if _, err := readIndex(ctx, n.h, group); err != nil {
+		return 0, fmt.Errorf("group %d could not be settled: %w", group, err)
+	}
+	return n.LeaderHint(group), nil
 }
 
 // Lead returns once this node leads group: it asks the leader to hand the

@@ -28,6 +28,25 @@ import (
 // whose token one of its own proposals in flight registered, and no others. Nothing is applied that the group has not committed, so a replica
 // never holds a write the others may lack.
 //
+// A proposal whose proposer loses the leadership while its entry is in
+// flight (host.ErrAmbiguous), or that times out (host.ErrTimeout), has an
+// unknown outcome: the entry may still commit under the new leader, or
+// never. The proposer settles it (settle) rather than answer that: its
+// token's slot stays registered while Replicator.Settle has this replica
+// apply everything the group's new leader has committed as of a ReadIndex
+// that leader answers. Raft answers one only once the leader has committed
+// an entry of its own term, and after that no entry of an earlier term
+// that is not already committed can commit. So if the slot is filled, the
+// entry committed and its results are the answer (no retry, no second
+// write); if not, it never will, and the write fails with a refusal that
+// wraps the host's NotLeaderError naming the new leader, which a gateway
+// treats as it treats a follower's refusal: it sends the request there,
+// once. If the group cannot be settled within settleTimeout (no leader
+// reachable), or a proposal timed out on a node that still leads the group
+// (the proposal's term may still be running), the outcome stays unknown
+// and the error wraps the host's. A stopping host (host.ErrStopped) is not
+// settled.
+//
 // A split is an entry of the parent's log like any command: every replica
 // applies it (reading the store as the round's batch leaves it), and once
 // it is committed the children replace the parent in the routing table and
@@ -81,6 +100,15 @@ type Replicator interface {
 	// the parent only by a snapshot, and a split parent has none (its
 	// state lives on in its children).
 	CanSplit(group uint64) error
+	// Settle is called after Propose failed with an unknown outcome,
+	// cause (host.ErrAmbiguous, host.ErrTimeout). It returns, with the
+	// group's leader as this node then knows it (0: none), once this node
+	// has applied an entry of group committed in a term later than that of
+	// the failed proposal: the proposal's entry is then applied here, or
+	// can never commit. It fails if it cannot establish that before ctx
+	// ends (no leader reachable), or at all (a proposal that timed out on a
+	// node that still leads the group: its term may be the proposal's).
+	Settle(ctx context.Context, group uint64, cause error) (leader uint64, err error)
 }
 
 // GroupPartition returns the partition of a raft group, of a started
@@ -304,6 +332,11 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
 	defer cancel()
 	idx, err := p.c.e.opts.Replicator.Propose(ctx, p.GroupID(), data)
+	if err != nil && outcomeUnknown(err) {
+		// The slot stays registered while the outcome is settled: the
+		// entry, if it commits, fills it here.
+		err = p.settle(err, slot)
+	}
 	p.repl.mu.Lock()
 	delete(p.repl.waiting, token)
 	res := *slot
@@ -315,6 +348,50 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 	}
 	return res, idx, nil
 }
+
+// settleTimeout bounds how long a partition's loop waits, after a
+// proposal of unknown outcome, for the group's new leader to settle it.
+const settleTimeout = 3 * time.Second
+
+// outcomeUnknown reports whether a proposal failed with an outcome still
+// to learn: its proposer lost the leadership, or stopped waiting, while
+// the entry was in flight. A stopping host (host.ErrStopped) is not
+// settled: the process is going down.
+func outcomeUnknown(err error) bool {
+	return (errors.Is(err, host.ErrAmbiguous) || errors.Is(err, host.ErrTimeout)) && !errors.Is(err, host.ErrStopped)
+}
+
+// settle learns the outcome of the partition's proposal that failed with
+// cause, whose results slot is still registered: once the Replicator has
+// settled the group, the entry has committed and been applied here (its
+// results are in slot: settle returns nil) or it never will (settle
+// returns a refusal that names the new leader, so that a gateway sends
+// the write there: it is not a second write). If the group cannot be
+// settled, the outcome stays unknown and cause is returned.
+func (p *Partition) settle(cause error, slot *[]entryResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	leader, err := p.c.e.opts.Replicator.Settle(ctx, p.GroupID(), cause)
+	if err != nil {
+		return fmt.Errorf("%w (and it could not be settled: %v)", cause, err)
+	}
+	p.repl.mu.Lock()
+	applied := len(*slot) > 0
+	p.repl.mu.Unlock()
+	if applied {
+		return nil
+	}
+	nl := &host.NotLeaderError{Group: p.GroupID(), Leader: leader}
+	var was *host.NotLeaderError
+	if errors.As(cause, &was) {
+		nl.Node = was.Node
+	}
+	return fmt.Errorf("%w (the group's leadership moved while it was in flight): %w", errNeverCommitted, nl)
+}
+
+// errNeverCommitted is the cause of a write whose proposal settled as never
+// committed: it had no effect.
+var errNeverCommitted = errors.New("the entry was not committed, and can no longer be")
 
 // AppliedIndex returns the raft index up to which the partition's state is
 // committed and published: a read of the partition sees every entry up to

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.etcd.io/raft/v3"
 
 	"github.com/parsecdb/parsec/internal/replication/host"
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
@@ -52,6 +53,8 @@ type lateReplicator struct {
 	h       atomic.Pointer[host.Host]
 	members []uint64
 	splits  sync.WaitGroup
+	// settled and unsettled count Settle's successes and failures.
+	settled, unsettled atomic.Int64
 }
 
 func (l *lateReplicator) Propose(ctx context.Context, g uint64, data []byte) (uint64, error) {
@@ -100,6 +103,30 @@ func (l *lateReplicator) Barrier(ctx context.Context, groups []uint64) error {
 		}
 	}
 	return nil
+}
+
+// Settle asks the group's leader for a read index, which this node
+// applies before the read returns; as the cluster's Node does, it refuses
+// after a timeout (not a lost leadership) while this node leads.
+func (l *lateReplicator) Settle(ctx context.Context, g uint64, cause error) (uint64, error) {
+	h := l.h.Load()
+	if !errors.Is(cause, host.ErrAmbiguous) {
+		st, err := h.Status(g)
+		if err != nil {
+			return 0, err
+		}
+		if st.RaftState == raft.StateLeader {
+			l.unsettled.Add(1)
+			return 0, errors.New("this node still leads the group")
+		}
+	}
+	if err := l.Barrier(ctx, []uint64{g}); err != nil {
+		l.unsettled.Add(1)
+		return 0, err
+	}
+	l.settled.Add(1)
+	lead, _ := h.Leader(g)
+	return lead, nil
 }
 
 // Lead refuses unless this node leads group: the tests' nodes have no

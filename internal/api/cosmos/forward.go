@@ -27,9 +27,15 @@ import (
 // the client sent it (its signature is valid on every node, which share
 // the account key), to the leader's client endpoint, whose answer is the
 // client's. A refused proposal was not made, so sending it on can never
-// write twice. A request is sent on at most maxHops times (leadership can
-// move while it travels); then, or when no leader appears within
-// leaderWait, the client gets 503, which the SDKs retry.
+// write twice. A proposal whose leader lost the leadership with the entry
+// in flight is settled by the engine first (engine/replicated.go): if the
+// entry committed, the write succeeded here; if it can no longer commit,
+// the engine's error is such a refusal, naming the new leader, and the
+// request is sent on the same way. Only a write whose outcome stays unknown
+// (host.ErrAmbiguous: it could not be settled) is not sent on. A request
+// is sent on at most maxHops times (leadership can move while it travels);
+// then, or when no leader appears within leaderWait, the client gets 503,
+// which the SDKs retry.
 const (
 	hdrHops    = "X-Parsec-Hops"
 	maxHops    = 3
