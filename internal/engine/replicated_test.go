@@ -688,3 +688,53 @@ func TestReplicatedRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluatedEntryOnChangedStateRejected evaluates two creations of the
+// same item on the same state and replicates both: the second was
+// evaluated on a state the first changed, so the replica rejects it,
+// writing nothing, and the item is the first's (without the check, the
+// second would overwrite it and the partition would count two items).
+func TestEvaluatedEntryOnChangedStateRejected(t *testing.T) {
+	nodes := startReplicated(t, transport.NewNetwork(2, 0), []uint64{1}, time.Millisecond)
+	c, _ := nodes[0].e.Container("db", "c")
+	create := func(n int) *request {
+		op, err := c.PrepareWrite(OpCreate, fmt.Appendf(nil, `{"id":"x","pk":"a","n":%d}`, n), key("a"), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &request{cmd: &Command{Ops: []Op{op}, Ts: 1}, done: make(chan struct{})}
+	}
+	first, second := create(1), create(2)
+	p := c.PartitionFor(first.cmd.Ops[0].EPK)
+	var entries [][]byte
+	for _, r := range []*request{first, second} {
+		data, err := p.evaluate([]*request{r})
+		if err != nil || data == nil || r.err != nil || r.res[0].Err != nil {
+			t.Fatalf("evaluation: %v, %v, %+v", err, r.err, r.res)
+		}
+		entries = append(entries, data)
+	}
+	for i, data := range entries {
+		res, _, err := p.replicate(data)
+		if err != nil || len(res) != 1 {
+			t.Fatalf("entry %d: %v, %+v", i, err, res)
+		}
+		if i == 0 && res[0].err != nil {
+			t.Fatalf("the first entry was rejected: %v", res[0].err)
+		}
+		if i == 1 && !errors.Is(res[0].err, errStaleEvaluation) {
+			t.Fatalf("the entry evaluated on the state before the first was applied: %v", res[0].err)
+		}
+	}
+	op, err := c.PrepareKeyed(OpRead, "x", key("a"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := c.ReadItem(op)
+	if err != nil || r.Err != nil || !strings.Contains(string(r.Doc), `"n":1`) {
+		t.Fatalf("the item is %s (%v, %v), want the first's", r.Doc, err, r.Err)
+	}
+	if n := p.items.Load(); n != 1 {
+		t.Fatalf("the partition counts %d items", n)
+	}
+}
