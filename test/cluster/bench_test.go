@@ -176,3 +176,53 @@ func writeOnce(n *node, id string) error {
 	}
 	return nil
 }
+
+// BenchmarkSnapshotCatchUp kills a node, writes 1 KB items through another
+// for 15 seconds (every partition's log is truncated past the dead node:
+// --raft-log-entries 1000), restarts it and measures how long until its
+// replicas have applied what the others have, and how many snapshot bytes
+// it received to get there.
+//
+//	go test ./test/cluster -run '^$' -bench SnapshotCatchUp -benchtime 1x
+func BenchmarkSnapshotCatchUp(b *testing.B) {
+	ns := startCluster(b, "--raft-log-entries", "1000")
+	ns[2].kill()
+	o := bench.Options{Endpoint: ns[0].url(), Workload: "write", Items: 1000, ItemSize: 1024, Concurrency: 32,
+		Duration: 15 * time.Second, Throughput: 4000, Container: "bench", Seed: 1}
+	r, err := bench.Run(context.Background(), o, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := ns[2].start(b, "--join", ns[0].clust, "--raft-log-entries", "1000"); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		st, err := clusterStatus(ns[0])
+		caught := err == nil && len(st.Partitions) > 0
+		for _, p := range st.Partitions {
+			var top uint64
+			for _, lsn := range p.AppliedLSN {
+				top = max(top, lsn)
+			}
+			caught = caught && p.AppliedLSN["3"] == top
+		}
+		if caught {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			b.Fatal("node 3 did not catch up within 5 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(start)
+	bytes := nodeCounter(b, ns[2], "parsec_raft_snapshot_bytes_received_total")
+	installed := nodeCounter(b, ns[2], "parsec_raft_snapshots_installed_total")
+	if installed == 0 {
+		b.Fatal("node 3 caught up without a snapshot")
+	}
+	b.Logf("%d writes while node 3 was down; it caught up in %v with %d snapshots of %d bytes in all", r.Operations, took, installed, bytes)
+	b.ReportMetric(took.Seconds(), "catch-up-s")
+	b.ReportMetric(float64(bytes)/(1<<20), "snapshot-MB")
+	b.ReportMetric(float64(bytes)/(1<<20)/took.Seconds(), "MB/s")
+}

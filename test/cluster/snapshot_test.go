@@ -112,7 +112,7 @@ func TestClusterCatchUpBySnapshot(t *testing.T) {
 }
 
 // nodeCounter reads a node-wide counter from n's /metrics page.
-func nodeCounter(t *testing.T, n *node, name string) uint64 {
+func nodeCounter(t testing.TB, n *node, name string) uint64 {
 	t.Helper()
 	req, _ := http.NewRequest("GET", n.url()+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+auth.EmulatorKey)
