@@ -408,8 +408,8 @@ type metricLine struct {
 
 var metricRe = regexp.MustCompile(`^(parsec_partition_[a-z_]+)\{[^}]*range="([^"]+)"[^}]*\} ([0-9.e+-]+)$`)
 
-// metricLines reads n's /metrics page.
-func metricLines(t *testing.T, n *node) []metricLine {
+// metricsPage reads n's /metrics page.
+func metricsPage(t testing.TB, n *node) []byte {
 	t.Helper()
 	req, _ := http.NewRequest("GET", n.url()+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+auth.EmulatorKey)
@@ -419,8 +419,14 @@ func metricLines(t *testing.T, n *node) []metricLine {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	return b
+}
+
+// metricLines reads the partitions' lines of n's /metrics page.
+func metricLines(t *testing.T, n *node) []metricLine {
+	t.Helper()
 	var out []metricLine
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(string(metricsPage(t, n)), "\n") {
 		if m := metricRe.FindStringSubmatch(l); m != nil {
 			v, _ := strconv.ParseFloat(m[3], 64)
 			out = append(out, metricLine{m[1], m[2], v})

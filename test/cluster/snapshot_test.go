@@ -3,15 +3,12 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
-	"github.com/parsecdb/parsec/internal/auth"
 )
 
 // TestClusterCatchUpBySnapshot kills a node, writes, replaces and deletes
@@ -114,15 +111,7 @@ func TestClusterCatchUpBySnapshot(t *testing.T) {
 // nodeCounter reads a node-wide counter from n's /metrics page.
 func nodeCounter(t testing.TB, n *node, name string) uint64 {
 	t.Helper()
-	req, _ := http.NewRequest("GET", n.url()+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+auth.EmulatorKey)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + ` ([0-9]+)$`).FindSubmatch(b)
+	m := regexp.MustCompile(`(?m)^` + name + ` ([0-9]+)$`).FindSubmatch(metricsPage(t, n))
 	if m == nil {
 		t.Fatalf("no %s on node %d's /metrics", name, n.id)
 	}

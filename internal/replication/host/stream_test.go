@@ -155,35 +155,7 @@ func TestCatchUpThroughStreamedSnapshot(t *testing.T) {
 	}
 	c.startAll(1, memStore)
 	g := c.groups[0]
-	var want []string
-	for i := range 50 {
-		cmd := fmt.Sprintf("c%d", i)
-		c.propose(g, cmd)
-		want = append(want, cmd)
-	}
-	c.converge(g, want)
-	lead := c.leader(g)
-	down := voters[(slices.Index(voters, lead)+1)%len(voters)]
-	downApplied, _, _ := c.nodes[down].sm(g).state()
-	c.stop(down)
-	var up []uint64
-	for _, id := range voters {
-		if id != down {
-			up = append(up, id)
-		}
-	}
-	for i := 50; i < 400; i++ {
-		cmd := fmt.Sprintf("c%d", i)
-		c.propose(g, cmd, up...)
-		want = append(want, cmd)
-	}
-	c.converge(g, want, up...)
-	lead = c.leader(g, up...)
-	c.waitFor("the leader to truncate past the stopped node", func() bool {
-		var first uint64
-		_ = c.nodes[lead].h.do(func() error { first, _ = c.nodes[lead].h.groups[g].log.FirstIndex(); return nil })
-		return first > downApplied+1
-	})
+	lead, down, want := c.downPastTruncation(g, 50, 400)
 	if behind, err := c.nodes[lead].h.Behind(g); err != nil || !slices.Equal(behind, []uint64{down}) {
 		t.Fatalf("the leader reports %v behind its log (%v), want [%d]", behind, err, down)
 	}
@@ -234,33 +206,7 @@ func TestStreamedSnapshotInstallAfterCrash(t *testing.T) {
 		}}
 	c.startAll(1, memStore)
 	g := c.groups[0]
-	var want []string
-	for i := range 10 {
-		cmd := fmt.Sprintf("c%d", i)
-		c.propose(g, cmd)
-		want = append(want, cmd)
-	}
-	c.converge(g, want)
-	lead := c.leader(g)
-	down := voters[(slices.Index(voters, lead)+1)%len(voters)]
-	downApplied, _, _ := c.nodes[down].sm(g).state()
-	c.stop(down)
-	var up []uint64
-	for _, id := range voters {
-		if id != down {
-			up = append(up, id)
-		}
-	}
-	for i := 10; i < 200; i++ {
-		cmd := fmt.Sprintf("c%d", i)
-		c.propose(g, cmd, up...)
-		want = append(want, cmd)
-	}
-	c.waitFor("the leader to truncate past the stopped node", func() bool {
-		var first uint64
-		_ = c.nodes[lead].h.do(func() error { first, _ = c.nodes[lead].h.groups[g].log.FirstIndex(); return nil })
-		return first > downApplied+1
-	})
+	_, down, want := c.downPastTruncation(g, 10, 200)
 	n := c.nodes[down]
 	n.mu.Lock()
 	n.failInstall = true
@@ -287,4 +233,36 @@ func TestStreamedSnapshotInstallAfterCrash(t *testing.T) {
 	if _, _, restores := n.sm(g).state(); restores == 0 {
 		t.Fatal("the restarted node caught up without installing the snapshot")
 	}
+}
+
+// downPastTruncation proposes before commands in group g, stops a follower,
+// proposes up to total commands without it, and waits until the leader has
+// truncated its log past what the follower holds. It returns the leader,
+// the stopped follower, and the commands.
+func (c *cluster) downPastTruncation(g uint64, before, total int) (lead, down uint64, want []string) {
+	c.t.Helper()
+	for i := range before {
+		cmd := fmt.Sprintf("c%d", i)
+		c.propose(g, cmd)
+		want = append(want, cmd)
+	}
+	c.converge(g, want)
+	lead = c.leader(g)
+	down = voters[(slices.Index(voters, lead)+1)%len(voters)]
+	downApplied, _, _ := c.nodes[down].sm(g).state()
+	c.stop(down)
+	up := slices.DeleteFunc(slices.Clone(voters), func(id uint64) bool { return id == down })
+	for i := before; i < total; i++ {
+		cmd := fmt.Sprintf("c%d", i)
+		c.propose(g, cmd, up...)
+		want = append(want, cmd)
+	}
+	c.converge(g, want, up...)
+	lead = c.leader(g, up...)
+	c.waitFor("the leader to truncate past the stopped node", func() bool {
+		var first uint64
+		_ = c.nodes[lead].h.do(func() error { first, _ = c.nodes[lead].h.groups[g].log.FirstIndex(); return nil })
+		return first > downApplied+1
+	})
+	return lead, down, want
 }
