@@ -12,12 +12,8 @@
 //     may have work (a dirty set, so idle groups cost nothing per round).
 //   - One storage commit per round. The hard states, new entries and
 //     received snapshots of all those groups go into one raftlog.Batch,
-//     committed with one WAL sync. The messages that promise what it
-//     holds (a vote, the acknowledgement of an append) are sent after it,
-//     the others (a leader's appends and heartbeats) before, so that a
-//     leader's write syncs while its followers receive it (the raft
-//     thesis, 10.2.1; raft counts the leader's own acknowledgement only
-//     once Advance says its write is durable).
+//     committed with one WAL sync, before any of their messages is sent:
+//     raft's rule that what a message promises is durable first.
 //   - One transport. Messages of all groups are grouped per destination
 //     node and handed to the transport in one Send each.
 //   - One apply batch. Committed entries go to each group's StateMachine,

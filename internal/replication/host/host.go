@@ -1042,38 +1042,7 @@ func (h *Host) process() error {
 	if len(rds) == 0 {
 		return nil
 	}
-	// 1. Send what need not wait for the round's writes to be durable, so
-	// that a leader's appends reach its followers while its own write
-	// syncs (the raft thesis, 10.2.1): every message but the responses that
-	// vote for an election or acknowledge an append (MsgVoteResp,
-	// MsgPreVoteResp, MsgAppResp), which raft holds to this rule too (its
-	// own acknowledgement of its entries counts only after Advance).
-	out := make(map[uint64][]transport.Envelope)
-	var snaps []func()
-	for _, r := range rds {
-		for _, m := range r.rd.Messages {
-			switch m.GetType() {
-			case raftpb.MsgAppResp, raftpb.MsgVoteResp, raftpb.MsgPreVoteResp:
-				continue
-			}
-			out[m.GetTo()] = append(out[m.GetTo()], transport.Envelope{Group: r.g.id, Msg: m})
-			if _, ok := r.g.sm.(SnapshotStreamer); ok && m.GetType() == raftpb.MsgSnap {
-				// Raft hears of it when the replica acknowledges the
-				// snapshot, or the stream expires (stream.go).
-				h.sentStream(m)
-			} else if m.GetType() == raftpb.MsgSnap {
-				g, to := r.g, m.GetTo()
-				snaps = append(snaps, func() {
-					g.rn.ReportSnapshot(to, raft.SnapshotFinish)
-					h.dirty[g] = struct{}{}
-				})
-			}
-		}
-	}
-	for to, batch := range out {
-		h.cfg.Transport.Send(to, batch)
-	}
-	// 2. Persist, all groups in one batch and one sync.
+	// 1. Persist, all groups in one batch and one sync.
 	b := h.cfg.Store.NewBatch()
 	var appended uint64
 	for _, r := range rds {
@@ -1105,13 +1074,22 @@ func (h *Host) process() error {
 			}
 		}
 	}
-	// Then the votes and acknowledgements, batched per destination node.
-	clear(out)
+	// 2. Send, batched per destination node.
+	out := make(map[uint64][]transport.Envelope)
+	var snaps []func()
 	for _, r := range rds {
 		for _, m := range r.rd.Messages {
-			switch m.GetType() {
-			case raftpb.MsgAppResp, raftpb.MsgVoteResp, raftpb.MsgPreVoteResp:
-				out[m.GetTo()] = append(out[m.GetTo()], transport.Envelope{Group: r.g.id, Msg: m})
+			out[m.GetTo()] = append(out[m.GetTo()], transport.Envelope{Group: r.g.id, Msg: m})
+			if _, ok := r.g.sm.(SnapshotStreamer); ok && m.GetType() == raftpb.MsgSnap {
+				// Raft hears of it when the replica acknowledges the
+				// snapshot, or the stream expires (stream.go).
+				h.sentStream(m)
+			} else if m.GetType() == raftpb.MsgSnap {
+				g, to := r.g, m.GetTo()
+				snaps = append(snaps, func() {
+					g.rn.ReportSnapshot(to, raft.SnapshotFinish)
+					h.dirty[g] = struct{}{}
+				})
 			}
 		}
 	}
