@@ -95,24 +95,30 @@ func (h *Host) heard(g *group, m *raftpb.Message) {
 		return
 	}
 	c := m.GetCommit()
-	l.commit = max(l.commit, c)
 	if marker && g.quiesced {
 		h.mu.Lock()
 		l.quiesceCommit, l.quiesceDrops = c, h.stats.DroppedMessages
 		h.mu.Unlock()
 	}
-	l.advance(g.applied)
+	l.announce(c, now, g.applied)
+}
+
+// announce records that the leader's commit index was c when it sent a
+// message received at at, on a replica that has applied applied.
+func (l *lagState) announce(c uint64, at time.Time, applied uint64) {
+	l.commit = max(l.commit, c)
+	l.advance(applied)
 	switch {
-	case c <= g.applied:
-		l.synced = now
+	case c <= applied:
+		l.synced = at
 	case l.n > 0 && l.pending[l.n-1].commit >= c:
 		// An older announcement of at least as much is pending: it is
 		// reached first, and this one adds nothing.
 	case l.n < lagPending:
-		l.pending[l.n].commit, l.pending[l.n].at = c, now
+		l.pending[l.n].commit, l.pending[l.n].at = c, at
 		l.n++
 	default:
-		l.pending[l.n-1].commit, l.pending[l.n-1].at = c, now
+		l.pending[l.n-1].commit, l.pending[l.n-1].at = c, at
 	}
 }
 
