@@ -41,8 +41,14 @@ import (
 // replica applied all of it) misses nothing for as long as it stays
 // quiesced here: a leader that commits again first wakes the group, and
 // its heartbeats (every tick) or, if it is unreachable, the liveness
-// mechanism (host.NodeDown) wake the group here too. A replica that
-// dropped a received message since cannot rely on that and is judged by
+// mechanism (host.NodeDown) wake the group here too. That fails only if
+// messages are lost one way (a leadership moved to a node that cannot
+// reach this one, the old leader still reachable): so the quiescence is
+// trusted for T/quiesceShare after the leader's last quiesce marker, which
+// bounds a read's staleness by the time bound even then; past it, one
+// read asks the leader (a ReadIndex, which wakes the group; the leader
+// quiesces it again with a fresh marker). A replica that dropped a
+// received message since cannot rely on the quiescence and is judged by
 // Synced as any other.
 //
 // Any other case falls back to a ReadIndex through the leader, which is
@@ -50,6 +56,7 @@ import (
 const (
 	maxSilence   = time.Second
 	silenceShare = 4
+	quiesceShare = 2
 )
 
 // boundedLocal reports whether a replica whose lag is l may serve, at now,
@@ -66,7 +73,7 @@ func boundedLocal(l host.LagInfo, now time.Time, maxOps int64, maxAge time.Durat
 	if behind > uint64(maxOps)/engine.MaxCommandsPerEntry {
 		return false
 	}
-	if l.Quiesced && behind == 0 {
+	if l.Quiesced && behind == 0 && !l.QuiescedAt.IsZero() && !l.QuiescedAt.After(now) && now.Sub(l.QuiescedAt) <= maxAge/quiesceShare {
 		return true
 	}
 	if l.Synced.IsZero() || l.Synced.After(now) {

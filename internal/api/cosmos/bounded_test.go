@@ -12,7 +12,8 @@ import (
 // bounded-staleness read without its leader: within the operations bound
 // counted at MaxCommandsPerEntry per entry, synced recently enough (at
 // most min(maxSilence, T/silenceShare) ago), or quiesced with nothing to
-// apply; everything else goes to the leader.
+// apply on a marker at most T/quiesceShare old; everything else goes to
+// the leader.
 func TestBoundedLocal(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	const k = 100_000
@@ -40,9 +41,12 @@ func TestBoundedLocal(t *testing.T) {
 		{"applied past the known commit", host.LagInfo{Commit: 9, Applied: 10, Synced: now}, 10, tt, true},
 		{"a short interval shrinks the silence", host.LagInfo{Commit: 5, Applied: 5, Synced: ago(200 * time.Millisecond)}, k, tt / 400, false},
 		{"a short interval, synced within its share", host.LagInfo{Commit: 5, Applied: 5, Synced: ago(tt / 400 / silenceShare)}, k, tt / 400, true},
-		{"quiesced, nothing to apply, long ago", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true, Synced: ago(time.Hour)}, k, tt, true},
-		{"quiesced, never synced", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true}, 10, tt, true},
-		{"quiesced with entries to apply", host.LagInfo{Commit: 8, Applied: 7, Quiesced: true, Synced: ago(time.Hour)}, k, tt, false},
+		{"quiesced, nothing to apply, synced long ago", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true, QuiescedAt: ago(tt / quiesceShare), Synced: ago(tt / quiesceShare)}, k, tt, true},
+		{"quiesced, nothing to apply, under a small prefix", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true, QuiescedAt: ago(time.Minute)}, 10, tt, true},
+		{"quiesced too long ago", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true, QuiescedAt: ago(tt/quiesceShare + time.Millisecond)}, k, tt, false},
+		{"quiesced, no marker time", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true}, k, tt, false},
+		{"quiesced in the future", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true, QuiescedAt: now.Add(time.Second)}, k, tt, false},
+		{"quiesced with entries to apply", host.LagInfo{Commit: 8, Applied: 7, Quiesced: true, QuiescedAt: now, Synced: ago(time.Hour)}, k, tt, false},
 		{"leader, applied all", host.LagInfo{Leader: true, Commit: 7, Applied: 7, Synced: now, LeaderHeard: now}, k, tt, true},
 		{"no bounds", host.LagInfo{Commit: 7, Applied: 7, Synced: now}, 0, 0, false},
 		{"negative prefix", host.LagInfo{Commit: 7, Applied: 7, Synced: now}, -1, tt, false},

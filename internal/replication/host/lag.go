@@ -46,8 +46,12 @@ type LagInfo struct {
 	// unless the leader has woken the group since, which the leader's next
 	// heartbeat (it heartbeats a woken group every HeartbeatTicks), or
 	// NodeDown when the leader's node is unreachable, reveals by waking the
-	// group here.
-	Quiesced bool
+	// group here. That relies on the liveness mechanism and on the
+	// leader's messages reaching this replica; a reader that cannot rely
+	// on them forever bounds how long it trusts the quiescence by
+	// QuiescedAt, when the leader's last quiesce marker came.
+	Quiesced   bool
+	QuiescedAt time.Time
 }
 
 // lagPending bounds the (commit index, time) pairs a group keeps while
@@ -69,9 +73,10 @@ type lagState struct {
 	}
 	n int
 	// quiesceCommit is the commit index of the quiesce marker that
-	// quiesced the group here; quiesceDrops the host's dropped-message
-	// count then.
+	// quiesced the group here, quiesceAt when it came; quiesceDrops the
+	// host's dropped-message count then.
 	quiesceCommit, quiesceDrops uint64
+	quiesceAt                   time.Time
 }
 
 // heard records, after the loop stepped m to g, what m tells of the
@@ -97,7 +102,7 @@ func (h *Host) heard(g *group, m *raftpb.Message) {
 	c := m.GetCommit()
 	if marker && g.quiesced {
 		h.mu.Lock()
-		l.quiesceCommit, l.quiesceDrops = c, h.stats.DroppedMessages
+		l.quiesceCommit, l.quiesceDrops, l.quiesceAt = c, h.stats.DroppedMessages, now
 		h.mu.Unlock()
 	}
 	l.announce(c, now, g.applied)
@@ -166,6 +171,9 @@ func (h *Host) Lag(group uint64) (LagInfo, error) {
 		if g.quiesced && l.quiesceCommit != 0 && g.applied >= l.quiesceCommit {
 			h.mu.Lock()
 			info.Quiesced = h.stats.DroppedMessages == l.quiesceDrops
+			if info.Quiesced {
+				info.QuiescedAt = l.quiesceAt
+			}
 			h.mu.Unlock()
 		}
 		return nil

@@ -123,7 +123,7 @@ func TestLagQuiesced(t *testing.T) {
 		l := c.lag(f, g)
 		return l.Quiesced
 	})
-	if l := c.lag(f, g); l.Applied < last || l.Commit != l.Applied || l.Synced.IsZero() || l.Lead != lead {
+	if l := c.lag(f, g); l.Applied < last || l.Commit != l.Applied || l.Synced.IsZero() || l.QuiescedAt.IsZero() || l.Lead != lead {
 		t.Fatalf("quiesced follower's lag %+v, want all of its leader's %d applied", l, last)
 	}
 	c.net.Isolate(f)
