@@ -20,10 +20,11 @@ import (
 //     knows it misses: counting entries alone would be a lower bound, not
 //     a bound.
 //   - Synced: when it received a message (an append or a quiesce marker,
-//     which carry the leader's whole commit index) all of whose committed
-//     entries it has applied. Every write a read here misses was committed
-//     after the leader sent that message, so it is younger than
-//     now-Synced plus the message's delay.
+//     which carry the leader's whole commit index, once the leader has
+//     committed an entry of its own term) all of whose committed entries
+//     it has applied. Every write a read here misses was committed after
+//     the leader sent that message, so it is younger than now-Synced plus
+//     the message's delay.
 //
 // The replica serves the read when the operations it knows it misses are
 // at most K, and Synced is at most min(maxSilence, T/silenceShare) ago.

@@ -77,6 +77,9 @@ type lagState struct {
 	// host's dropped-message count then.
 	quiesceCommit, quiesceDrops uint64
 	quiesceAt                   time.Time
+	// termEntry is the index of an entry of the leader's term, 0 if none
+	// is known yet.
+	termEntry uint64
 }
 
 // heard records, after the loop stepped m to g, what m tells of the
@@ -91,7 +94,7 @@ func (h *Host) heard(g *group, m *raftpb.Message) {
 	if l.term != st.GetTerm() {
 		// A new leader: its announcements start afresh (what an earlier
 		// one announced stays committed, so commit is kept).
-		l.term, l.n, l.heard, l.synced, l.quiesceCommit = st.GetTerm(), 0, time.Time{}, time.Time{}, 0
+		l.term, l.n, l.heard, l.synced, l.quiesceCommit, l.termEntry = st.GetTerm(), 0, time.Time{}, time.Time{}, 0, 0
 	}
 	now := time.Now()
 	l.heard = now
@@ -100,12 +103,43 @@ func (h *Host) heard(g *group, m *raftpb.Message) {
 		return
 	}
 	c := m.GetCommit()
+	if !marker && !l.termCommitted(g, m, st.GetTerm()) {
+		// A new leader's commit index may lag what its predecessor
+		// committed until it commits an entry of its own term (raft's
+		// rule for ReadIndex too): it says nothing whole yet.
+		l.commit = max(l.commit, c)
+		return
+	}
 	if marker && g.quiesced {
 		h.mu.Lock()
 		l.quiesceCommit, l.quiesceDrops, l.quiesceAt = c, h.stats.DroppedMessages, now
 		h.mu.Unlock()
 	}
 	l.announce(c, now, g.applied)
+}
+
+// termCommitted reports whether the commit index of m, an append of the
+// leader of term, covers an entry of term: the leader then knows every
+// entry committed before it. A quiesce marker always does (a leader
+// quiesces only once its whole log, which holds the entry it appended when
+// elected, is committed).
+func (l *lagState) termCommitted(g *group, m *raftpb.Message, term uint64) bool {
+	if l.termEntry == 0 {
+		for _, e := range m.GetEntries() {
+			if e.GetTerm() == term {
+				l.termEntry = e.GetIndex()
+				break
+			}
+		}
+	}
+	if l.termEntry == 0 {
+		// Received before (in an append whose commit did not reach it,
+		// or that this record missed): the stored log tells.
+		if t, err := g.log.Term(m.GetCommit()); err == nil && t == term {
+			l.termEntry = m.GetCommit()
+		}
+	}
+	return l.termEntry != 0 && m.GetCommit() >= l.termEntry
 }
 
 // announce records that the leader's commit index was c when it sent a
@@ -156,7 +190,9 @@ func (h *Host) Lag(group uint64) (LagInfo, error) {
 		if st.RaftState == raft.StateLeader {
 			now := time.Now()
 			info.Leader, info.LeaderHeard = true, now
-			if g.applied >= info.Commit {
+			// Its commit index is whole once it covers an entry of its
+			// own term (see termCommitted).
+			if g.applied >= info.Commit && g.term == st.GetTerm() {
 				info.Synced = now
 			}
 			return nil

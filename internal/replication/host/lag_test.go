@@ -6,6 +6,12 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/parsecdb/parsec/internal/replication/raftlog"
+	"github.com/parsecdb/parsec/internal/storage"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 func (c *cluster) lag(id, g uint64) LagInfo {
@@ -169,5 +175,42 @@ func TestLagPending(t *testing.T) {
 	l.announce(50, at(100), 1<<20)
 	if !l.synced.Equal(at(100)) || l.n != 0 {
 		t.Fatalf("announcement of an applied index: synced %v, want %v; %d pending", l.synced, at(100), l.n)
+	}
+}
+
+// TestLagTermCommitted checks that a new leader's appends make a follower
+// synced only once their commit index covers an entry of the leader's own
+// term: before that, the leader may not know all its predecessor
+// committed.
+func TestLagTermCommitted(t *testing.T) {
+	db, err := storage.Open(storage.Options{Dir: "/n", FS: vfs.NewMem(), Reserve: -1, CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lg, err := raftlog.Open(db).Group(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &group{id: 100, log: lg}
+	const term = 7
+	app := func(commit uint64, ents ...*raftpb.Entry) *raftpb.Message {
+		return &raftpb.Message{Type: raftpb.MsgApp.Enum(), Term: proto.Uint64(term), Commit: proto.Uint64(commit), Entries: ents}
+	}
+	ent := func(index, term uint64) *raftpb.Entry {
+		return &raftpb.Entry{Index: proto.Uint64(index), Term: proto.Uint64(term)}
+	}
+	var l lagState
+	if l.termCommitted(g, app(20, ent(21, term-1)), term) {
+		t.Fatal("an append of earlier terms' entries counts as covering the leader's term")
+	}
+	if l.termCommitted(g, app(20, ent(21, term-1), ent(22, term)), term) {
+		t.Fatal("a commit index below the leader's first entry counts as covering its term")
+	}
+	if l.termEntry != 22 {
+		t.Fatalf("the leader's entry recorded at %d, want 22", l.termEntry)
+	}
+	if !l.termCommitted(g, app(22), term) || !l.termCommitted(g, app(30, ent(31, term)), term) {
+		t.Fatal("a commit index covering the leader's entry does not count")
 	}
 }
