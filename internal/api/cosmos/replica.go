@@ -68,9 +68,13 @@ func (s *Server) awaitReplicas(req *request, parts []*engine.Partition) error {
 			return err
 		}
 	}
-	switch s.readLevel(req.r) {
+	level := s.readLevel(req.r)
+	switch level {
 	case "Strong", "BoundedStaleness":
-		bounded := s.readLevel(req.r) == "BoundedStaleness"
+		// Bounded staleness: partitions whose replica here is within the
+		// bounds are read as they stand (bounded.go); the others, as
+		// strong.
+		bounded := level == "BoundedStaleness"
 		var maxOps int64
 		var maxAge time.Duration
 		if bounded {
