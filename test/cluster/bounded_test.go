@@ -15,7 +15,9 @@ import (
 // the SDK asking for BoundedStaleness: each read returns the item as
 // written, and /metrics shows that every node, the followers of the
 // partition included, served reads from its own replica without asking
-// the leader, and counted every bounded read one way or the other.
+// the leader, and counted every bounded read one way or the other; then
+// the partition's leader is killed and bounded reads through the others
+// still find every item.
 func TestClusterBoundedStaleness(t *testing.T) {
 	ns := startCluster(t, "--consistency", "bounded")
 	clients := []*azcosmos.Client{newClient(t, ns[0]), newClient(t, ns[1]), newClient(t, ns[2])}
@@ -91,6 +93,41 @@ func TestClusterBoundedStaleness(t *testing.T) {
 		}
 		if local == 0 {
 			t.Fatalf("node %d served no bounded read from its own replica (%d through the leader)", n.id, viaLeader)
+		}
+	}
+	// The partition's leader dies: the survivors' replicas, quiesced on
+	// its word, wake (the liveness check) and elect a new one; bounded
+	// reads through them, served locally or through the new leader, find
+	// every item all along.
+	ns[leader-1].kill()
+	survivor := ns[leader%3]
+	deadline := time.Now().Add(30 * time.Second)
+	for elected := false; ; {
+		for k, c := range clients {
+			if k == leader-1 {
+				continue
+			}
+			cc, _ := c.NewContainer("db", "c")
+			for i := range items {
+				r, err := cc.ReadItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%7)), fmt.Sprintf("i%d", i), &azcosmos.ItemOptions{ConsistencyLevel: &level})
+				if err != nil {
+					t.Fatalf("bounded read of item %d through node %d after node %d died: %v", i, k+1, leader, err)
+				}
+				var doc struct{ N int }
+				if err := json.Unmarshal(r.Value, &doc); err != nil || doc.N != i {
+					t.Fatalf("bounded read of item %d through node %d after node %d died: %s", i, k+1, leader, r.Value)
+				}
+			}
+		}
+		if elected {
+			break // a last round under the new leader
+		}
+		// Read on, round after round, until the survivors have elected.
+		if st, err := clusterStatus(survivor); err == nil && len(st.Partitions) == 1 && st.Partitions[0].Leader != 0 && st.Partitions[0].Leader != leader {
+			elected = true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new leader of the partition after node %d died", leader)
 		}
 	}
 	for _, n := range ns {
