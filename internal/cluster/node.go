@@ -950,3 +950,7 @@ func (n *Node) CanSplit(group uint64) error {
 	}
 	return nil
 }
+
+// Lag returns what this node's replica of group knows of its lag behind
+// the group's leader (host.Lag): what a bounded-staleness read decides on.
+func (n *Node) Lag(group uint64) (host.LagInfo, error) { return n.h.Lag(group) }

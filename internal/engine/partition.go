@@ -79,6 +79,11 @@ const (
 	maxReplicatedGroupBytes = 2 << 20
 )
 
+// MaxCommandsPerEntry bounds the commands, each of which takes one LSN, a
+// replicated partition's raft entry carries (its group commit): a replica
+// behind by n entries is behind by at most n*MaxCommandsPerEntry LSNs.
+const MaxCommandsPerEntry = maxGroupCommands
+
 func (p *Partition) start(rate float64, now time.Time) {
 	p.queue = make(chan *request, maxGroupCommands)
 	p.quit = make(chan struct{})

@@ -19,9 +19,14 @@ import (
 //   - Strong: a ReadIndex of each partition's raft group (the leader
 //     confirms its leadership with a round of heartbeats; a follower asks
 //     it), awaited on this node, so the read sees every write acknowledged
-//     before it began. Bounded staleness is served the same way: a
-//     follower's lag is not measured yet, and a stronger read is always
-//     allowed.
+//     before it began.
+//   - Bounded staleness: each partition's replica here serves the read as
+//     it stands if its lag (host.LagInfo: the committed entries it has not
+//     applied, and how long ago it last held all its leader had committed)
+//     is within the account's bounds (boundedLocal, bounded.go, says why
+//     that keeps the read within K operations and T time); a partition
+//     whose replica is not takes Strong's path. /metrics counts the reads
+//     served either way.
 //   - Session: the session token names each partition's LSN the client
 //     has seen; this node waits, up to sessionWait, until its replica has
 //     applied it, and otherwise answers 404 with substatus 1002
@@ -63,14 +68,38 @@ func (s *Server) awaitReplicas(req *request, parts []*engine.Partition) error {
 			return err
 		}
 	}
-	switch s.readLevel(req.r) {
+	level := s.readLevel(req.r)
+	switch level {
 	case "Strong", "BoundedStaleness":
+		// Bounded staleness: partitions whose replica here is within the
+		// bounds are read as they stand (bounded.go); the others, as
+		// strong.
+		bounded := level == "BoundedStaleness"
+		var maxOps int64
+		var maxAge time.Duration
+		if bounded {
+			maxOps, maxAge = s.stalenessBounds()
+		}
 		ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
 		defer cancel()
+		viaLeader := false
 		for _, p := range parts {
+			if bounded {
+				if l, err := n.Lag(p.GroupID()); err == nil && boundedLocal(l, time.Now(), maxOps, maxAge) {
+					continue
+				}
+				viaLeader = true
+			}
 			if _, err := n.ReadIndex(ctx, p.GroupID()); err != nil {
 				return fmt.Errorf("%w: a strong read of partition key range %s could not be served: %w", engine.ErrUnavailable, p.Range().ID, err)
 			}
+		}
+		switch {
+		case !bounded:
+		case viaLeader:
+			s.boundedReadsLeader.Add(1)
+		default:
+			s.boundedReadsLocal.Add(1)
 		}
 	case "Session":
 		want := parseSessionToken(req.r.Header.Get(hSessionToken))

@@ -58,6 +58,10 @@ type Server struct {
 	metrics  metricsCache
 	// advising is set while a partition-key analysis runs (advise.go).
 	advising atomic.Bool
+	// boundedReadsLocal and boundedReadsLeader count the bounded-staleness reads
+	// of a cluster node served by its replicas as they stood, and those
+	// for which some partition asked its leader (replica.go).
+	boundedReadsLocal, boundedReadsLeader atomic.Uint64
 }
 
 // NewServer returns a Server for cfg.

@@ -72,7 +72,13 @@
 // machine after it is linearizable, on the leader or on a follower.
 // CheckQuorum and PreVote are on: a leader that loses its quorum steps
 // down, and a partitioned node that rejoins does not depose a healthy
-// leader.
+// leader. Lag (lag.go) tells what a replica knows of its lag behind its
+// leader without asking it, for reads that may be a little stale
+// (bounded staleness): the committed entries it has not applied, and
+// when it last held everything its leader had committed when it sent an
+// append or a quiesce marker (a heartbeat carries the commit index only up
+// to what the follower holds, so it cannot tell). It is recorded in the
+// loop as messages are stepped and read through it.
 //
 // Logs are compacted by the host: every SnapshotEntries applied entries a
 // group takes a snapshot of its state machine, records it in the raft log

@@ -264,6 +264,7 @@ type group struct {
 	// lead is the leader as of the last Ready (Leader reads it without
 	// the loop).
 	lead atomic.Uint64
+	lag  lagState // what the leader's messages told (lag.go)
 }
 
 type waiter struct {
@@ -925,6 +926,7 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 					h.wakeGroup(g)
 					_ = g.rn.Step(m)
 				}
+				h.heard(g, e.Msg)
 				continue
 			}
 			if t := e.Msg.GetType(); (t == raftpb.MsgHeartbeat || t == raftpb.MsgHeartbeatResp) && len(e.Msg.GetContext()) != 0 && len(e.Msg.GetContext()) != 8 {
@@ -940,6 +942,7 @@ func (h *Host) receive(from uint64, batch []transport.Envelope) {
 			}
 			h.wakeGroup(g)
 			_ = g.rn.Step(e.Msg)
+			h.heard(g, e.Msg)
 		}
 	}})
 	h.bulk += bulk
