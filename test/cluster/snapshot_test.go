@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -16,7 +17,10 @@ import (
 // what the dead node holds (--raft-log-entries 32), and restarts it: its
 // replicas catch up by snapshots streamed from the leaders, and it then
 // serves, from its own replicas (eventual reads), exactly the state the
-// others have: new items, new values, and none of the deleted ones.
+// others have: new items, new values, and none of the deleted ones. A
+// throughput raise, which splits the partitions, is refused while the node
+// is behind the truncated logs, and splits them on every node once it has
+// caught up.
 func TestClusterCatchUpBySnapshot(t *testing.T) {
 	flags := []string{"--raft-log-entries", "32"}
 	ns := startCluster(t, flags...)
@@ -54,10 +58,17 @@ func TestClusterCatchUpBySnapshot(t *testing.T) {
 			t.Fatalf("delete item %d: %v", i, err)
 		}
 	}
+	// A split now would leave node 3 unable to follow its partitions (a
+	// split parent has no snapshot): raising the throughput is refused,
+	// naming the node, until node 3 has caught up.
+	_, err := cc.ReplaceThroughput(ctxT(), azcosmos.NewManualThroughputProperties(4000), nil)
+	if statusOf(err) != http.StatusServiceUnavailable || !strings.Contains(err.Error(), "catching up") {
+		t.Fatalf("a split with node 3 behind the truncated logs: %v", err)
+	}
 	if err := ns[2].start(t, append([]string{"--join", ns[0].clust}, flags...)...); err != nil {
 		t.Fatalf("restart node 3: %v", err)
 	}
-	settledStatus(t, ns[0], func(st status) error {
+	caughtUp := func(st status) error {
 		for _, p := range st.Partitions {
 			var top uint64
 			for _, lsn := range p.AppliedLSN {
@@ -68,13 +79,29 @@ func TestClusterCatchUpBySnapshot(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}
+	settledStatus(t, ns[0], caughtUp)
 	if n := nodeCounter(t, ns[2], "parsec_raft_snapshots_installed_total"); n < 1 {
 		t.Fatalf("node 3 installed %d snapshots: it caught up from logs that were to be truncated", n)
 	}
 	if n := nodeCounter(t, ns[2], "parsec_raft_snapshot_bytes_received_total"); n < 1000 {
 		t.Fatalf("node 3 received %d bytes of snapshots", n)
 	}
+	// Caught up, the partitions split, node 3's replicas with them.
+	if _, err := cc.ReplaceThroughput(ctxT(), azcosmos.NewManualThroughputProperties(4000), nil); err != nil {
+		t.Fatalf("raise the throughput once node 3 has caught up: %v", err)
+	}
+	settledStatus(t, ns[2], func(st status) error {
+		if len(st.Partitions) != 4 {
+			return fmt.Errorf("%d partitions", len(st.Partitions))
+		}
+		for _, p := range st.Partitions {
+			if len(p.Replicas) != 3 || p.Leader == 0 {
+				return fmt.Errorf("partition %s with replicas %v and leader %d", p.Range, p.Replicas, p.Leader)
+			}
+		}
+		return caughtUp(st)
+	})
 	// Node 3's own replicas, read through it at eventual consistency.
 	c3, _ := newClient(t, ns[2]).NewContainer("db", "c")
 	eventual := &azcosmos.ItemOptions{ConsistencyLevel: azcosmos.ConsistencyLevelEventual.ToPtr()}
