@@ -265,6 +265,8 @@ type group struct {
 	// the loop).
 	lead atomic.Uint64
 	lag  lagState // what the leader's messages told (lag.go)
+	// leadTick is the tick count when the group's leader last changed.
+	leadTick uint64
 }
 
 type waiter struct {
@@ -1074,6 +1076,7 @@ func (h *Host) process() error {
 		if ss := r.rd.SoftState; ss != nil {
 			if r.g.lead.Swap(ss.Lead) != ss.Lead {
 				h.failReads(r.g, ss.Lead)
+				r.g.leadTick = h.stats.Ticks
 			}
 		}
 	}
@@ -1340,7 +1343,10 @@ func (h *Host) maybeTruncate(g *group) {
 	}
 	// A replica that is down holds the truncation back, unless the state
 	// machine's snapshots are streamed: it then catches up by a snapshot.
+	// Down means not recently active in the view of a leader that has led
+	// for two election timeouts: a new leader has heard from no one yet.
 	_, streamed := g.sm.(SnapshotStreamer)
+	streamed = streamed && h.stats.Ticks-g.leadTick >= uint64(2*h.cfg.ElectionTicks)
 	upTo := g.applied
 	for id, pr := range g.rn.Status().Progress {
 		if streamed && id != h.id && !pr.RecentActive {
