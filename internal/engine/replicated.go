@@ -255,13 +255,14 @@ func (p *Partition) proposeGroup(group []*request) {
 // and returns the evaluated entry, or nil if every command failed.
 func (p *Partition) evaluate(group []*request) ([]byte, error) {
 	c := p.c
+	// Publish, in the replication loop, changes the state under the lock.
 	p.repl.mu.Lock()
 	sm := partSM{st: p.state, ix: p.ix}
+	ac := c.applyCtx(p)
 	p.repl.mu.Unlock()
 	base := sm.st.LSN
 	b := c.e.store.NewBatch()
 	defer b.Discard()
-	ac := c.applyCtx(p)
 	applied := 0
 	for _, r := range group {
 		// The batch is the reader: later commands see earlier ones'
