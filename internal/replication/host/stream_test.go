@@ -12,6 +12,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/replication/transport"
 	"github.com/parsecdb/parsec/internal/storage"
+	"go.etcd.io/raft/v3"
 )
 
 // streamKV is a kv whose snapshots are streamed: its state, encoded, is
@@ -265,4 +266,50 @@ func (c *cluster) downPastTruncation(g uint64, before, total int) (lead, down ui
 		return first > downApplied+1
 	})
 	return lead, down, want
+}
+
+// TestNewLeaderKeepsLogForLaggingFollower has a follower miss a few
+// entries, cut off for a moment, while the leadership moves: the new
+// leader has heard from no follower yet, so it must not take the lagging
+// one for down and truncate past it. Healed within two election timeouts,
+// the follower catches up from the log, with no snapshot.
+func TestNewLeaderKeepsLogForLaggingFollower(t *testing.T) {
+	c := &cluster{t: t, net: transport.NewNetwork(uint64(len(t.Name())), 0), nodes: make(map[uint64]*node), durable: true, streaming: true,
+		mod: func(cfg *Config) {
+			cfg.SnapshotEntries = 1 << 62
+			cfg.TruncateEntries = 20
+			cfg.ElectionTicks = 50
+		}}
+	c.startAll(1, memStore)
+	g := c.groups[0]
+	var want []string
+	propose := func(n int, among ...uint64) {
+		for range n {
+			cmd := fmt.Sprintf("c%d", len(want))
+			c.propose(g, cmd, among...)
+			want = append(want, cmd)
+		}
+	}
+	propose(50)
+	c.converge(g, want)
+	old := c.leader(g)
+	lag := voters[(slices.Index(voters, old)+1)%len(voters)]
+	next := voters[(slices.Index(voters, old)+2)%len(voters)]
+	c.net.Isolate(lag)
+	propose(5, old, next)
+	if err := c.nodes[old].h.TransferLeadership(g, next); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(fmt.Sprintf("node %d to lead", next), func() bool {
+		st, err := c.nodes[next].h.Status(g)
+		return err == nil && st.RaftState == raft.StateLeader
+	})
+	propose(60, old, next)
+	c.net.Heal()
+	c.converge(g, want)
+	for _, id := range voters {
+		if st := c.nodes[id].h.Stats(); st.SnapshotBytesSent != 0 || st.Restores != 0 {
+			t.Fatalf("node %d: %+v: a replica that lagged for a moment got a snapshot", id, st)
+		}
+	}
 }
