@@ -240,10 +240,11 @@ func (p *Partition) OpenSnapshot() (*RangeSnapshot, error) {
 	return p.c.SnapshotRange(p.info.ID)
 }
 
-// stagedName is the name of the partition's staged snapshot id; every
-// staged snapshot of the partition's group starts with stagedPrefix.
+// stagedPrefix starts the name of every staged snapshot of the
+// partition's group.
 func (p *Partition) stagedPrefix() string { return fmt.Sprintf("%016x-", p.GroupID()) }
 
+// stagedName is the name of the partition's staged snapshot id.
 func (p *Partition) stagedName(id []byte) string { return p.stagedPrefix() + hex.EncodeToString(id) }
 
 // StageSnapshot writes the chunks next returns (an empty one ends them), a
