@@ -939,16 +939,25 @@ func (n *Node) RaftStats() host.Stats { return n.h.Stats() }
 
 // CanSplit refuses a split of group while one of its replicas is behind
 // the leader's truncated log (engine.Replicator.CanSplit); this node leads
-// the group when it splits it.
+// the group when it splits it. A leader that has just taken over (as the
+// node raising a throughput does) knows nothing yet of the replicas it has
+// not heard from, which look behind: they are given a few heartbeat rounds
+// to answer.
 func (n *Node) CanSplit(group uint64) error {
-	behind, err := n.h.Behind(group)
-	if err != nil {
-		return err
+	deadline := time.Now().Add(20 * n.cfg.Tick)
+	for {
+		behind, err := n.h.Behind(group)
+		if err != nil {
+			return err
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the replicas on nodes %v are catching up by a snapshot (they were down); the split waits for them", behind)
+		}
+		time.Sleep(n.cfg.Tick)
 	}
-	if len(behind) > 0 {
-		return fmt.Errorf("the replicas on nodes %v are catching up by a snapshot (they were down); the split waits for them", behind)
-	}
-	return nil
 }
 
 // Lag returns what this node's replica of group knows of its lag behind

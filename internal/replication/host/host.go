@@ -616,7 +616,8 @@ func (h *Host) Voters(group uint64) ([]uint64, error) {
 // Behind returns the replicas of group that are behind what its log still
 // holds, so that only a snapshot can bring them up to date (they were down
 // while it was truncated). It asks the leader's view: a node that does not
-// lead the group answers a NotLeaderError.
+// lead the group answers a NotLeaderError, and a replica the leader has not
+// heard from since it took over counts as behind (its progress is unknown).
 func (h *Host) Behind(group uint64) ([]uint64, error) {
 	var out []uint64
 	err := h.do(func() error {
