@@ -260,11 +260,7 @@ func (c *cluster) downPastTruncation(g uint64, before, total int) (lead, down ui
 	}
 	c.converge(g, want, up...)
 	lead = c.leader(g, up...)
-	c.waitFor("the leader to truncate past the stopped node", func() bool {
-		var first uint64
-		_ = c.nodes[lead].h.do(func() error { first, _ = c.nodes[lead].h.groups[g].log.FirstIndex(); return nil })
-		return first > downApplied+1
-	})
+	c.waitFor("the leader to truncate past the stopped node", func() bool { return c.firstIndex(lead, g) > downApplied+1 })
 	return lead, down, want
 }
 

@@ -16,11 +16,7 @@ func TestTruncateWithoutSnapshots(t *testing.T) {
 		cfg.TruncateEntries = every
 	}, memStore, true)
 	g := c.groups[0]
-	first := func(id uint64) uint64 {
-		var f uint64
-		_ = c.nodes[id].h.do(func() error { f, _ = c.nodes[id].h.groups[g].log.FirstIndex(); return nil })
-		return f
-	}
+	first := func(id uint64) uint64 { return c.firstIndex(id, g) }
 	var want []string
 	for i := range 300 {
 		cmd := fmt.Sprintf("c%d", i)
