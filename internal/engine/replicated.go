@@ -186,7 +186,7 @@ type entryResult struct {
 // as the entries before them leave it on each replica, travel as commands.
 //
 //	commands:  token (8) | count (uvarint, > 0) | count commands (uvarint length, bytes)
-//	evaluated: token (8) | 0 (uvarint) | count (uvarint) | base LSN (uvarint) | state (uvarint length, bytes) | writes (uvarint length, batch representation)
+//	evaluated: token (8) | 0 (uvarint) | base LSN (uvarint) | state (uvarint length, bytes) | writes (uvarint length, batch representation)
 
 // errStaleEvaluation is an evaluated entry's rejection: it was evaluated on
 // a state that has changed since.
@@ -289,7 +289,6 @@ func (p *Partition) evaluate(group []*request) ([]byte, error) {
 	var tok [8]byte
 	_, _ = rand.Read(tok[:])
 	data := binary.AppendUvarint(tok[:], 0)
-	data = binary.AppendUvarint(data, uint64(len(group)))
 	data = binary.AppendUvarint(data, base)
 	data = binfmt.AppendString(data, string(sm.st.encode()))
 	return binfmt.AppendString(data, string(b.Repr())), nil
@@ -516,7 +515,6 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 // nothing, if it was evaluated on another state than sm's, or follows a
 // split of the partition. Any other error is the replica's.
 func (p *Partition) applyEvaluated(b *storage.Batch, sm *partSM, r *binfmt.Reader) error {
-	r.Count(1) // the commands it holds: the proposer's business
 	base := r.Uvarint()
 	st := r.Bytes()
 	writes := r.Bytes()
