@@ -3,7 +3,9 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -17,6 +19,9 @@ import (
 // bounded however many there are. A staged table is a file of the store's
 // directory (on its filesystem, so an in-memory store stages in memory)
 // whose name starts with stagedPrefix; ingesting it moves it into the store.
+// The names of the staged tables are listed from the directory once, then
+// kept in memory, so that a replica's check for stale ones (at every
+// group's start) reads no directory.
 
 const stagedPrefix = "staged-"
 
@@ -31,11 +36,17 @@ type StagedTable struct {
 // NewStagedTable creates the staged table name (a file name of letters,
 // digits and dashes), replacing any earlier one of that name.
 func (db *DB) NewStagedTable(name string) (*StagedTable, error) {
-	path := db.fs.PathJoin(db.dir, stagedPrefix+name+".sst")
+	names, err := db.stagedNames()
+	if err != nil {
+		return nil, err
+	}
+	path := db.stagedPath(name)
 	f, err := db.fs.Create(path, "")
 	if err != nil {
 		return nil, fmt.Errorf("storage: cannot create the staged table %s: %w", name, err)
 	}
+	names[name] = struct{}{}
+	db.stagedMu.Unlock()
 	o := db.popts.MakeWriterOptions(0, db.pdb.TableFormat())
 	return &StagedTable{w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), o), path: path}, nil
 }
@@ -50,14 +61,6 @@ func (t *StagedTable) Set(key, value []byte) error {
 	return t.w.Set(key, value)
 }
 
-// Last returns the last key added, or nil.
-func (t *StagedTable) Last() []byte {
-	if t.n == 0 {
-		return nil
-	}
-	return t.last
-}
-
 // Finish completes the table and syncs it to its file.
 func (t *StagedTable) Finish() error {
 	if err := t.w.Close(); err != nil {
@@ -70,10 +73,40 @@ func (t *StagedTable) Finish() error {
 // caller then removes the file with RemoveStaged).
 func (t *StagedTable) Abort() { _ = t.w.Close() }
 
+func (db *DB) stagedPath(name string) string {
+	return db.fs.PathJoin(db.dir, stagedPrefix+name+".sst")
+}
+
+// stagedNames returns the names of the staged tables with db.stagedMu
+// held, which the caller releases; the first call lists the directory.
+func (db *DB) stagedNames() (map[string]struct{}, error) {
+	db.stagedMu.Lock()
+	if db.staged != nil {
+		return db.staged, nil
+	}
+	files, err := db.fs.List(db.fs.PathJoin(db.dir, ""))
+	if err != nil {
+		db.stagedMu.Unlock()
+		return nil, fmt.Errorf("storage: cannot list the staged tables: %w", err)
+	}
+	db.staged = map[string]struct{}{}
+	for _, f := range files {
+		if n, ok := strings.CutPrefix(f, stagedPrefix); ok && strings.HasSuffix(n, ".sst") {
+			db.staged[strings.TrimSuffix(n, ".sst")] = struct{}{}
+		}
+	}
+	return db.staged, nil
+}
+
 // HasStaged reports whether the staged table name exists.
 func (db *DB) HasStaged(name string) bool {
-	_, err := db.fs.Stat(db.fs.PathJoin(db.dir, stagedPrefix+name+".sst"))
-	return err == nil
+	names, err := db.stagedNames()
+	if err != nil {
+		return false
+	}
+	_, ok := names[name]
+	db.stagedMu.Unlock()
+	return ok
 }
 
 // Ingest makes the keys of the finished staged table name part of the
@@ -82,22 +115,33 @@ func (db *DB) Ingest(name string) error {
 	if err := db.writable(); err != nil {
 		return err
 	}
-	path := db.fs.PathJoin(db.dir, stagedPrefix+name+".sst")
-	return db.guard(func() error { return db.pdb.Ingest(context.Background(), []string{path}) })
+	names, err := db.stagedNames()
+	if err != nil {
+		return err
+	}
+	defer db.stagedMu.Unlock()
+	err = db.guard(func() error { return db.pdb.Ingest(context.Background(), []string{db.stagedPath(name)}) })
+	if err == nil {
+		delete(names, name)
+	}
+	return err
 }
 
 // RemoveStaged removes the staged tables whose names start with prefix.
 func (db *DB) RemoveStaged(prefix string) error {
-	names, err := db.fs.List(db.fs.PathJoin(db.dir, ""))
+	names, err := db.stagedNames()
 	if err != nil {
-		return fmt.Errorf("storage: cannot list the staged tables: %w", err)
+		return err
 	}
-	for _, n := range names {
-		if strings.HasPrefix(n, stagedPrefix+prefix) && strings.HasSuffix(n, ".sst") {
-			if err := db.fs.Remove(db.fs.PathJoin(db.dir, n)); err != nil {
-				return fmt.Errorf("storage: cannot remove the staged table %s: %w", n, err)
-			}
+	defer db.stagedMu.Unlock()
+	for n := range names {
+		if !strings.HasPrefix(n, prefix) {
+			continue
 		}
+		if err := db.fs.Remove(db.stagedPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("storage: cannot remove the staged table %s: %w", n, err)
+		}
+		delete(names, n)
 	}
 	return nil
 }

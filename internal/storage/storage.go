@@ -62,13 +62,17 @@ const DefaultReserve = 256 << 20
 
 // DB is an open store. It is safe for concurrent use.
 type DB struct {
-	pdb    *pebble.DB
-	fs     vfs.FS
-	dir    string
-	popts  *pebble.Options
-	logf   func(format string, args ...any)
-	space  spaceMonitor
-	failed atomic.Pointer[error]
+	pdb   *pebble.DB
+	fs    vfs.FS
+	dir   string
+	popts *pebble.Options
+	// staged holds the names of the staged tables (ingest.go), nil until
+	// first listed; stagedMu guards it.
+	stagedMu sync.Mutex
+	staged   map[string]struct{}
+	logf     func(format string, args ...any)
+	space    spaceMonitor
+	failed   atomic.Pointer[error]
 	// full is set while Pebble's flushes fail for lack of space (see
 	// events), cleared by the next flush that does not.
 	full       atomic.Pointer[error]
