@@ -70,7 +70,11 @@ type PermissionInfo struct {
 	CollRid string `json:"collRid"`
 	Doc     string `json:"doc,omitempty"`
 	// PartitionKey is the canonical JSON array of the logical partition
-	// the permission is narrowed to, or empty.
+	// the permission is narrowed to, or empty. An item permission with a
+	// key covers the item of that id in that partition only; one without
+	// covers the items of that id in every partition, as an absent
+	// resourcePartitionKey covers every key in Cosmos DB (ids are unique
+	// only within a logical partition).
 	PartitionKey string `json:"partitionKey,omitempty"`
 }
 
@@ -355,9 +359,6 @@ func resolvePermissionResource(db *database, info *PermissionInfo, spec Permissi
 	raw := strings.TrimSpace(string(spec.PartitionKey))
 	if raw == "" || raw == "null" { // absent: the whole container (the null key is [null])
 		return nil
-	}
-	if info.Doc != "" {
-		return badRequest("resourcePartitionKey narrows a container permission; the resource %q is an item", spec.Resource)
 	}
 	if len(raw) > MaxPermissionKeyBytes {
 		return badRequest("resourcePartitionKey is %d bytes of JSON; the limit is %d", len(raw), MaxPermissionKeyBytes)

@@ -46,8 +46,12 @@ func TestUsersAndPermissions(t *testing.T) {
 		t.Fatal("the new permission is not live at its version alone")
 	}
 	item, err := e.CreatePermission("db", "alice", PermissionSpec{ID: "p2", Mode: PermissionRead, Resource: "dbs/db/colls/c/docs/x 1"})
-	if err != nil || item.Doc != "x 1" {
+	if err != nil || item.Doc != "x 1" || item.PartitionKey != "" {
 		t.Fatalf("item permission %+v, %v", item, err)
+	}
+	itemKey, err := e.CreatePermission("db", "alice", PermissionSpec{ID: "p4", Mode: PermissionAll, Resource: "dbs/db/colls/c/docs/x", PartitionKey: json.RawMessage(`["k1"]`)})
+	if err != nil || itemKey.Doc != "x" || itemKey.PartitionKey != `["k1"]` {
+		t.Fatalf("item permission with a partition key %+v, %v", itemKey, err)
 	}
 	hier, err := e.CreatePermission("db", "alice", PermissionSpec{ID: "p3", Mode: PermissionRead, Resource: "dbs/db/colls/h", PartitionKey: json.RawMessage(`["x", 5.0]`)})
 	if err != nil || hier.PartitionKey != `["x",5]` {
@@ -78,7 +82,7 @@ func TestUsersAndPermissions(t *testing.T) {
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/nope"}, ErrNotFound, `container "nope"`)
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`["a","b"]`)}, ErrBadRequest, "has 2 values")
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`{"a":1}`)}, ErrBadRequest, "not a partition key value")
-	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c/docs/x", PartitionKey: json.RawMessage(`["a"]`)}, ErrBadRequest, "is an item")
+	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c/docs/x", PartitionKey: json.RawMessage(`["a","b"]`)}, ErrBadRequest, "has 2 values")
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`["` + strings.Repeat("k", MaxPermissionKeyBytes) + `"]`)}, ErrBadRequest, "the limit is 4096")
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c", PartitionKey: json.RawMessage(`["` + strings.Repeat(`\x01`, 1000) + `"]`)}, ErrBadRequest, "as canonical JSON; the limit is 4096")
 	bad(PermissionSpec{ID: "q", Mode: PermissionRead, Resource: "dbs/db/colls/c/docs/" + strings.Repeat("i", MaxIDBytes+1)}, ErrBadRequest, "the limit is 1023")
@@ -107,7 +111,7 @@ func TestUsersAndPermissions(t *testing.T) {
 		t.Fatalf("the old name still reads: %v", err)
 	}
 	ps, err := e.Permissions("db", "alicia")
-	if err != nil || len(ps) != 3 || ps[0].ID != "p1" || ps[0].User != "alicia" || !e.PermissionLive(ps[0].Rid, ps[0].Seq) {
+	if err != nil || len(ps) != 4 || ps[0].ID != "p1" || ps[0].User != "alicia" || !e.PermissionLive(ps[0].Rid, ps[0].Seq) {
 		t.Fatalf("permissions after the rename: %+v, %v", ps, err)
 	}
 	if _, err := e.CreateUser("db", "bob"); err != nil {
@@ -137,6 +141,10 @@ func TestUsersAndPermissions(t *testing.T) {
 	got, err := e.Permission("db", "alicia", "p3")
 	if hier.User = "alicia"; err != nil || got != hier {
 		t.Fatalf("permission after a restart: %+v, %v; want %+v", got, err, hier)
+	}
+	got, err = e.Permission("db", "alicia", "p4")
+	if itemKey.User = "alicia"; err != nil || got != itemKey {
+		t.Fatalf("item permission after a restart: %+v, %v; want %+v", got, err, itemKey)
 	}
 
 	// Deleting a user revokes its permissions; deleting a database its users'.

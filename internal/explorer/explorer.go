@@ -19,7 +19,9 @@ var assets embed.FS
 // Config is what the page is told about the server.
 type Config struct {
 	// EmulatorKey says that the server's primary key is the well-known
-	// emulator key: the sign-in form is then filled in with it.
+	// emulator key: the sign-in form is then filled in with it. The server
+	// then answers only requests addressed to loopback names (see package
+	// server), so the page is never served filled in under another name.
 	EmulatorKey bool
 }
 

@@ -200,7 +200,7 @@ func TestNonReadingClientIsCutOff(t *testing.T) {
 // ready sends GET /_ready on c and returns the response, or an error if the
 // connection closed first.
 func ready(c net.Conn, r *bufio.Reader, deadline time.Duration) (int, error) {
-	if _, err := io.WriteString(c, "GET /_ready HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET /_ready HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
 		return 0, err
 	}
 	c.SetReadDeadline(time.Now().Add(deadline))

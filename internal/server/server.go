@@ -34,7 +34,8 @@ type Options struct {
 	CertFile string
 	KeyFile  string
 	// Key is the primary master key (base64). Default: the emulator key, which
-	// is only allowed on a loopback address.
+	// is only allowed on a loopback address, and with which only requests
+	// addressed (Host) to a loopback name or Advertise's host are answered.
 	Key string
 	// ReadOnlyKey is an optional read-only master key (base64).
 	ReadOnlyKey string
@@ -387,7 +388,12 @@ func Start(o Options) (*Server, error) {
 	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic,
 		Ready: store.Ready, Consistency: consistency, Cluster: node})
 	s := &Server{opts: o, store: store, engine: eng, node: node, done: make(chan error, 1)}
-	s.http = newHTTPServer(explorer.Handler(api, explorer.Config{EmulatorKey: sameKey(key, auth.EmulatorKey)}), o)
+	emulatorKey := sameKey(key, auth.EmulatorKey)
+	var handler http.Handler = explorer.Handler(api, explorer.Config{EmulatorKey: emulatorKey})
+	if emulatorKey {
+		handler = newHostGuard(handler, o.Advertise)
+	}
+	s.http = newHTTPServer(handler, o)
 	if o.MaxConnections > 0 {
 		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait)
 	}

@@ -86,3 +86,58 @@ func TestResourceTokenThroughGoSDK(t *testing.T) {
 func policyOptions(p policy.Policy) azcore.ClientOptions {
 	return azcore.ClientOptions{PerRetryPolicies: []policy.Policy{p}}
 }
+
+// TestItemResourceTokenStaysInItsPartition uses the token of an item
+// permission narrowed to partition key "alice" through the Go SDK: it reads,
+// replaces and deletes that item, and is refused the item of the same id in
+// partition "bob" (ids are unique only within a logical partition).
+func TestItemResourceTokenStaysInItsPartition(t *testing.T) {
+	s := startServer(t, server.Options{})
+	admin := newClient(t, s, auth.EmulatorKey, nil)
+	setup(t, admin, "iperm", "profiles", hashPK("/user"), 400)
+	profiles, err := admin.NewContainer("iperm", "profiles")
+	must(t, err, "container client")
+	alice, bob := azcosmos.NewPartitionKeyString("alice"), azcosmos.NewPartitionKeyString("bob")
+	for _, u := range []string{"alice", "bob"} {
+		_, err := profiles.CreateItem(ctx(), azcosmos.NewPartitionKeyString(u), []byte(`{"id":"profile","user":"`+u+`"}`), nil)
+		must(t, err, "create "+u+"'s profile")
+	}
+	raw := newRaw(t, s, auth.EmulatorKey)
+	if r := raw.do(t, "POST", "/dbs/iperm/users", []byte(`{"id":"alice"}`), nil); r.Status != http.StatusCreated {
+		t.Fatalf("create user: %d %s", r.Status, r.Body)
+	}
+	r := raw.do(t, "POST", "/dbs/iperm/users/alice/permissions",
+		[]byte(`{"id":"p","permissionMode":"All","resource":"dbs/iperm/colls/profiles/docs/profile","resourcePartitionKey":["alice"]}`), nil)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create permission: %d %s", r.Status, r.Body)
+	}
+	perm := r.JSON(t)
+	if pk, _ := perm["resourcePartitionKey"].([]any); len(pk) != 1 || pk[0] != "alice" {
+		t.Fatalf("the permission's resourcePartitionKey is %v; want [alice]", perm["resourcePartitionKey"])
+	}
+
+	c := newClient(t, s, readOnlyKey, &azcosmos.ClientOptions{ClientOptions: policyOptions(resourceTokenPolicy{perm["_token"].(string)})})
+	mine, err := c.NewContainer("iperm", "profiles")
+	must(t, err, "container client")
+	_, err = mine.ReadItem(ctx(), bob, "profile", nil)
+	wantStatus(t, err, http.StatusForbidden, "read the same id in another partition")
+	_, err = mine.ReplaceItem(ctx(), bob, "profile", []byte(`{"id":"profile","user":"bob","owned":true}`), nil)
+	wantStatus(t, err, http.StatusForbidden, "replace the same id in another partition")
+	_, err = mine.DeleteItem(ctx(), bob, "profile", nil)
+	wantStatus(t, err, http.StatusForbidden, "delete the same id in another partition")
+	got, err := profiles.ReadItem(ctx(), bob, "profile", nil)
+	must(t, err, "read bob's profile with the primary key")
+	if strings.Contains(string(got.Value), "owned") {
+		t.Fatalf("bob's profile was replaced: %s", got.Value)
+	}
+
+	got, err = mine.ReadItem(ctx(), alice, "profile", nil)
+	must(t, err, "read the granted item")
+	if !strings.Contains(string(got.Value), `"user":"alice"`) {
+		t.Fatalf("read %s", got.Value)
+	}
+	_, err = mine.ReplaceItem(ctx(), alice, "profile", []byte(`{"id":"profile","user":"alice","n":2}`), nil)
+	must(t, err, "replace the granted item")
+	_, err = mine.DeleteItem(ctx(), alice, "profile", nil)
+	must(t, err, "delete the granted item")
+}

@@ -20,7 +20,12 @@ import (
 //     operations; under a partition-key grant only that key: a request
 //     naming another key is refused, and one naming none (a query, a read
 //     feed, a create) is given the granted key, so the engine scopes it or
-//     rejects a document of another key;
+//     rejects a document of another key. An item grant with a partition
+//     key covers the item of that id in that logical partition alone (ids
+//     are unique only within one); one without covers that id in every
+//     partition, as an absent resourcePartitionKey covers every key in
+//     Cosmos DB (Permission.ResourcePartitionKey: "absent/empty partition
+//     key is superset of all partition keys");
 //
 // and nothing else: databases, other containers, offers, users and
 // permissions, partition statistics and metrics need the primary or
@@ -54,13 +59,7 @@ func (s *Server) authorizeGrant(req *request, op operation, g auth.Grant) error 
 	if op.writes && !g.All {
 		return errForbidden("the resource token is read-only: it covers %s; it cannot %s", covers, op.kind)
 	}
-	if g.Doc != "" {
-		switch op.kind {
-		case opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
-			if op.id == g.Doc {
-				return nil
-			}
-		}
+	if g.Doc != "" && !isItemOp(op, g.Doc) {
 		return errForbidden("the resource token covers only %s; it does not cover %s on /%s (%s)", covers, req.r.Method, strings.Join(req.segs, "/"), op.kind)
 	}
 	if g.PartitionKey == "" {
@@ -85,6 +84,15 @@ func (s *Server) authorizeGrant(req *request, op operation, g auth.Grant) error 
 	return nil
 }
 
+// isItemOp reports whether op is a point operation on the item id.
+func isItemOp(op operation, id string) bool {
+	switch op.kind {
+	case opReadItem, opReplaceItem, opPatchItem, opDeleteItem:
+		return op.id == id
+	}
+	return false
+}
+
 // grantText describes what a grant covers, for messages.
 func grantText(g auth.Grant) string {
 	mode := "Read"
@@ -93,6 +101,8 @@ func grantText(g auth.Grant) string {
 	}
 	what := "container dbs/" + g.DB + "/colls/" + g.Coll
 	switch {
+	case g.Doc != "" && g.PartitionKey != "":
+		what = "item dbs/" + g.DB + "/colls/" + g.Coll + "/docs/" + g.Doc + " of partition key " + g.PartitionKey
 	case g.Doc != "":
 		what = "item dbs/" + g.DB + "/colls/" + g.Coll + "/docs/" + g.Doc
 	case g.PartitionKey != "":

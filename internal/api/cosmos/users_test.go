@@ -227,6 +227,21 @@ func TestResourceTokens(t *testing.T) {
 		{"PUT", "/dbs/db/colls/c/docs/2", `{"id":"2","pk":"p","v":3}`, keyP, 200, `"v":3`},
 		{"GET", "/dbs/db/colls/c/docs/1", "", keyP, 403, "covers only item dbs/db/colls/c/docs/2"},
 		{"POST", "/dbs/db/colls/c/docs", string(query), qh(keyP), 403, "covers only item"},
+		// Without resourcePartitionKey the id is covered in every partition,
+		// as in Cosmos DB: an absent key is a superset of all keys.
+		{"GET", "/dbs/db/colls/c/docs/2", "", keyQ, 404, "NotFound"},
+	})
+
+	// With one, an item grant covers that id in that partition alone.
+	itemKey := ts.tokenFor(t, "u", "item-key", `"permissionMode":"All","resource":"dbs/db/colls/c/docs/1","resourcePartitionKey":["p"]`, 60)
+	run("item of a partition key, All", itemKey, []check{
+		{"GET", "/dbs/db/colls/c/docs/1", "", keyP, 200, `"id":"1"`},
+		{"GET", "/dbs/db/colls/c/docs/1", "", nil, 200, `"id":"1"`}, // the key is the grant's
+		{"GET", "/dbs/db/colls/c/docs/1", "", keyQ, 403, `covers only item dbs/db/colls/c/docs/1 of partition key ["p"] (permission mode All); it does not cover partition key ["q"]`},
+		{"PUT", "/dbs/db/colls/c/docs/1", `{"id":"1","pk":"q"}`, keyQ, 403, "does not cover partition key"},
+		{"DELETE", "/dbs/db/colls/c/docs/1", "", keyQ, 403, "does not cover partition key"},
+		{"PUT", "/dbs/db/colls/c/docs/1", `{"id":"1","pk":"q"}`, keyP, 400, "partition key"},
+		{"GET", "/dbs/db/colls/c/docs/2", "", keyP, 403, "covers only item"},
 	})
 
 	// Tokens are refused once expired, or once their permission, its user
