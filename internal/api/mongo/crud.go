@@ -556,11 +556,11 @@ func cmdCount(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
-	var n int64
+	n, known := int64(0), false
 	if len(q) == 0 && len(col.uniques()) == 0 && col.tx == nil {
-		items, _ := col.c.Usage()
-		n = items
-	} else {
+		n, known = col.c.CountKnown()
+	}
+	if !known {
 		if n, err = r.scanFor(col, f, q).count(); err != nil {
 			return nil, err
 		}
