@@ -123,3 +123,10 @@ func cmdCode(err error) int {
 	}
 	return -1
 }
+
+// cursorOpen reports whether the server holds cursor id (of the primary
+// user, the only one of an unauthenticated server).
+func cursorOpen(env *testEnv, id int64) bool {
+	_, err := env.srv.cursors.get(id, principalPrimary)
+	return err == nil
+}

@@ -24,6 +24,9 @@ const (
 	DefaultIdleTimeout    = 30 * time.Minute
 	DefaultCursorTimeout  = 10 * time.Minute
 	DefaultMaxCursors     = 10_000
+	// DefaultMaxCursorBytes is ten cursors of mongod's 100 MB
+	// blocking-sort limit (maxBufferedBytes).
+	DefaultMaxCursorBytes = 10 * maxBufferedBytes
 )
 
 // Config configures a Mongo API server. Zero values take the defaults.
@@ -35,9 +38,13 @@ type Config struct {
 	// IdleTimeout closes a connection that sends nothing for that long.
 	IdleTimeout time.Duration
 	// CursorTimeout drops a cursor not used for that long; MaxCursors caps
-	// the open cursors (a find that would open one more fails).
-	CursorTimeout time.Duration
-	MaxCursors    int
+	// the open cursors (a find that would open one more fails), and
+	// MaxCursorBytes the documents they keep in memory between getMores
+	// (their BSON size; one cursor keeps at most 100 MB, as mongod's
+	// blocking sort). Users share both caps: see quota.go.
+	CursorTimeout  time.Duration
+	MaxCursors     int
+	MaxCursorBytes int64
 	// Logger receives why connections were closed. Default: stderr.
 	Logger *log.Logger
 	// Now is the clock ($currentDate, localTime). Default time.Now.
@@ -93,6 +100,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxCursors <= 0 {
 		cfg.MaxCursors = DefaultMaxCursors
 	}
+	if cfg.MaxCursorBytes <= 0 {
+		cfg.MaxCursorBytes = DefaultMaxCursorBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(os.Stderr, "parsec mongo: ", log.LstdFlags)
 	}
@@ -110,7 +120,7 @@ func New(cfg Config) *Server {
 		s.cfg.AccountName = cfg.AccountName
 	}
 	s.auth, s.initErr = newAuthenticator(cfg.AccountName, cfg.PrimaryKey, cfg.ReadOnlyKey)
-	s.cursors = newCursorSet(cfg.MaxCursors, cfg.CursorTimeout, cfg.Now)
+	s.cursors = newCursorSet(cfg.MaxCursors, cfg.MaxCursorBytes, cfg.CursorTimeout, cfg.Now)
 	s.txns = newSessionTable(maxTxnSessions, cfg.TransactionLifetime, cfg.Now)
 	s.wg.Add(1)
 	go s.reapCursors()
