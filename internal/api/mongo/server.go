@@ -24,6 +24,7 @@ const (
 	DefaultIdleTimeout    = 30 * time.Minute
 	DefaultCursorTimeout  = 10 * time.Minute
 	DefaultMaxCursors     = 10_000
+	DefaultMaxSessions    = 10_000
 	// DefaultMaxCursorBytes is ten cursors of mongod's 100 MB
 	// blocking-sort limit (maxBufferedBytes).
 	DefaultMaxCursorBytes = 10 * maxBufferedBytes
@@ -64,6 +65,10 @@ type Config struct {
 	// TransactionLifetime aborts a transaction idle for that long.
 	// Default DefaultTransactionLifetime.
 	TransactionLifetime time.Duration
+	// MaxSessions caps the sessions with a transaction the server keeps
+	// (a transaction that would start one more fails with code 261
+	// TooManyLogicalSessions); users share it as the cursor caps.
+	MaxSessions int
 }
 
 // Server serves the MongoDB wire protocol on Parsec's engine.
@@ -112,6 +117,9 @@ func New(cfg Config) *Server {
 	if cfg.TransactionLifetime <= 0 {
 		cfg.TransactionLifetime = DefaultTransactionLifetime
 	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
 	s := &Server{cfg: cfg, eng: cfg.Engine, slots: make(chan struct{}, cfg.MaxConnections),
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
@@ -121,7 +129,7 @@ func New(cfg Config) *Server {
 	}
 	s.auth, s.initErr = newAuthenticator(cfg.AccountName, cfg.PrimaryKey, cfg.ReadOnlyKey)
 	s.cursors = newCursorSet(cfg.MaxCursors, cfg.MaxCursorBytes, cfg.CursorTimeout, cfg.Now)
-	s.txns = newSessionTable(maxTxnSessions, cfg.TransactionLifetime, cfg.Now)
+	s.txns = newSessionTable(cfg.MaxSessions, cfg.TransactionLifetime, cfg.Now)
 	s.wg.Add(1)
 	go s.reapCursors()
 	return s

@@ -26,9 +26,9 @@ const (
 	// DefaultTransactionLifetime aborts a transaction idle that long
 	// (mongod's transactionLifetimeLimitSeconds).
 	DefaultTransactionLifetime = 60 * time.Second
-	// maxTxnSessions is how many sessions with a transaction the server
-	// keeps at once, shared by the users (see quota.go).
-	maxTxnSessions = 10_000
+	// maxEndSessions is the most session ids one endSessions takes
+	// (mongod's limit).
+	maxEndSessions = 10_000
 	// maxTxnOps is the most engine operations one commit may hold
 	// (documents and their unique-index guards): one atomic engine batch.
 	maxTxnOps = engine.MaxBatchOps
@@ -156,8 +156,8 @@ func cmdEndSessions(r *request) (bson.D, error) {
 	if !ok {
 		return nil, typeMismatch("endSessions needs an array of session ids")
 	}
-	if len(list) > maxTxnSessions {
-		return nil, badValue("endSessions takes at most %d sessions", maxTxnSessions)
+	if len(list) > maxEndSessions {
+		return nil, badValue("endSessions takes at most %d sessions", maxEndSessions)
 	}
 	var ids []string
 	for _, x := range list {
