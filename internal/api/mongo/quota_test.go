@@ -176,3 +176,32 @@ func TestSessionQuota(t *testing.T) {
 		t.Fatalf("a transaction past the server's limit: %v", err)
 	}
 }
+
+// TestCursorResultCap: an aggregate whose result would keep more than
+// 100 MB in its cursor (mongod's blocking-stage limit) is refused with
+// QueryExceededMemoryLimitNoDiskUseAllowed (292), however small its input.
+func TestCursorResultCap(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	c := env.client.Database("d").Collection("c")
+	// One document of about 1 MB that $unwind turns into 120.
+	arr := make(bson.A, 120)
+	for i := range arr {
+		arr[i] = int32(i)
+	}
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "pad", Value: strings.Repeat("x", 1<<20)}, {Key: "a", Value: arr}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Aggregate(ctx, mongo.Pipeline{{{Key: "$unwind", Value: "$a"}}}, options.Aggregate().SetBatchSize(1))
+	if cmdCode(err) != 292 {
+		t.Fatalf("an aggregate keeping about 120 MB: %v", err)
+	}
+	// Within the limit, the same works.
+	cur, err := c.Aggregate(ctx, mongo.Pipeline{{{Key: "$unwind", Value: "$a"}}, {{Key: "$limit", Value: 50}}}, options.Aggregate().SetBatchSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cur.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
