@@ -19,12 +19,13 @@ import (
 // expires, whatever the items say.
 //
 // An expired item is invisible at once: point reads, read feeds, queries
-// and the change feed skip it, and a batch operation (a write, or a read
-// of a transactional batch or bulk request) that finds it first deletes it
-// (an ordinary delete command, conditional on its etag) so that the
-// operation sees no item. In the background, sweepExpired deletes expired items with
-// the same commands, a bounded number per partition and tick, so the index,
-// the change feed and a replica's copy stay consistent with the items.
+// and the change feed skip it, and an operation of a command (a write, or
+// a read of a transactional batch or bulk request) that finds it first
+// deletes it (an ordinary delete command, conditional on its etag) so that
+// the operation sees no item. In the background, sweepExpired deletes
+// expired items with the same commands, a bounded number per partition and
+// tick, so the index, the change feed and a replica's copy stay consistent
+// with the items.
 
 // maxTTL is the largest ttl the service accepts.
 const maxTTL = 2147483647

@@ -19,9 +19,10 @@ import (
 // https://www.mongodb.com/docs/v7.0/reference/limits/#operations).
 const maxBufferedBytes = 100 << 20
 
-// overMemoryLimit is the error of an operation whose what would hold more
-// than maxBufferedBytes: mongod's for a blocking stage over its limit
-// without allowDiskUse (Parsec has no disk to spill to).
+// overMemoryLimit is the error of an operation that would hold more than
+// maxBufferedBytes (what names the part that would): mongod's for a
+// blocking stage over its limit without allowDiskUse (Parsec has no disk
+// to spill to).
 func overMemoryLimit(what string) *cmdError {
 	return newErr(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "%s would hold more than %d bytes of documents in memory; add a filter or a limit", what, maxBufferedBytes)
 }
