@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/api/mongo"
 	"github.com/parsecdb/parsec/internal/explorer"
 	"github.com/parsecdb/parsec/internal/server"
 )
@@ -42,6 +43,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request (negative: no limit)")
 	fs.IntVar(&o.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once; one more waits up to 1s for a slot, then is closed (negative: no limit)")
 	fs.StringVar(&o.MongoListen, "mongo-listen", "", "also serve the MongoDB API on HOST:PORT, e.g. 127.0.0.1:10255 (off by default); with --tls it speaks TLS, and with --key clients authenticate with SCRAM-SHA-256 as user parsec (or parsec-readonly with --read-only-key) and the key as password")
+	fs.IntVar(&o.MongoMaxCursors, "mongo-max-cursors", mongo.DefaultMaxCursors, "MongoDB API: cursors open at once; the read-only user and unauthenticated connections may each hold a quarter, the primary user all")
+	fs.Var(byteSize{&o.MongoMaxCursorBytes}, "mongo-max-cursor-bytes", "MongoDB API: results the open cursors keep in memory between getMores, BSON bytes or with a unit (default 1000MiB); shared as --mongo-max-cursors, and at most 100MiB for one cursor")
+	fs.IntVar(&o.MongoMaxSessions, "mongo-max-sessions", mongo.DefaultMaxSessions, "MongoDB API: sessions with a transaction kept at once; shared as --mongo-max-cursors")
 	fs.StringVar(&o.Consistency, "consistency", "session", "the account's default consistency level: strong, bounded, session, prefix or eventual; a request may ask for a weaker level (x-ms-consistency-level), never a stronger one")
 	fs.Int64Var(&o.MaxStalenessPrefix, "max-staleness-prefix", 0, "with --consistency bounded: how many operations a read may lag (default 100000)")
 	fs.DurationVar(&o.MaxStalenessInterval, "max-staleness-interval", 0, "with --consistency bounded: how long a read may lag, whole seconds from 5s to 24h (default 5m)")

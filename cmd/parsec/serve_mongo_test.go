@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"syscall"
@@ -15,13 +16,14 @@ import (
 
 // TestServeMongoListen runs `parsec serve --mongo-listen 127.0.0.1:0`,
 // connects the Go driver to the address it prints, writes and reads a
-// document, then stops the server with SIGINT.
+// document, checks that --mongo-max-cursors reaches the server, then stops
+// the server with SIGINT.
 func TestServeMongoListen(t *testing.T) {
 	stdout := &lineWatch{want: "MongoDB API on", seen: make(chan struct{})}
 	var stderr lineWatch
 	done := make(chan int, 1)
 	go func() {
-		done <- run([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0", "--mongo-listen", "127.0.0.1:0"}, stdout, &stderr)
+		done <- run([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0", "--mongo-listen", "127.0.0.1:0", "--mongo-max-cursors", "4"}, stdout, &stderr)
 	}()
 	select {
 	case <-stdout.seen:
@@ -50,6 +52,17 @@ func TestServeMongoListen(t *testing.T) {
 	}
 	if len(got) != 2 || got[1].Value != int32(3) {
 		t.Fatalf("read back %v", got)
+	}
+	// Unauthenticated connections may keep a quarter of the 4 cursors open.
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "o2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Find(ctx, bson.D{}, options.Find().SetBatchSize(1)); err != nil {
+		t.Fatal(err)
+	}
+	var ce mongo.CommandError
+	if _, err := c.Find(ctx, bson.D{}, options.Find().SetBatchSize(1)); !errors.As(err, &ce) || ce.Code != 2 {
+		t.Fatalf("a second open cursor of an unauthenticated client, with --mongo-max-cursors 4: %v", err)
 	}
 	client.Disconnect(ctx)
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {

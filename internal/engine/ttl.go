@@ -19,11 +19,13 @@ import (
 // expires, whatever the items say.
 //
 // An expired item is invisible at once: point reads, read feeds, queries
-// and the change feed skip it, and a write that finds it first deletes it
-// (an ordinary delete command, conditional on its etag) so that the write
-// sees no item. In the background, sweepExpired deletes expired items with
-// the same commands, a bounded number per partition and tick, so the index,
-// the change feed and a replica's copy stay consistent with the items.
+// and the change feed skip it, and an operation of a command (a write, or
+// a read of a transactional batch or bulk request) that finds it first
+// deletes it (an ordinary delete command, conditional on its etag) so that
+// the operation sees no item. In the background, sweepExpired deletes
+// expired items with the same commands, a bounded number per partition and
+// tick, so the index, the change feed and a replica's copy stay consistent
+// with the items.
 
 // maxTTL is the largest ttl the service accepts.
 const maxTTL = 2147483647
@@ -69,6 +71,18 @@ func (c *Container) expiry() *expiry {
 	return &expiry{def: *d, now: c.e.now()}
 }
 
+// CountKnown returns the container's item count when it is known without
+// reading the items: ok is false when some of them may have expired (the
+// container has a time to live), and the committed count would include
+// items no read returns.
+func (c *Container) CountKnown() (items int64, ok bool) {
+	if c.expiry() != nil {
+		return 0, false
+	}
+	items, _ = c.Usage()
+	return items, true
+}
+
 // expired reports whether a stored document has expired.
 func (x *expiry) expired(doc []byte) bool {
 	if x == nil {
@@ -94,17 +108,15 @@ func (x *expiry) past(ttl int64, hasTTL bool, ts int64, hasTs bool) bool {
 	return hasTs && ttl >= 0 && ts+ttl <= x.now
 }
 
-// clearExpired deletes, before a write, the expired items the operations
-// would find, so that they find none: one conditional delete command per
+// clearExpired deletes, before a command, the expired items its
+// operations would find, so that they find none (a read among them reads
+// as not found, as a point read does): one conditional delete command per
 // item, applied like any other (a concurrent write that revived the item
 // makes it fail harmlessly).
 func (c *Container) clearExpired(p *Partition, x *expiry, ops []Op) error {
 	var dels []Op
 	for i := range ops {
 		op := &ops[i]
-		if op.Kind == OpRead {
-			continue
-		}
 		key := storage.ItemKey(nil, c.rid, op.EPK, op.ID)
 		v, err := c.e.store.Get(nil, key)
 		if err == storage.ErrNotFound {

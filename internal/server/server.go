@@ -84,6 +84,13 @@ type Options struct {
 	// the primary key, or "parsec-readonly" and the read-only key); with the
 	// emulator key, which is only served on loopback, they need not.
 	MongoListen string
+	// MongoMaxCursors, MongoMaxCursorBytes and MongoMaxSessions cap the
+	// MongoDB API's open cursors, the results they keep between getMores,
+	// and its sessions with a transaction; the users share each (see
+	// mongo.Config). Zero takes mongo's defaults.
+	MongoMaxCursors     int
+	MongoMaxCursorBytes int64
+	MongoMaxSessions    int
 	// Consistency is the account's default consistency level (strong,
 	// bounded, session, prefix or eventual; default session), with the
 	// bounds of bounded staleness (defaults 100,000 operations and 5
@@ -178,6 +185,9 @@ func (o *Options) Validate() error {
 	}
 	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 {
 		return errors.New("size and throughput limits cannot be negative")
+	}
+	if o.MongoMaxCursors < 0 || o.MongoMaxCursorBytes < 0 || o.MongoMaxSessions < 0 {
+		return errors.New("--mongo-max-cursors, --mongo-max-cursor-bytes and --mongo-max-sessions cannot be negative")
 	}
 	if o.MongoListen != "" {
 		host, _, err := net.SplitHostPort(o.MongoListen)
@@ -420,7 +430,8 @@ func Start(o Options) (*Server, error) {
 		// Clients authenticate with SCRAM-SHA-256 and the keys; with a
 		// key of one's own they must (see mongo.Config).
 		s.mongo = mongo.New(mongo.Config{Engine: eng, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
-			RequireAuth: !sameKey(key, auth.EmulatorKey)})
+			RequireAuth: !sameKey(key, auth.EmulatorKey),
+			MaxCursors:  o.MongoMaxCursors, MaxCursorBytes: o.MongoMaxCursorBytes, MaxSessions: o.MongoMaxSessions})
 		s.mongoLn = mln
 		s.mongoDone = make(chan error, 1)
 		go func() { s.mongoDone <- s.mongo.Serve(mln) }()

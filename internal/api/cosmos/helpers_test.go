@@ -36,11 +36,17 @@ type testServer struct {
 // read-only key (unless cfg sets them).
 func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
+	return newTestServerEngine(t, cfg, engine.Options{NoThrottle: true})
+}
+
+// newTestServerEngine is newTestServer with an engine opened with eo.
+func newTestServerEngine(t testing.TB, cfg Config, eo engine.Options) *testServer {
+	t.Helper()
 	st, err := storage.Open(storage.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.Open(st, engine.Options{NoThrottle: true})
+	eng, err := engine.Open(st, eo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,6 +194,7 @@ func (c *coll) encode(d bson.D, raw bson.Raw, id string) ([]byte, epk.Key, error
 type stored struct {
 	doc  bson.D
 	etag string
+	size int // the stored item's size, while a scanner buffers it
 }
 
 // scanScope is where a filter's matches can be: one item, some logical
@@ -293,7 +294,9 @@ type scanner struct {
 	sc    scanScope
 	after []byte
 	buf   []stored
-	done  bool
+	// bufBytes is the stored size of the documents in buf.
+	bufBytes int64
+	done     bool
 	// ranges are the partitions a full scan still has to read, in EPK
 	// order, each with where to resume in it (nil: at its start); nil
 	// until the scan starts.
@@ -357,7 +360,10 @@ func (s *scanner) nextStored() (stored, bool, error) {
 	for {
 		if len(s.buf) > 0 {
 			d := s.buf[0]
+			s.buf[0] = stored{}
 			s.buf = s.buf[1:]
+			s.bufBytes -= int64(d.size)
+			d.size = 0
 			return d, true, nil
 		}
 		if s.done {
@@ -376,6 +382,9 @@ func (s *scanner) nextStored() (stored, bool, error) {
 		}
 	}
 }
+
+// held is what the scanner keeps of the page it read last.
+func (s *scanner) held() int64 { return s.bufBytes }
 
 func (s *scanner) next() (bson.D, bool, error) {
 	d, ok, err := s.nextStored()
@@ -505,7 +514,8 @@ func (s *scanner) add(raw []byte) error {
 		s.c.tx.noteRead(s.c, d, etag)
 	}
 	if s.sc.filter == nil || s.sc.filter.Match(d) {
-		s.buf = append(s.buf, stored{doc: d, etag: etag})
+		s.buf = append(s.buf, stored{doc: d, etag: etag, size: len(raw)})
+		s.bufBytes += int64(len(raw))
 	}
 	return nil
 }

@@ -400,6 +400,7 @@ func cursorReply(id int64, ns, field string, batch bson.A) bson.D {
 // firstBatch reads the first batch of cur and registers it as an open
 // cursor if it has more.
 func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D, error) {
+	cur.owner = r.c.principal()
 	n := int(batchSize)
 	if batchSize < 0 {
 		return nil, badValue("batchSize must not be negative")
@@ -437,9 +438,10 @@ func cmdGetMore(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur := r.s.cursors.get(id)
-	if cur == nil {
-		return nil, newErr(43, "CursorNotFound", "cursor id %d not found", id)
+	who := r.c.principal()
+	cur, err := r.s.cursors.get(id, who)
+	if err != nil {
+		return nil, err
 	}
 	if want := r.db + "." + collName; cur.ns != want && !strings.HasSuffix(cur.ns, ".$cmd.listCollections") {
 		return nil, newErr(13, "Unauthorized", "cursor %d belongs to %s, not %s", id, cur.ns, want)
@@ -448,12 +450,14 @@ func cmdGetMore(r *request) (bson.D, error) {
 	defer cur.mu.Unlock()
 	batch, done, err := cur.batch(int(max(n, 0)))
 	if err != nil {
-		r.s.cursors.remove(id)
+		r.s.cursors.remove(id, who)
 		return nil, err
 	}
 	if done {
-		r.s.cursors.remove(id)
+		r.s.cursors.remove(id, who)
 		id = 0
+	} else if err := r.s.cursors.recharge(cur); err != nil {
+		return nil, err
 	}
 	return cursorReply(id, cur.ns, "nextBatch", batch), nil
 }
@@ -470,7 +474,7 @@ func cmdKillCursors(r *request) (bson.D, error) {
 		if !ok {
 			return nil, typeMismatch("a cursor id must be a long, not %s", typeName(x))
 		}
-		if r.s.cursors.remove(id) {
+		if r.s.cursors.remove(id, r.c.principal()) {
 			killed = append(killed, id)
 		} else {
 			notFound = append(notFound, id)

@@ -13,8 +13,19 @@ import (
 )
 
 // maxBufferedBytes bounds what a sort, findAndModify with sort, distinct
-// or aggregate holds in memory (MongoDB's 100 MB blocking-stage limit).
+// or aggregate holds in memory, and what one cursor keeps between
+// getMores: the documents' BSON size, 100 MB as mongod's blocking-stage
+// limit (internalQueryMaxBlockingSortMemoryUsageBytes, see
+// https://www.mongodb.com/docs/v7.0/reference/limits/#operations).
 const maxBufferedBytes = 100 << 20
+
+// overMemoryLimit is the error of an operation that would hold more than
+// maxBufferedBytes (what names the part that would): mongod's for a
+// blocking stage over its limit without allowDiskUse (Parsec has no disk
+// to spill to).
+func overMemoryLimit(what string) *cmdError {
+	return newErr(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "%s would hold more than %d bytes of documents in memory; add a filter or a limit", what, maxBufferedBytes)
+}
 
 // maxWriteBatch is the most statements one insert, update or delete may
 // carry (the hello reply's maxWriteBatchSize).
@@ -431,7 +442,7 @@ func query(sc *scanner, s *mql.Sort, skip, limit int64) (source, error) {
 	if limit > 0 && limit < int64(len(all)) {
 		all = all[:limit]
 	}
-	return &sliceSource{docs: all}, nil
+	return newSliceSource(all)
 }
 
 // maxTopK is the largest skip+limit a sorted find keeps in a bounded heap
@@ -460,7 +471,7 @@ func topK(src source, s *mql.Sort, k int) ([]bson.D, error) {
 		}
 		size += approxSize(d)
 		if size > maxBufferedBytes {
-			return nil, newErr(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "the sort holds more than %d bytes of documents in memory", maxBufferedBytes)
+			return nil, overMemoryLimit("the sort")
 		}
 		heap.Push(h, seqDoc{d, seq})
 	}
@@ -515,7 +526,7 @@ func collect(src source) ([]bson.D, error) {
 		}
 		size += approxSize(d)
 		if size > maxBufferedBytes {
-			return nil, newErr(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "the operation holds more than %d bytes of documents in memory; add a filter or an index-free limit", maxBufferedBytes)
+			return nil, overMemoryLimit("the operation")
 		}
 		all = append(all, d)
 	}
@@ -556,11 +567,11 @@ func cmdCount(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
-	var n int64
+	n, known := int64(0), false
 	if len(q) == 0 && len(col.uniques()) == 0 && col.tx == nil {
-		items, _ := col.c.Usage()
-		n = items
-	} else {
+		n, known = col.c.CountKnown()
+	}
+	if !known {
 		if n, err = r.scanFor(col, f, q).count(); err != nil {
 			return nil, err
 		}
@@ -700,6 +711,9 @@ func cmdAggregate(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur := &cursor{ns: ns, src: &sliceSource{docs: out}, left: -1}
+	cur, err := docsCursor(ns, out)
+	if err != nil {
+		return nil, err
+	}
 	return r.firstBatch(cur, batchSize, false)
 }

@@ -69,13 +69,13 @@ func TestKillCursors(t *testing.T) {
 		t.Fatal(cur.Err())
 	}
 	id := cur.ID()
-	if id == 0 || env.srv.cursors.get(id) == nil {
+	if id == 0 || !cursorOpen(env, id) {
 		t.Fatalf("cursor %d not open on the server", id)
 	}
 	if err := cur.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if env.srv.cursors.get(id) != nil {
+	if cursorOpen(env, id) {
 		t.Fatal("the driver's killCursors left the cursor open")
 	}
 	// A cursor on a collection dropped meanwhile fails (QueryPlanKilled).

@@ -94,7 +94,10 @@ func cmdListCollections(r *request) (bson.D, error) {
 			}
 		}
 	}
-	cur := &cursor{ns: r.db + ".$cmd.listCollections", src: &sliceSource{docs: out}, left: -1}
+	cur, err := docsCursor(r.db+".$cmd.listCollections", out)
+	if err != nil {
+		return nil, err
+	}
 	return r.firstBatch(cur, batchSize, false)
 }
 
@@ -276,7 +279,10 @@ func cmdListIndexes(r *request) (bson.D, error) {
 		return nil, err
 	}
 	out := append([]bson.D{idIndex()}, col.indexes()...)
-	cur := &cursor{ns: col.ns(), src: &sliceSource{docs: out}, left: -1}
+	cur, err := docsCursor(col.ns(), out)
+	if err != nil {
+		return nil, err
+	}
 	return r.firstBatch(cur, 101, false)
 }
 

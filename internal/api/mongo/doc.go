@@ -38,9 +38,11 @@
 //     exactly, and the items stay readable and queryable through the NoSQL
 //     API.
 //
-//   - cursors.go holds server-side cursors: they belong to the server, not a
-//     connection, expire after Config.CursorTimeout idle, and are capped at
-//     Config.MaxCursors.
+//   - cursors.go holds server-side cursors: they belong to the server and
+//     the user who opened them, not a connection, expire after
+//     Config.CursorTimeout idle, and are capped at Config.MaxCursors and at
+//     Config.MaxCursorBytes of results kept between getMores. quota.go
+//     shares these caps, and the sessions', between the users.
 //
 //   - txn.go is multi-document transactions, as Cosmos offers them: within
 //     one logical partition of one collection. A server-side table of

@@ -31,6 +31,8 @@ type envOptions struct {
 	partitionMaxRUs int
 	// cfg adjusts the server's configuration.
 	cfg func(*Config)
+	// now is the engine's clock (nil: the system's).
+	now func() time.Time
 }
 
 func newEnv(t testing.TB, o envOptions) *testEnv {
@@ -39,7 +41,11 @@ func newEnv(t testing.TB, o envOptions) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.Open(st, engine.Options{NoThrottle: !o.throttle, PartitionMaxRUs: o.partitionMaxRUs})
+	eo := engine.Options{NoThrottle: !o.throttle, PartitionMaxRUs: o.partitionMaxRUs}
+	if o.now != nil {
+		eo.Now, eo.TTLSweepInterval = o.now, -1
+	}
+	eng, err := engine.Open(st, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,4 +122,11 @@ func cmdCode(err error) int {
 		}
 	}
 	return -1
+}
+
+// cursorOpen reports whether the server holds cursor id (of the primary
+// user, the only one of an unauthenticated server).
+func cursorOpen(env *testEnv, id int64) bool {
+	_, err := env.srv.cursors.get(id, principalPrimary)
+	return err == nil
 }

@@ -24,6 +24,10 @@ const (
 	DefaultIdleTimeout    = 30 * time.Minute
 	DefaultCursorTimeout  = 10 * time.Minute
 	DefaultMaxCursors     = 10_000
+	DefaultMaxSessions    = 10_000
+	// DefaultMaxCursorBytes is ten cursors of mongod's 100 MB
+	// blocking-sort limit (maxBufferedBytes).
+	DefaultMaxCursorBytes = 10 * maxBufferedBytes
 )
 
 // Config configures a Mongo API server. Zero values take the defaults.
@@ -35,9 +39,13 @@ type Config struct {
 	// IdleTimeout closes a connection that sends nothing for that long.
 	IdleTimeout time.Duration
 	// CursorTimeout drops a cursor not used for that long; MaxCursors caps
-	// the open cursors (a find that would open one more fails).
-	CursorTimeout time.Duration
-	MaxCursors    int
+	// the open cursors (a find that would open one more fails), and
+	// MaxCursorBytes the documents they keep in memory between getMores
+	// (their BSON size; one cursor keeps at most 100 MB, as mongod's
+	// blocking sort). Users share both caps: see quota.go.
+	CursorTimeout  time.Duration
+	MaxCursors     int
+	MaxCursorBytes int64
 	// Logger receives why connections were closed. Default: stderr.
 	Logger *log.Logger
 	// Now is the clock ($currentDate, localTime). Default time.Now.
@@ -57,6 +65,10 @@ type Config struct {
 	// TransactionLifetime aborts a transaction idle for that long.
 	// Default DefaultTransactionLifetime.
 	TransactionLifetime time.Duration
+	// MaxSessions caps the sessions with a transaction the server keeps
+	// (a transaction that would start one more fails with code 261
+	// TooManyLogicalSessions); users share it as the cursor caps.
+	MaxSessions int
 }
 
 // Server serves the MongoDB wire protocol on Parsec's engine.
@@ -93,6 +105,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxCursors <= 0 {
 		cfg.MaxCursors = DefaultMaxCursors
 	}
+	if cfg.MaxCursorBytes <= 0 {
+		cfg.MaxCursorBytes = DefaultMaxCursorBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(os.Stderr, "parsec mongo: ", log.LstdFlags)
 	}
@@ -102,6 +117,9 @@ func New(cfg Config) *Server {
 	if cfg.TransactionLifetime <= 0 {
 		cfg.TransactionLifetime = DefaultTransactionLifetime
 	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
 	s := &Server{cfg: cfg, eng: cfg.Engine, slots: make(chan struct{}, cfg.MaxConnections),
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
@@ -110,8 +128,8 @@ func New(cfg Config) *Server {
 		s.cfg.AccountName = cfg.AccountName
 	}
 	s.auth, s.initErr = newAuthenticator(cfg.AccountName, cfg.PrimaryKey, cfg.ReadOnlyKey)
-	s.cursors = newCursorSet(cfg.MaxCursors, cfg.CursorTimeout, cfg.Now)
-	s.txns = newSessionTable(maxTxnSessions, cfg.TransactionLifetime, cfg.Now)
+	s.cursors = newCursorSet(cfg.MaxCursors, cfg.MaxCursorBytes, cfg.CursorTimeout, cfg.Now)
+	s.txns = newSessionTable(cfg.MaxSessions, cfg.TransactionLifetime, cfg.Now)
 	s.wg.Add(1)
 	go s.reapCursors()
 	return s

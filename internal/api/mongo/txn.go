@@ -26,9 +26,9 @@ const (
 	// DefaultTransactionLifetime aborts a transaction idle that long
 	// (mongod's transactionLifetimeLimitSeconds).
 	DefaultTransactionLifetime = 60 * time.Second
-	// maxTxnSessions is how many sessions with a transaction the server
-	// keeps at once.
-	maxTxnSessions = 10_000
+	// maxEndSessions is the most session ids one endSessions takes
+	// (mongod's limit).
+	maxEndSessions = 10_000
 	// maxTxnOps is the most engine operations one commit may hold
 	// (documents and their unique-index guards): one atomic engine batch.
 	maxTxnOps = engine.MaxBatchOps
@@ -72,7 +72,8 @@ const (
 // while one of its commands runs.
 type session struct {
 	mu        sync.Mutex
-	gone      bool // removed from the table
+	owner     principal // whose session it is
+	gone      bool      // removed from the table
 	txnNumber int64
 	state     txnState
 	why       string // why the transaction was aborted
@@ -86,17 +87,31 @@ func (s *session) abort(why string) {
 	}
 }
 
-// sessionTable holds the sessions by lsid.
+// sessionTable holds the sessions by user and lsid (a session id names a
+// session of the user who sends it, as mongod's are each user's), within
+// a quota of sessions per user.
 type sessionTable struct {
-	mu   sync.Mutex
-	m    map[string]*session
-	max  int
-	life time.Duration
-	now  func() time.Time
+	mu    sync.Mutex
+	m     map[string]*session
+	count quota
+	life  time.Duration
+	now   func() time.Time
 }
 
 func newSessionTable(max int, life time.Duration, now func() time.Time) *sessionTable {
-	return &sessionTable{m: map[string]*session{}, max: max, life: life, now: now}
+	return &sessionTable{m: map[string]*session{}, count: quota{max: int64(max)}, life: life, now: now}
+}
+
+// sessionKey is the table's key of who's session lsid.
+func sessionKey(who principal, lsid string) string {
+	return string(rune('0'+who)) + lsid
+}
+
+// removeLocked drops session key from the table, its lock held.
+func (t *sessionTable) removeLocked(key string, s *session) {
+	s.gone = true
+	delete(t.m, key)
+	t.count.add(s.owner, -1)
 }
 
 // expire drops sessions idle past the lifetime (a transaction still
@@ -114,24 +129,23 @@ func (t *sessionTable) expireLocked() {
 			continue
 		}
 		if now.Sub(s.lastUsed) > t.life {
-			s.gone = true
-			delete(t.m, id)
+			t.removeLocked(id, s)
 		}
 		s.mu.Unlock()
 	}
 }
 
-// end drops the sessions of endSessions (a busy one is left to expire).
-func (t *sessionTable) end(ids []string) {
+// end drops who's sessions of endSessions (a busy one is left to expire).
+func (t *sessionTable) end(ids []string, who principal) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, id := range ids {
-		s := t.m[id]
+		key := sessionKey(who, id)
+		s := t.m[key]
 		if s == nil || !s.mu.TryLock() {
 			continue
 		}
-		s.gone = true
-		delete(t.m, id)
+		t.removeLocked(key, s)
 		s.mu.Unlock()
 	}
 }
@@ -142,8 +156,8 @@ func cmdEndSessions(r *request) (bson.D, error) {
 	if !ok {
 		return nil, typeMismatch("endSessions needs an array of session ids")
 	}
-	if len(list) > maxTxnSessions {
-		return nil, badValue("endSessions takes at most %d sessions", maxTxnSessions)
+	if len(list) > maxEndSessions {
+		return nil, badValue("endSessions takes at most %d sessions", maxEndSessions)
 	}
 	var ids []string
 	for _, x := range list {
@@ -157,7 +171,7 @@ func cmdEndSessions(r *request) (bson.D, error) {
 			}
 		}
 	}
-	r.s.txns.end(ids)
+	r.s.txns.end(ids, r.c.principal())
 	return nil, nil
 }
 
@@ -211,26 +225,29 @@ func (r *request) txnFields() (txnArgs, error) {
 	return txnArgs{lsid: string(bin.Data), num: num, start: hasStart, active: true}, nil
 }
 
-// enter finds or starts the session's transaction for a command and
+// enter finds or starts who's session's transaction for a command and
 // returns the session locked; the caller unlocks it.
-func (t *sessionTable) enter(a txnArgs, cmd string) (*session, error) {
+func (t *sessionTable) enter(a txnArgs, cmd string, who principal) (*session, error) {
+	key := sessionKey(who, a.lsid)
 	for {
 		t.mu.Lock()
-		s := t.m[a.lsid]
+		s := t.m[key]
 		if s == nil {
 			if !a.start {
 				t.mu.Unlock()
 				return nil, noSuchTxn("Given transaction number %d does not match any in-progress transactions. The active transaction number is -1", a.num)
 			}
-			if len(t.m) >= t.max {
+			if !t.count.fits(who, 1) {
 				t.expireLocked()
 			}
-			if len(t.m) >= t.max {
+			if !t.count.fits(who, 1) {
 				t.mu.Unlock()
-				return nil, newErr(261, "TooManyLogicalSessions", "cannot start a transaction: %d sessions already hold one", t.max)
+				return nil, newErr(261, "TooManyLogicalSessions", "cannot start a transaction: %s hold %d sessions with one, all users %d, of the server's %d (at most %d for %s)",
+					who, t.count.used[who], t.count.total(), t.count.max, t.count.share(who), who)
 			}
-			s = &session{txnNumber: -1, state: txnAborted}
-			t.m[a.lsid] = s
+			s = &session{owner: who, txnNumber: -1, state: txnAborted}
+			t.m[key] = s
+			t.count.add(who, 1)
 		}
 		t.mu.Unlock()
 		s.mu.Lock()
@@ -292,7 +309,7 @@ func (r *request) runInTxn(a txnArgs, h handler) (bson.D, error) {
 		// Refused before the session is touched: the transaction goes on.
 		return nil, notInTxn("Cannot run '%s' in a multi-document transaction", r.name)
 	}
-	s, err := r.s.txns.enter(a, r.name)
+	s, err := r.s.txns.enter(a, r.name, r.c.principal())
 	if err != nil {
 		return nil, err
 	}

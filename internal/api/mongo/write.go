@@ -569,7 +569,7 @@ func (col *coll) first(f *mql.Filter, raw bson.D, s *mql.Sort) (stored, bool, er
 		}
 		size += approxSize(d.doc)
 		if size > maxBufferedBytes {
-			return stored{}, false, newErr(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "the sort holds more than %d bytes", maxBufferedBytes)
+			return stored{}, false, overMemoryLimit("the sort")
 		}
 		all = append(all, d)
 	}
