@@ -118,7 +118,7 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rt, fn, err := p.newRuntime(env)
+	rt, fn, _, err := p.newRuntime(env)
 	if err != nil {
 		return nil, err
 	}

@@ -116,9 +116,10 @@ var queryAPIWords = regexp.MustCompile(`\b(filter|map|pluck|flatten|sortBy|sortB
 // Name is the script's name (its id).
 func (p *Program) Name() string { return p.name }
 
-// newRuntime returns a runtime with env's sources and the program's
-// function.
-func (p *Program) newRuntime(env *Env) (*goja.Runtime, goja.Callable, error) {
+// newRuntime returns a runtime with env's sources, the caps of its
+// builtins, and the program's function.
+func (p *Program) newRuntime(env *Env) (*goja.Runtime, goja.Callable, *caps, error) {
+	lim := env.Limits.withDefaults()
 	rt := goja.New()
 	if env.Now != nil {
 		rt.SetTimeSource(env.Now)
@@ -126,16 +127,17 @@ func (p *Program) newRuntime(env *Env) (*goja.Runtime, goja.Callable, error) {
 	if env.Rand != nil {
 		rt.SetRandSource(env.Rand)
 	}
-	rt.SetMaxCallStackSize(env.Limits.withDefaults().MaxCallDepth)
+	rt.SetMaxCallStackSize(lim.MaxCallDepth)
+	c := newCaps(rt, p.name, lim.MaxHeapGrowth)
 	v, err := rt.RunProgram(p.prog)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCompile, p.name, err)
+		return nil, nil, nil, fmt.Errorf("%w: %s: %v", ErrCompile, p.name, err)
 	}
 	fn, ok := goja.AssertFunction(v)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %s: the body is not a function", ErrCompile, p.name)
+		return nil, nil, nil, fmt.Errorf("%w: %s: the body is not a function", ErrCompile, p.name)
 	}
-	return rt, fn, nil
+	return rt, fn, c, nil
 }
 
 // json holds a runtime's JSON.parse and JSON.stringify.
@@ -279,21 +281,18 @@ type Func struct {
 	rt      *goja.Runtime
 	fn      goja.Callable
 	j       jsonFuncs
+	caps    *caps
 	timeout time.Duration
 }
 
 // NewFunc prepares p, a function, to be called with Call. Env's Timeout
 // bounds each call.
 func (p *Program) NewFunc(env *Env) (*Func, error) {
-	rt, fn, err := p.newRuntime(env)
+	rt, fn, c, err := p.newRuntime(env)
 	if err != nil {
 		return nil, err
 	}
-	t := env.Limits.Timeout
-	if t <= 0 {
-		t = DefaultTimeout
-	}
-	return &Func{name: p.name, rt: rt, fn: fn, j: newJSON(rt), timeout: t}, nil
+	return &Func{name: p.name, rt: rt, fn: fn, j: newJSON(rt), caps: c, timeout: env.Limits.withDefaults().Timeout}, nil
 }
 
 // Call calls the function with JSON arguments and returns its result as
@@ -302,6 +301,7 @@ func (f *Func) Call(args [][]byte) (out []byte, err error) {
 	timer := time.AfterFunc(f.timeout, func() {
 		f.rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, f.name, f.timeout))
 	})
+	f.caps.reset()
 	defer func() {
 		timer.Stop()
 		f.rt.ClearInterrupt()
