@@ -3,6 +3,7 @@ package script
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -11,13 +12,19 @@ import (
 
 // goja checks its interrupt flag between instructions, so a script's time
 // limit cannot stop a builtin that runs long inside one call (a regular
-// expression that backtracks, a join over an array of 2^32-1 holes) nor
-// memory allocated in one call (new Uint8Array(2**30)). The caps below
-// bound those calls: each builtin that allocates a size it is given is
-// charged against the run's memory budget (Limits.MaxHeapGrowth) before it
-// runs, the builtins that loop over an array refuse one longer than the
-// budget could hold, and a regular expression match stops after
-// MaxMatchTime.
+// expression that backtracks, a join over an array of 2^32-1 holes, a
+// JSON.stringify of a chain of 100000 arrays) nor memory allocated in one
+// call (new Uint8Array(2**30)). The caps below bound those calls against
+// the run's memory budget (Limits.MaxHeapGrowth): ArrayBuffers and typed
+// arrays are charged to it before they are allocated, all of them together;
+// a builtin that builds a string whose length it knows first (repeat,
+// padStart, padEnd, join, JSON.stringify) may not build one larger than the
+// budget; the builtins that loop over an array refuse one longer than the
+// budget could hold. A regular expression match stops after MaxMatchTime,
+// JSON.parse and JSON.stringify refuse values nested deeper than
+// maxJSONDepth (goja recurses once per level: a 3-million-level JSON.parse
+// would overflow the process's stack), and JSON.stringify checks between
+// values whether the run was stopped.
 
 // MaxMatchTime bounds one match of a regular expression that goja runs on
 // regexp2 (patterns with backreferences or lookarounds, which can backtrack
@@ -38,6 +45,12 @@ func init() {
 // builtins loop over.
 const bytesPerValue = 16
 
+// maxJSONDepth bounds the nesting of the values JSON.parse and
+// JSON.stringify take: encoding/json's limit, far above Cosmos DB's 128
+// levels for a document (jsondoc.MaxDepth), which a procedure's arguments
+// and documents already respect.
+const maxJSONDepth = 10000
+
 // caps is the allocation account of one run (or one call of a Func).
 type caps struct {
 	rt   *goja.Runtime
@@ -46,6 +59,9 @@ type caps struct {
 	// allocations of the run have taken of it (never given back: a
 	// script that drops a buffer and allocates another is charged twice).
 	limit, used uint64
+	// stopped is the error the run was interrupted with, for the builtins
+	// that check it (JSON.stringify).
+	stopped atomic.Pointer[error]
 }
 
 // newCaps installs the caps in rt, charging c.
@@ -55,11 +71,29 @@ func newCaps(rt *goja.Runtime, name string, limit uint64) *caps {
 	c.buffers()
 	c.strings()
 	c.arrays()
+	c.json()
 	return c
 }
 
 // reset starts a new account (a Func's next call).
-func (c *caps) reset() { c.used = 0 }
+func (c *caps) reset() {
+	c.used = 0
+	c.stopped.Store(nil)
+	c.rt.ClearInterrupt()
+}
+
+// interrupt stops the run with err.
+func (c *caps) interrupt(err error) {
+	c.stopped.Store(&err)
+	c.rt.Interrupt(err)
+}
+
+// checkStopped rethrows the error the run was interrupted with, if any.
+func (c *caps) checkStopped() {
+	if err := c.stopped.Load(); err != nil {
+		panic(*err)
+	}
+}
 
 // charge takes n bytes of the budget for what, or stops the script with
 // ErrTooLarge. n is a float: sizes come from JavaScript numbers.
@@ -71,6 +105,14 @@ func (c *caps) charge(n float64, what string) {
 		panic(fmt.Errorf("%w: %s: %s of %.0f bytes would pass the script's memory limit of %d MiB", ErrTooLarge, c.name, what, n, c.limit>>20))
 	}
 	c.used += uint64(n)
+}
+
+// check stops the script with ErrTooLarge when what, a value built in one
+// call and not kept in the account, would take more than the budget.
+func (c *caps) check(n float64, what string) {
+	if n > float64(c.limit) {
+		panic(fmt.Errorf("%w: %s: %s of %.0f bytes would pass the script's memory limit of %d MiB", ErrTooLarge, c.name, what, n, c.limit>>20))
+	}
 }
 
 // checkLength stops the script with ErrTooLarge when an array (or
@@ -226,7 +268,7 @@ func (c *caps) constructor(name string, check func(args []goja.Value)) {
 	}
 }
 
-// strings charges the string builtins whose result's length is known
+// strings bounds the string builtins whose result's length is known
 // before they run (a character takes at least a byte).
 func (c *caps) strings() {
 	proto := c.rt.Get("String").ToObject(c.rt).Get("prototype").ToObject(c.rt)
@@ -235,11 +277,11 @@ func (c *caps) strings() {
 		if math.IsInf(n, 1) {
 			return // a RangeError of goja
 		}
-		c.charge(float64(len(call.This.String()))*n, "String.prototype.repeat")
+		c.check(float64(len(call.This.String()))*n, "String.prototype.repeat")
 	})
 	for _, name := range []string{"padStart", "padEnd"} {
 		c.wrap(proto, name, func(call goja.FunctionCall) {
-			c.charge(call.Argument(0).ToFloat(), "String.prototype."+name)
+			c.check(call.Argument(0).ToFloat(), "String.prototype."+name)
 		})
 	}
 }
@@ -276,7 +318,7 @@ func (c *caps) arrays() {
 		if s := call.Argument(0); !goja.IsUndefined(s) {
 			sep = float64(len(s.String()))
 		}
-		c.charge((n-1)*sep, "Array.prototype.join")
+		c.check((n-1)*sep, "Array.prototype.join")
 	})
 	c.wrap(array, "from", func(call goja.FunctionCall) {
 		c.checkLength(lengthOf(call.Argument(0)), "Array.from")
@@ -292,4 +334,100 @@ func (c *caps) arrays() {
 	c.wrap(reflect, "construct", func(call goja.FunctionCall) {
 		c.checkLength(lengthOf(call.Argument(1)), "Reflect.construct")
 	})
+}
+
+// json bounds JSON.parse and JSON.stringify.
+func (c *caps) json() {
+	j := c.rt.Get("JSON").ToObject(c.rt)
+	parse, _ := goja.AssertFunction(j.Get("parse"))
+	c.set(j, "parse", func(call goja.FunctionCall) goja.Value {
+		text := call.Argument(0).String()
+		if jsonDepth(text) > maxJSONDepth {
+			panic(fmt.Errorf("%w: %s: JSON.parse of a value nested deeper than %d levels", ErrTooLarge, c.name, maxJSONDepth))
+		}
+		args := append([]goja.Value{c.rt.ToValue(text)}, call.Arguments[min(1, len(call.Arguments)):]...)
+		return c.callOrThrow(parse, goja.FunctionCall{This: call.This, Arguments: args})
+	})
+	stringify, _ := goja.AssertFunction(j.Get("stringify"))
+	c.set(j, "stringify", func(call goja.FunctionCall) goja.Value {
+		w := &jsonWalk{c: c, depth: map[*goja.Object]int{}}
+		if r, ok := call.Argument(1).(*goja.Object); ok {
+			if fn, ok := goja.AssertFunction(r); ok {
+				w.user = fn
+			} else if r.ClassName() == "Array" {
+				w.allow = map[string]bool{}
+				for _, k := range r.Keys() {
+					w.allow[r.Get(k).String()] = true
+				}
+			}
+		}
+		return c.callOrThrow(stringify, goja.FunctionCall{This: call.This,
+			Arguments: []goja.Value{call.Argument(0), c.rt.ToValue(w.replace), call.Argument(2)}})
+	})
+}
+
+// jsonWalk is one JSON.stringify: its replacer, called for every value
+// before it is written, bounds the depth and the length of the text and
+// checks whether the run was stopped.
+type jsonWalk struct {
+	c *caps
+	// user is the script's replacer function; allow its replacer array
+	// (the keys of objects to write; they are written in the object's
+	// order, not the array's).
+	user  goja.Callable
+	allow map[string]bool
+	// depth is the level of each object written so far (the top value's
+	// holder, which is not in it, is level 0).
+	depth map[*goja.Object]int
+	// n is at least the length of the text written so far.
+	n float64
+}
+
+func (w *jsonWalk) replace(call goja.FunctionCall) goja.Value {
+	w.c.checkStopped()
+	holder, _ := call.This.(*goja.Object)
+	key, v := call.Argument(0), call.Argument(1)
+	d, inside := w.depth[holder]
+	switch {
+	case w.user != nil:
+		var err error
+		if v, err = w.user(holder, key, v); err != nil {
+			panic(err)
+		}
+	case w.allow != nil && inside && holder.ClassName() != "Array" && !w.allow[key.String()]:
+		return goja.Undefined()
+	}
+	w.n += float64(len(key.String())) + 1
+	if goja.IsString(v) {
+		w.n += float64(len(v.String()))
+	}
+	w.c.check(w.n, "JSON.stringify")
+	if o, ok := v.(*goja.Object); ok {
+		if d+1 > maxJSONDepth {
+			panic(fmt.Errorf("%w: %s: JSON.stringify of a value nested deeper than %d levels", ErrTooLarge, w.c.name, maxJSONDepth))
+		}
+		w.depth[o] = d + 1
+	}
+	return v
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in JSON text
+// (whether or not the text is valid: the parser judges that).
+func jsonDepth(s string) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }

@@ -192,9 +192,10 @@ func heapBytes() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// guard interrupts rt when it runs past lim.Timeout or the heap grows by
-// more than lim.MaxHeapGrowth; the returned function stops it.
-func guard(rt *goja.Runtime, name string, lim Limits) (stop func()) {
+// guard interrupts c's run when it runs past lim.Timeout or the heap grows
+// by more than lim.MaxHeapGrowth; the returned function stops it.
+func guard(c *caps, lim Limits) (stop func()) {
+	name := c.name
 	done := make(chan struct{})
 	go func() {
 		timeout := time.NewTimer(lim.Timeout)
@@ -206,7 +207,7 @@ func guard(rt *goja.Runtime, name string, lim Limits) (stop func()) {
 		case <-done:
 			return
 		case <-timeout.C:
-			rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
+			c.interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
 			return
 		case <-first.C:
 		}
@@ -218,11 +219,11 @@ func guard(rt *goja.Runtime, name string, lim Limits) (stop func()) {
 			case <-done:
 				return
 			case <-timeout.C:
-				rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
+				c.interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
 				return
 			case <-tick.C:
 				if h := heapBytes(); h > base+lim.MaxHeapGrowth {
-					rt.Interrupt(fmt.Errorf("%w: %s was stopped: memory grew by %d MiB while it ran; the limit is %d MiB", ErrTooLarge, name, (h-base)>>20, lim.MaxHeapGrowth>>20))
+					c.interrupt(fmt.Errorf("%w: %s was stopped: memory grew by %d MiB while it ran; the limit is %d MiB", ErrTooLarge, name, (h-base)>>20, lim.MaxHeapGrowth>>20))
 					return
 				}
 			}
@@ -298,13 +299,13 @@ func (p *Program) NewFunc(env *Env) (*Func, error) {
 // Call calls the function with JSON arguments and returns its result as
 // JSON, nil for undefined.
 func (f *Func) Call(args [][]byte) (out []byte, err error) {
-	timer := time.AfterFunc(f.timeout, func() {
-		f.rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, f.name, f.timeout))
-	})
 	f.caps.reset()
+	timer := time.AfterFunc(f.timeout, func() {
+		f.caps.interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, f.name, f.timeout))
+	})
 	defer func() {
 		timer.Stop()
-		f.rt.ClearInterrupt()
+		f.caps.reset()
 		if x := recover(); x != nil {
 			e, ok := x.(error)
 			if !ok {

@@ -344,6 +344,14 @@ func TestBuiltinCaps(t *testing.T) {
 	f("fill of an array-like", `Array.prototype.fill.call({length: Math.pow(2, 32) - 1}, 0);`, Limits{}, ErrTooLarge, "Array.prototype.fill")
 	f("indexOf over holes", `var a = []; a[Math.pow(2, 32) - 2] = 1; a.indexOf(2);`, Limits{}, ErrTooLarge, "Array.prototype.indexOf")
 	f("apply of an array-like", `Math.max.apply(null, {length: Math.pow(2, 31)});`, Limits{}, ErrTooLarge, "Function.prototype.apply")
+	// goja parses and writes JSON recursively: 3 million levels would
+	// overflow the process's stack, and writing 100000 takes it a minute
+	// (each level looks for a cycle among those above it).
+	f("a deep JSON.parse", `JSON.parse("[".repeat(3000000) + "]".repeat(3000000));`, Limits{}, ErrTooLarge, "JSON.parse of a value nested deeper than 10000 levels")
+	f("a deep JSON.stringify", `var a = []; for (var i = 0; i < 100000; i++) a = [a]; JSON.stringify(a);`, Limits{}, ErrTooLarge, "JSON.stringify of a value nested deeper than 10000 levels")
+	// 2^40 values to write: the time limit stops it.
+	f("a long JSON.stringify", `var a = [1]; for (var i = 0; i < 40; i++) a = [a, a]; JSON.stringify(a);`, Limits{Timeout: 200 * time.Millisecond}, ErrTimeout, "stopped after 200ms")
+	f("a cycle", `var o = {}; o.o = o; JSON.stringify(o);`, Limits{}, ErrThrown, "circular")
 
 	// What stays within the caps behaves as before.
 	res, err := runScript(t, `function () {
@@ -356,9 +364,15 @@ func TestBuiltinCaps(t *testing.T) {
 			new ArrayBuffer(16).slice(4).byteLength, Object.prototype.toString.call(new DataView(new ArrayBuffer(2))),
 			/(a)\1/.test("xaa"), "abcabc".replace(/(b)(?=c)/g, "[$1]"), m, "a1b2".split(/(?<=\d)/), "xyz".search(/(?<!x)z/),
 			Array.from("a1a2".matchAll(/a(\d)/g), function (x) { return x[1]; }), "ab".repeat(2), "7".padStart(3, "0"),
-			[1, 2, 3].join("-"), [3, 1, 2].sort(), Math.max.apply(null, [1, 5, 2])]);
+			[1, 2, 3].join("-"), [3, 1, 2].sort(), Math.max.apply(null, [1, 5, 2]),
+			JSON.stringify({a: [1, {b: "x"}], c: undefined, d: {toJSON: function () { return "t"; }}}),
+			JSON.stringify({a: 1, b: 2, c: {a: 3, d: [4, {a: 5, e: 6}]}}, ["a", "c", "d"]),
+			JSON.stringify({a: 1, b: "x"}, function (k, v) { return typeof v === "number" ? v * 2 : v; }),
+			JSON.stringify([1], null, 1), JSON.stringify(undefined) === undefined,
+			JSON.parse('{"a": [1, {"b": 2}]}', function (k, v) { return k === "b" ? v + 1 : v; }).a[1].b]);
 	}`, &memColl{docs: map[string]string{}}, &Call{}, Limits{})
-	want := `[true,true,[7,7],4,8,true,true,[2,4],12,"[object DataView]",true,"a[b]ca[b]c",["b","b"],["a1","b2"],2,["1","2"],"abab","007","1-2-3",[1,2,3],5]`
+	want := `[true,true,[7,7],4,8,true,true,[2,4],12,"[object DataView]",true,"a[b]ca[b]c",["b","b"],["a1","b2"],2,["1","2"],"abab","007","1-2-3",[1,2,3],5,` +
+		`"{\"a\":[1,{\"b\":\"x\"}],\"d\":\"t\"}","{\"a\":1,\"c\":{\"a\":3,\"d\":[4,{\"a\":5}]}}","{\"a\":2,\"b\":\"x\"}","[\n 1\n]",true,3]`
 	if err != nil || string(res.Body) != want {
 		t.Fatalf("within the caps: %v, %v; want %s", res, err, want)
 	}
