@@ -13,18 +13,9 @@ import (
 // goja checks its interrupt flag between instructions, so a script's time
 // limit cannot stop a builtin that runs long inside one call (a regular
 // expression that backtracks, a join over an array of 2^32-1 holes, a
-// JSON.stringify of a chain of 100000 arrays) nor memory allocated in one
-// call (new Uint8Array(2**30)). The caps below bound those calls against
-// the run's memory budget (Limits.MaxHeapGrowth): ArrayBuffers and typed
-// arrays are charged to it before they are allocated, all of them together;
-// a builtin that builds a string whose length it knows first (repeat,
-// padStart, padEnd, join, JSON.stringify) may not build one larger than the
-// budget; the builtins that loop over an array refuse one longer than the
-// budget could hold. A regular expression match stops after MaxMatchTime,
-// JSON.parse and JSON.stringify refuse values nested deeper than
-// maxJSONDepth (goja recurses once per level: a 3-million-level JSON.parse
-// would overflow the process's stack), and JSON.stringify checks between
-// values whether the run was stopped.
+// JSON.stringify of a chain of 100000 arrays), nor its memory budget one
+// that allocates a gigabyte at once (new Uint8Array(2**30)). The caps
+// (listed in doc.go) bound those calls before they run.
 
 // MaxMatchTime bounds one match of a regular expression that goja runs on
 // regexp2 (patterns with backreferences or lookarounds, which can backtrack
@@ -35,7 +26,7 @@ const MaxMatchTime = 250 * time.Millisecond
 
 func init() {
 	// A match that times out returns no match to goja, which hides the
-	// error: exec and test are wrapped (regexpCap) so that a match that ran
+	// error: exec and test are wrapped (caps.regexps) so that a match that ran
 	// this long stops the script instead.
 	regexp2.DefaultMatchTimeout = MaxMatchTime
 }

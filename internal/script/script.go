@@ -20,7 +20,8 @@ var (
 	ErrThrown = errors.New("the script failed")
 	// ErrTimeout is a script interrupted at its timeout.
 	ErrTimeout = errors.New("the script ran past its time limit")
-	// ErrTooLarge is a script whose response passed its size limit.
+	// ErrTooLarge is a script whose response passed its size limit, or
+	// whose memory passed its budget.
 	ErrTooLarge = errors.New("the script's response is too large")
 	// ErrNotAccepted is what a Collection returns for an operation past
 	// its budget: the operation returns false to the script and its
@@ -31,7 +32,9 @@ var (
 // Limits bound one run. A zero field takes its default.
 type Limits struct {
 	// Timeout is the wall time after which the script is interrupted.
-	// Default 5 s, as Cosmos.
+	// Default 5 s, as Cosmos DB's "maximum execution time for a single
+	// operation (like a stored procedure execution ...)"
+	// (https://learn.microsoft.com/azure/cosmos-db/concepts-limits).
 	Timeout time.Duration
 	// AcceptFor is how long operations are accepted; after it they return
 	// false so that the script can end with a continuation. Default four
@@ -46,7 +49,9 @@ type Limits struct {
 	// allocation hook, so the heap is sampled (every 5 ms, from the
 	// script's 5th millisecond on) and the bound is the process's growth,
 	// not the script's own: a coarse guard against a runaway allocation,
-	// never a precise account. Default 512 MiB.
+	// never a precise account. It is also the budget of the builtins that
+	// allocate a size they are given (see caps.go): ArrayBuffers and typed
+	// arrays are charged to it before they are allocated. Default 512 MiB.
 	MaxHeapGrowth uint64
 }
 
