@@ -114,8 +114,12 @@ func (c *caps) checkLength(n float64, what string) {
 	}
 }
 
-// lengthOf is v's length property as a number (0 for a primitive or none).
+// lengthOf is v's length as a number: a string's, an object's length
+// property, or 0.
 func lengthOf(v goja.Value) float64 {
+	if goja.IsString(v) {
+		return float64(len(v.String()))
+	}
 	o, ok := v.(*goja.Object)
 	if !ok {
 		return 0
@@ -269,6 +273,10 @@ func (c *caps) strings() {
 			return // a RangeError of goja
 		}
 		c.check(float64(len(call.This.String()))*n, "String.prototype.repeat")
+	})
+	// split makes up to a value per character.
+	c.wrap(proto, "split", func(call goja.FunctionCall) {
+		c.checkLength(lengthOf(call.This), "String.prototype.split")
 	})
 	for _, name := range []string{"padStart", "padEnd"} {
 		c.wrap(proto, name, func(call goja.FunctionCall) {

@@ -343,6 +343,8 @@ func TestBuiltinCaps(t *testing.T) {
 	f("join of separators", `new Array(1 << 20).join(new Array(1 << 10).join("x"));`, Limits{}, ErrTooLarge, "Array.prototype.join")
 	f("fill of an array-like", `Array.prototype.fill.call({length: Math.pow(2, 32) - 1}, 0);`, Limits{}, ErrTooLarge, "Array.prototype.fill")
 	f("indexOf over holes", `var a = []; a[Math.pow(2, 32) - 2] = 1; a.indexOf(2);`, Limits{}, ErrTooLarge, "Array.prototype.indexOf")
+	f("split into characters", `"x".repeat(1 << 23).split("");`, Limits{MaxHeapGrowth: 64 << 20}, ErrTooLarge, "String.prototype.split on 8388608 elements")
+	f("an array from a string", `Array.from("x".repeat(1 << 23));`, Limits{MaxHeapGrowth: 64 << 20}, ErrTooLarge, "Array.from on 8388608 elements")
 	f("apply of an array-like", `Math.max.apply(null, {length: Math.pow(2, 31)});`, Limits{}, ErrTooLarge, "Function.prototype.apply")
 	// goja parses and writes JSON recursively: 3 million levels would
 	// overflow the process's stack, and writing 100000 takes it a minute
@@ -362,7 +364,7 @@ func TestBuiltinCaps(t *testing.T) {
 			a instanceof Uint8Array, a.constructor === Uint8Array, Array.from(a.slice(1, 3)), b.length, b.buffer.byteLength,
 			c instanceof Bytes, c instanceof Uint8Array, Array.from(Uint16Array.from([1, 2]).map(function (x) { return x * 2; })),
 			new ArrayBuffer(16).slice(4).byteLength, Object.prototype.toString.call(new DataView(new ArrayBuffer(2))),
-			/(a)\1/.test("xaa"), "abcabc".replace(/(b)(?=c)/g, "[$1]"), m, "a1b2".split(/(?<=\d)/), "xyz".search(/(?<!x)z/),
+			/(a)\1/.test("xaa"), "abcabc".replace(/(b)(?=c)/g, "[$1]"), m, "a1b2".split(/(?<=\d)/), "a,b".split(","), "xyz".search(/(?<!x)z/),
 			Array.from("a1a2".matchAll(/a(\d)/g), function (x) { return x[1]; }), "ab".repeat(2), "7".padStart(3, "0"),
 			[1, 2, 3].join("-"), [3, 1, 2].sort(), Math.max.apply(null, [1, 5, 2]),
 			JSON.stringify({a: [1, {b: "x"}], c: undefined, d: {toJSON: function () { return "t"; }}}),
@@ -371,7 +373,7 @@ func TestBuiltinCaps(t *testing.T) {
 			JSON.stringify([1], null, 1), JSON.stringify(undefined) === undefined,
 			JSON.parse('{"a": [1, {"b": 2}]}', function (k, v) { return k === "b" ? v + 1 : v; }).a[1].b]);
 	}`, &memColl{docs: map[string]string{}}, &Call{}, Limits{})
-	want := `[true,true,[7,7],4,8,true,true,[2,4],12,"[object DataView]",true,"a[b]ca[b]c",["b","b"],["a1","b2"],2,["1","2"],"abab","007","1-2-3",[1,2,3],5,` +
+	want := `[true,true,[7,7],4,8,true,true,[2,4],12,"[object DataView]",true,"a[b]ca[b]c",["b","b"],["a1","b2"],["a","b"],2,["1","2"],"abab","007","1-2-3",[1,2,3],5,` +
 		`"{\"a\":[1,{\"b\":\"x\"}],\"d\":\"t\"}","{\"a\":1,\"c\":{\"a\":3,\"d\":[4,{\"a\":5}]}}","{\"a\":2,\"b\":\"x\"}","[\n 1\n]",true,3]`
 	if err != nil || string(res.Body) != want {
 		t.Fatalf("within the caps: %v, %v; want %s", res, err, want)
