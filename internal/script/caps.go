@@ -161,7 +161,7 @@ func (c *caps) callOrThrow(fn goja.Callable, call goja.FunctionCall) goja.Value 
 	return v
 }
 
-// regexps makes a match that reached MaxMatchTime stop the script. Every
+// regexps makes a match that timed out stop the script. Every
 // match goes through exec or test: once exec is replaced, goja's
 // String.prototype.match, replace, split, search, matchAll and the
 // RegExp.prototype symbol methods leave their fast paths and call it.
@@ -172,7 +172,9 @@ func (c *caps) regexps() {
 		c.set(proto, name, func(call goja.FunctionCall) goja.Value {
 			start := time.Now()
 			v := c.callOrThrow(orig, call)
-			if time.Since(start) >= MaxMatchTime {
+			// A match that timed out is no match (null, false) that took
+			// MaxMatchTime; one that succeeded is kept however long it took.
+			if !v.ToBoolean() && time.Since(start) >= MaxMatchTime {
 				panic(fmt.Errorf("%w: %s: a regular expression match ran %v, its limit", ErrTimeout, c.name, MaxMatchTime))
 			}
 			return v
