@@ -55,7 +55,7 @@ type caps struct {
 	stopped atomic.Pointer[error]
 }
 
-// newCaps installs the caps in rt, charging c.
+// newCaps installs the caps in rt, with a memory budget of limit bytes.
 func newCaps(rt *goja.Runtime, name string, limit uint64) *caps {
 	c := &caps{rt: rt, name: name, limit: limit}
 	c.regexps()
@@ -93,7 +93,7 @@ func (c *caps) charge(n float64, what string) {
 		return
 	}
 	if n > float64(c.limit-c.used) {
-		panic(fmt.Errorf("%w: %s: %s of %.0f bytes would pass the script's memory limit of %d MiB", ErrTooLarge, c.name, what, n, c.limit>>20))
+		panic(c.tooLarge(n, what))
 	}
 	c.used += uint64(n)
 }
@@ -102,8 +102,12 @@ func (c *caps) charge(n float64, what string) {
 // call and not kept in the account, would take more than the budget.
 func (c *caps) check(n float64, what string) {
 	if n > float64(c.limit) {
-		panic(fmt.Errorf("%w: %s: %s of %.0f bytes would pass the script's memory limit of %d MiB", ErrTooLarge, c.name, what, n, c.limit>>20))
+		panic(c.tooLarge(n, what))
 	}
+}
+
+func (c *caps) tooLarge(n float64, what string) error {
+	return fmt.Errorf("%w: %s: %s of %.0f bytes would pass the script's memory limit of %d MiB", ErrTooLarge, c.name, what, n, c.limit>>20)
 }
 
 // checkLength stops the script with ErrTooLarge when an array (or
@@ -117,8 +121,8 @@ func (c *caps) checkLength(n float64, what string) {
 // lengthOf is v's length as a number: a string's, an object's length
 // property, or 0.
 func lengthOf(v goja.Value) float64 {
-	if goja.IsString(v) {
-		return float64(len(v.String()))
+	if s, ok := v.(goja.String); ok {
+		return float64(s.Length())
 	}
 	o, ok := v.(*goja.Object)
 	if !ok {
@@ -274,11 +278,11 @@ func (c *caps) strings() {
 		if math.IsInf(n, 1) {
 			return // a RangeError of goja
 		}
-		c.check(float64(len(call.This.String()))*n, "String.prototype.repeat")
+		c.check(lengthOf(call.This.ToString())*n, "String.prototype.repeat")
 	})
 	// split makes up to a value per character.
 	c.wrap(proto, "split", func(call goja.FunctionCall) {
-		c.checkLength(lengthOf(call.This), "String.prototype.split")
+		c.checkLength(lengthOf(call.This.ToString()), "String.prototype.split")
 	})
 	for _, name := range []string{"padStart", "padEnd"} {
 		c.wrap(proto, name, func(call goja.FunctionCall) {
@@ -317,7 +321,7 @@ func (c *caps) arrays() {
 		c.checkLength(n, "Array.prototype.join")
 		sep := 1.0
 		if s := call.Argument(0); !goja.IsUndefined(s) {
-			sep = float64(len(s.String()))
+			sep = lengthOf(s.ToString())
 		}
 		c.check((n-1)*sep, "Array.prototype.join")
 	})
@@ -398,9 +402,9 @@ func (w *jsonWalk) replace(call goja.FunctionCall) goja.Value {
 	case w.allow != nil && inside && holder.ClassName() != "Array" && !w.allow[key.String()]:
 		return goja.Undefined()
 	}
-	w.n += float64(len(key.String())) + 1
+	w.n += lengthOf(key) + 1
 	if goja.IsString(v) {
-		w.n += float64(len(v.String()))
+		w.n += lengthOf(v)
 	}
 	w.c.check(w.n, "JSON.stringify")
 	if o, ok := v.(*goja.Object); ok {
