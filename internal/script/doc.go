@@ -26,7 +26,7 @@
 // ArrayBuffers and typed arrays are charged to the memory budget
 // (MaxHeapGrowth) before they are allocated; repeat, padStart, padEnd,
 // join and JSON.stringify may not build a string larger than it; the array
-// builtins, Array.from and apply refuse lengths it cannot hold; a regular
+// builtins, Array.from, apply and split refuse lengths it cannot hold; a regular
 // expression match that backtracks stops after MaxMatchTime (ErrTimeout);
 // JSON.parse and JSON.stringify refuse nesting deeper than 10000 levels,
 // and JSON.stringify stops when the run is interrupted.
