@@ -19,9 +19,21 @@
 // stops the script (ErrTimeout), a soft deadline and a cap on writes and
 // written bytes past which operations return accepted = false so that the
 // script can return a continuation, a cap on the response body, and a
-// bounded call stack. A script reaches no file system, network or module
-// loader: goja has none unless given one, and the clock and Math.random
-// read the sources the caller passes (Env).
+// bounded call stack.
+//
+// goja checks the interrupt only between instructions, so builtins that
+// could run or allocate without end inside one call are capped (caps.go):
+// ArrayBuffers and typed arrays are charged to the memory budget
+// (MaxHeapGrowth) before they are allocated; repeat, padStart, padEnd,
+// join and JSON.stringify may not build a string larger than it; the array
+// builtins, Array.from, apply and split refuse lengths it cannot hold; a regular
+// expression match that backtracks stops after MaxMatchTime (ErrTimeout);
+// JSON.parse and JSON.stringify refuse nesting deeper than 10000 levels,
+// and JSON.stringify stops when the run is interrupted.
+//
+// A script reaches no file system, network or module loader: goja has
+// none unless given one, and the clock and Math.random read the sources
+// the caller passes (Env).
 //
 // # Callbacks
 //

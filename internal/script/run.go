@@ -118,7 +118,7 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rt, fn, err := p.newRuntime(env)
+	rt, fn, c, err := p.newRuntime(env)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 		r.body = r.j.fromJSON(call.Response)
 	}
 	r.install(call, p.queryAPI)
-	defer guard(rt, p.name, lim)()
+	defer guard(c, lim)()
 	var args []goja.Value
 	if call.Args != nil {
 		a := r.j.fromJSON(call.Args)

@@ -20,7 +20,8 @@ var (
 	ErrThrown = errors.New("the script failed")
 	// ErrTimeout is a script interrupted at its timeout.
 	ErrTimeout = errors.New("the script ran past its time limit")
-	// ErrTooLarge is a script whose response passed its size limit.
+	// ErrTooLarge is a script whose response passed its size limit, or
+	// whose memory passed its budget.
 	ErrTooLarge = errors.New("the script's response is too large")
 	// ErrNotAccepted is what a Collection returns for an operation past
 	// its budget: the operation returns false to the script and its
@@ -31,7 +32,9 @@ var (
 // Limits bound one run. A zero field takes its default.
 type Limits struct {
 	// Timeout is the wall time after which the script is interrupted.
-	// Default 5 s, as Cosmos.
+	// Default 5 s, as Cosmos DB's "maximum execution time for a single
+	// operation (like a stored procedure execution ...)"
+	// (https://learn.microsoft.com/azure/cosmos-db/concepts-limits).
 	Timeout time.Duration
 	// AcceptFor is how long operations are accepted; after it they return
 	// false so that the script can end with a continuation. Default four
@@ -46,7 +49,9 @@ type Limits struct {
 	// allocation hook, so the heap is sampled (every 5 ms, from the
 	// script's 5th millisecond on) and the bound is the process's growth,
 	// not the script's own: a coarse guard against a runaway allocation,
-	// never a precise account. Default 512 MiB.
+	// never a precise account. It is also the budget of the builtins that
+	// allocate a size they are given (see caps.go): ArrayBuffers and typed
+	// arrays are charged to it before they are allocated. Default 512 MiB.
 	MaxHeapGrowth uint64
 }
 
@@ -116,9 +121,10 @@ var queryAPIWords = regexp.MustCompile(`\b(filter|map|pluck|flatten|sortBy|sortB
 // Name is the script's name (its id).
 func (p *Program) Name() string { return p.name }
 
-// newRuntime returns a runtime with env's sources and the program's
-// function.
-func (p *Program) newRuntime(env *Env) (*goja.Runtime, goja.Callable, error) {
+// newRuntime returns a runtime with env's sources, the caps of its
+// builtins, and the program's function.
+func (p *Program) newRuntime(env *Env) (*goja.Runtime, goja.Callable, *caps, error) {
+	lim := env.Limits.withDefaults()
 	rt := goja.New()
 	if env.Now != nil {
 		rt.SetTimeSource(env.Now)
@@ -126,16 +132,17 @@ func (p *Program) newRuntime(env *Env) (*goja.Runtime, goja.Callable, error) {
 	if env.Rand != nil {
 		rt.SetRandSource(env.Rand)
 	}
-	rt.SetMaxCallStackSize(env.Limits.withDefaults().MaxCallDepth)
+	rt.SetMaxCallStackSize(lim.MaxCallDepth)
+	c := newCaps(rt, p.name, lim.MaxHeapGrowth)
 	v, err := rt.RunProgram(p.prog)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCompile, p.name, err)
+		return nil, nil, nil, fmt.Errorf("%w: %s: %v", ErrCompile, p.name, err)
 	}
 	fn, ok := goja.AssertFunction(v)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %s: the body is not a function", ErrCompile, p.name)
+		return nil, nil, nil, fmt.Errorf("%w: %s: the body is not a function", ErrCompile, p.name)
 	}
-	return rt, fn, nil
+	return rt, fn, c, nil
 }
 
 // json holds a runtime's JSON.parse and JSON.stringify.
@@ -190,9 +197,10 @@ func heapBytes() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// guard interrupts rt when it runs past lim.Timeout or the heap grows by
-// more than lim.MaxHeapGrowth; the returned function stops it.
-func guard(rt *goja.Runtime, name string, lim Limits) (stop func()) {
+// guard interrupts c's run when it runs past lim.Timeout or the heap grows
+// by more than lim.MaxHeapGrowth; the returned function stops it.
+func guard(c *caps, lim Limits) (stop func()) {
+	name := c.name
 	done := make(chan struct{})
 	go func() {
 		timeout := time.NewTimer(lim.Timeout)
@@ -204,7 +212,7 @@ func guard(rt *goja.Runtime, name string, lim Limits) (stop func()) {
 		case <-done:
 			return
 		case <-timeout.C:
-			rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
+			c.interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
 			return
 		case <-first.C:
 		}
@@ -216,11 +224,11 @@ func guard(rt *goja.Runtime, name string, lim Limits) (stop func()) {
 			case <-done:
 				return
 			case <-timeout.C:
-				rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
+				c.interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, name, lim.Timeout))
 				return
 			case <-tick.C:
 				if h := heapBytes(); h > base+lim.MaxHeapGrowth {
-					rt.Interrupt(fmt.Errorf("%w: %s was stopped: memory grew by %d MiB while it ran; the limit is %d MiB", ErrTooLarge, name, (h-base)>>20, lim.MaxHeapGrowth>>20))
+					c.interrupt(fmt.Errorf("%w: %s was stopped: memory grew by %d MiB while it ran; the limit is %d MiB", ErrTooLarge, name, (h-base)>>20, lim.MaxHeapGrowth>>20))
 					return
 				}
 			}
@@ -279,32 +287,30 @@ type Func struct {
 	rt      *goja.Runtime
 	fn      goja.Callable
 	j       jsonFuncs
+	caps    *caps
 	timeout time.Duration
 }
 
 // NewFunc prepares p, a function, to be called with Call. Env's Timeout
 // bounds each call.
 func (p *Program) NewFunc(env *Env) (*Func, error) {
-	rt, fn, err := p.newRuntime(env)
+	rt, fn, c, err := p.newRuntime(env)
 	if err != nil {
 		return nil, err
 	}
-	t := env.Limits.Timeout
-	if t <= 0 {
-		t = DefaultTimeout
-	}
-	return &Func{name: p.name, rt: rt, fn: fn, j: newJSON(rt), timeout: t}, nil
+	return &Func{name: p.name, rt: rt, fn: fn, j: newJSON(rt), caps: c, timeout: env.Limits.withDefaults().Timeout}, nil
 }
 
 // Call calls the function with JSON arguments and returns its result as
 // JSON, nil for undefined.
 func (f *Func) Call(args [][]byte) (out []byte, err error) {
+	f.caps.reset()
 	timer := time.AfterFunc(f.timeout, func() {
-		f.rt.Interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, f.name, f.timeout))
+		f.caps.interrupt(fmt.Errorf("%w: %s was stopped after %v", ErrTimeout, f.name, f.timeout))
 	})
 	defer func() {
 		timer.Stop()
-		f.rt.ClearInterrupt()
+		f.caps.reset()
 		if x := recover(); x != nil {
 			e, ok := x.(error)
 			if !ok {

@@ -312,3 +312,93 @@ func TestQueryAPI(t *testing.T) {
 	f(`__.chain().sortByDescending(function (d) { return d.n; }).pluck("tags").flatten().value(function (e, v) { r.setBody(v); });`, `["x","y","z"]`)
 	f(`r.setBody(__.filter(function () { return true; }).isAccepted);`, `true`)
 }
+
+// TestBuiltinCaps: a builtin that would run for minutes or allocate
+// gigabytes inside one call stops the script with a clear error, though
+// goja checks its time limit only between instructions.
+func TestBuiltinCaps(t *testing.T) {
+	// A backreference makes goja run the pattern on regexp2, which
+	// backtracks: each "a" doubles the time, so 40 take hours.
+	const backtrack = `/^(a+)+\1?b$/.test("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")`
+	f := func(name, js string, lim Limits, want error, text string) {
+		t.Helper()
+		_, err := runScript(t, "function () { "+js+" }", &memColl{docs: map[string]string{}}, &Call{}, lim)
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), text) {
+			t.Fatalf("%s: %v, want %v containing %q", name, err, want, text)
+		}
+	}
+	f("a backtracking match", backtrack, Limits{}, ErrTimeout, "regular expression")
+	f("a backtracking replace", `"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".replace(/^(a+)+\1?b$/, "")`, Limits{}, ErrTimeout, "regular expression")
+	f("a backtracking match caught", `try { `+backtrack+` } catch (e) {} getContext().getResponse().setBody(1);`, Limits{}, ErrTimeout, "regular expression")
+	// The default budget is 512 MiB (Limits.MaxHeapGrowth).
+	f("a 1 GiB typed array", `new Uint8Array(Math.pow(2, 30)).fill(1);`, Limits{}, ErrTooLarge, "a Uint8Array of 1073741824 bytes")
+	f("a 1 GiB typed array caught", `try { new Uint8Array(Math.pow(2, 30)); } catch (e) {} getContext().getResponse().setBody(1);`, Limits{}, ErrTooLarge, "memory limit of 512 MiB")
+	f("a 1 GiB ArrayBuffer", `new ArrayBuffer(Math.pow(2, 30));`, Limits{}, ErrTooLarge, "an ArrayBuffer")
+	f("a typed array from an array-like", `Float64Array.from({length: Math.pow(2, 27)});`, Limits{}, ErrTooLarge, "Float64Array")
+	f("typed arrays add up", `var keep = []; for (;;) keep.push(new Uint8Array(1 << 20));`, Limits{MaxHeapGrowth: 64 << 20}, ErrTooLarge, "memory limit of 64 MiB")
+	f("slices add up", `var a = new Uint8Array(16 << 20), keep = []; for (;;) keep.push(a.slice());`, Limits{MaxHeapGrowth: 64 << 20}, ErrTooLarge, "Uint8Array")
+	f("repeat", `"xx".repeat(Math.pow(2, 29));`, Limits{}, ErrTooLarge, "String.prototype.repeat")
+	f("padStart", `"".padStart(Math.pow(2, 30), "ab");`, Limits{}, ErrTooLarge, "String.prototype.padStart")
+	f("join over holes", `new Array(Math.pow(2, 32) - 1).join("");`, Limits{}, ErrTooLarge, "Array.prototype.join on 4294967295 elements")
+	f("join of separators", `new Array(1 << 20).join(new Array(1 << 10).join("x"));`, Limits{}, ErrTooLarge, "Array.prototype.join")
+	f("fill of an array-like", `Array.prototype.fill.call({length: Math.pow(2, 32) - 1}, 0);`, Limits{}, ErrTooLarge, "Array.prototype.fill")
+	f("indexOf over holes", `var a = []; a[Math.pow(2, 32) - 2] = 1; a.indexOf(2);`, Limits{}, ErrTooLarge, "Array.prototype.indexOf")
+	f("split into characters", `"x".repeat(1 << 23).split("");`, Limits{MaxHeapGrowth: 64 << 20}, ErrTooLarge, "String.prototype.split on 8388608 elements")
+	f("an array from a string", `Array.from("x".repeat(1 << 23));`, Limits{MaxHeapGrowth: 64 << 20}, ErrTooLarge, "Array.from on 8388608 elements")
+	f("apply of an array-like", `Math.max.apply(null, {length: Math.pow(2, 31)});`, Limits{}, ErrTooLarge, "Function.prototype.apply")
+	// goja parses and writes JSON recursively: 3 million levels would
+	// overflow the process's stack, and writing 100000 takes it a minute
+	// (each level looks for a cycle among those above it).
+	f("a deep JSON.parse", `JSON.parse("[".repeat(3000000) + "]".repeat(3000000));`, Limits{}, ErrTooLarge, "JSON.parse of a value nested deeper than 10000 levels")
+	f("a deep JSON.stringify", `var a = []; for (var i = 0; i < 100000; i++) a = [a]; JSON.stringify(a);`, Limits{}, ErrTooLarge, "JSON.stringify of a value nested deeper than 10000 levels")
+	// 2^40 values to write: the time limit stops it.
+	f("a long JSON.stringify", `var a = [1]; for (var i = 0; i < 40; i++) a = [a, a]; JSON.stringify(a);`, Limits{Timeout: 200 * time.Millisecond}, ErrTimeout, "stopped after 200ms")
+	f("a cycle", `var o = {}; o.o = o; JSON.stringify(o);`, Limits{}, ErrThrown, "circular")
+
+	// What stays within the caps behaves as before.
+	res, err := runScript(t, `function () {
+		var a = new Uint8Array(4).fill(7), b = new Uint8Array(new ArrayBuffer(8), 2, 4);
+		class Bytes extends Uint8Array {}
+		var c = new Bytes(3), m = "abcabc".match(/(b)(?=c)/g);
+		getContext().getResponse().setBody([
+			a instanceof Uint8Array, a.constructor === Uint8Array, Array.from(a.slice(1, 3)), b.length, b.buffer.byteLength,
+			c instanceof Bytes, c instanceof Uint8Array, Array.from(Uint16Array.from([1, 2]).map(function (x) { return x * 2; })),
+			new ArrayBuffer(16).slice(4).byteLength, Object.prototype.toString.call(new DataView(new ArrayBuffer(2))),
+			/(a)\1/.test("xaa"), "abcabc".replace(/(b)(?=c)/g, "[$1]"), m, "a1b2".split(/(?<=\d)/), "a,b".split(","), "xyz".search(/(?<!x)z/),
+			Array.from("a1a2".matchAll(/a(\d)/g), function (x) { return x[1]; }), "ab".repeat(2), "7".padStart(3, "0"),
+			[1, 2, 3].join("-"), [3, 1, 2].sort(), Math.max.apply(null, [1, 5, 2]),
+			JSON.stringify({a: [1, {b: "x"}], c: undefined, d: {toJSON: function () { return "t"; }}}),
+			JSON.stringify({a: 1, b: 2, c: {a: 3, d: [4, {a: 5, e: 6}]}}, ["a", "c", "d"]),
+			JSON.stringify({a: 1, b: "x"}, function (k, v) { return typeof v === "number" ? v * 2 : v; }),
+			JSON.stringify([1], null, 1), JSON.stringify(undefined) === undefined,
+			JSON.parse('{"a": [1, {"b": 2}]}', function (k, v) { return k === "b" ? v + 1 : v; }).a[1].b]);
+	}`, &memColl{docs: map[string]string{}}, &Call{}, Limits{})
+	want := `[true,true,[7,7],4,8,true,true,[2,4],12,"[object DataView]",true,"a[b]ca[b]c",["b","b"],["a1","b2"],["a","b"],2,["1","2"],"abab","007","1-2-3",[1,2,3],5,` +
+		`"{\"a\":[1,{\"b\":\"x\"}],\"d\":\"t\"}","{\"a\":1,\"c\":{\"a\":3,\"d\":[4,{\"a\":5}]}}","{\"a\":2,\"b\":\"x\"}","[\n 1\n]",true,3]`
+	if err != nil || string(res.Body) != want {
+		t.Fatalf("within the caps: %v, %v; want %s", res, err, want)
+	}
+
+	// A user-defined function is stopped the same way, and its next call
+	// gets a fresh budget.
+	p, err := Compile("udf", `function (n) { if (n === 0) return `+backtrack+`; return new Uint8Array(n).length; }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := p.NewFunc(&Env{Limits: Limits{Timeout: 100 * time.Millisecond, MaxHeapGrowth: 64 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fn.Call([][]byte{[]byte("0")}); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a backtracking function: %v", err)
+	}
+	fn, _ = p.NewFunc(&Env{Limits: Limits{MaxHeapGrowth: 64 << 20}})
+	for i := 0; i < 3; i++ {
+		if out, err := fn.Call([][]byte{[]byte(fmt.Sprint(40 << 20))}); err != nil || string(out) != fmt.Sprint(40<<20) {
+			t.Fatalf("call %d of 40 MiB: %s, %v", i, out, err)
+		}
+	}
+	if _, err := fn.Call([][]byte{[]byte(fmt.Sprint(80 << 20))}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a function allocating 80 MiB: %v", err)
+	}
+}

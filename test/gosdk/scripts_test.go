@@ -82,6 +82,17 @@ func TestScriptsWithTheGoSDK(t *testing.T) {
 	if resp = exec("spin", "a", `[]`); resp.Status != http.StatusRequestTimeout || time.Since(start) > 4*time.Second {
 		t.Fatalf("a runaway procedure: %d %s after %v", resp.Status, resp.Body, time.Since(start))
 	}
+	// Builtins that would run for hours or allocate a gigabyte inside one
+	// call are stopped with the timeout's and the size's errors.
+	const backtrack = `/^(a+)+\1?b$/.test(s)` // a backreference: regexp2, which backtracks
+	create("sprocs", map[string]any{"id": "backtrack", "body": `function (s) { getContext().getResponse().setBody(` + backtrack + `); }`})
+	if resp = exec("backtrack", "a", `["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]`); resp.Status != http.StatusRequestTimeout || !strings.Contains(string(resp.Body), "regular expression") {
+		t.Fatalf("a backtracking regular expression: %d %s", resp.Status, resp.Body)
+	}
+	create("sprocs", map[string]any{"id": "gigabyte", "body": `function () { new Uint8Array(Math.pow(2, 30)).fill(1); }`})
+	if resp = exec("gigabyte", "a", `[]`); resp.Status != http.StatusRequestEntityTooLarge || !strings.Contains(string(resp.Body), "memory limit") {
+		t.Fatalf("a 1 GiB typed array: %d %s", resp.Status, resp.Body)
+	}
 	if resp = r.do(t, "POST", "dbs/sdb/colls/sc/sprocs", []byte(`{"id":"bad","body":"function ( {"}`), nil); resp.Status != http.StatusBadRequest || !strings.Contains(string(resp.Body), "does not compile") {
 		t.Fatalf("a procedure that does not compile: %d %s", resp.Status, resp.Body)
 	}
@@ -128,6 +139,12 @@ func TestScriptsWithTheGoSDK(t *testing.T) {
 	}
 	_, err = cc.NewQueryItemsPager("SELECT VALUE udf.nosuch(c.id) FROM c", pk, nil).NextPage(ctx())
 	wantStatus(t, err, http.StatusBadRequest, "a missing UDF")
+	create("udfs", map[string]any{"id": "backtrack", "body": `function (s) { return ` + backtrack + `; }`})
+	_, err = cc.NewQueryItemsPager("SELECT VALUE udf.backtrack(CONCAT('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', c.id)) FROM c WHERE c.id = 'x'", pk, nil).NextPage(ctx())
+	wantStatus(t, err, http.StatusBadRequest, "a backtracking UDF")
+	if !strings.Contains(err.Error(), "regular expression") {
+		t.Fatalf("a backtracking UDF: %v", err)
+	}
 
 	// Listing and deleting.
 	resp = r.do(t, "GET", "dbs/sdb/colls/sc/triggers", nil, nil)
