@@ -3,11 +3,14 @@ package script
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
 )
 
 // goja checks its interrupt flag between instructions, so a script's time
@@ -53,6 +56,8 @@ type caps struct {
 	// stopped is the error the run was interrupted with, for the builtins
 	// that check it (JSON.stringify).
 	stopped atomic.Pointer[error]
+	// engines caches backtracks by flags and pattern.
+	engines map[string]bool
 }
 
 // newCaps installs the caps in rt, with a memory budget of limit bytes.
@@ -177,13 +182,49 @@ func (c *caps) regexps() {
 			start := time.Now()
 			v := c.callOrThrow(orig, call)
 			// A match that timed out is no match (null, false) that took
-			// MaxMatchTime; one that succeeded is kept however long it took.
-			if !v.ToBoolean() && time.Since(start) >= MaxMatchTime {
+			// MaxMatchTime on regexp2; one that succeeded is kept however
+			// long it took, and so is a long scan of a linear-time pattern.
+			if !v.ToBoolean() && time.Since(start) >= MaxMatchTime && c.backtracks(call.This) {
 				panic(fmt.Errorf("%w: %s: a regular expression match ran %v, its limit", ErrTimeout, c.name, MaxMatchTime))
 			}
 			return v
 		})
 	}
+}
+
+// backtracks reports whether goja runs the regular expression re on
+// regexp2, whose matches can time out: as goja decides, a pattern that its
+// parser cannot turn into RE2 syntax (backreferences, lookarounds), or
+// that Go's regexp then refuses. The answer is kept per pattern and flags.
+func (c *caps) backtracks(re goja.Value) bool {
+	o, ok := re.(*goja.Object)
+	if !ok {
+		return true
+	}
+	source, flags := o.Get("source").String(), o.Get("flags").String()
+	key := flags + "/" + source
+	if b, ok := c.engines[key]; ok {
+		return b
+	}
+	b := true
+	if re2, err := parser.TransformRegExp(source, strings.Contains(flags, "s"), strings.Contains(flags, "u")); err == nil {
+		prefix := ""
+		for _, f := range "msi" {
+			if strings.ContainsRune(flags, f) {
+				prefix += string(f)
+			}
+		}
+		if prefix != "" {
+			re2 = "(?" + prefix + ":" + re2 + ")"
+		}
+		_, err = regexp.Compile(re2)
+		b = err != nil
+	}
+	if c.engines == nil {
+		c.engines = map[string]bool{}
+	}
+	c.engines[key] = b
+	return b
 }
 
 // typedArrays are the constructors of typed arrays.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dop251/goja"
 )
 
 // memColl is a Collection over a map, which records what it was asked.
@@ -400,5 +402,32 @@ func TestBuiltinCaps(t *testing.T) {
 	}
 	if _, err := fn.Call([][]byte{[]byte(fmt.Sprint(80 << 20))}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a function allocating 80 MiB: %v", err)
+	}
+}
+
+// TestRegexpEngines checks which patterns count as backtracking: only a
+// match on regexp2 can time out, so a failed match of a linear-time pattern
+// that scanned a long input for a while is not taken for a timeout.
+func TestRegexpEngines(t *testing.T) {
+	rt := goja.New()
+	c := newCaps(rt, "test", 1<<20)
+	for src, want := range map[string]bool{
+		`/abc/`:              false,
+		`/a+b*c?/gi`:         false,
+		`/^[a-z]+$/m`:        false,
+		`/(a+)+\1/`:          true, // a backreference
+		`/a(?=b)/`:           true, // a lookahead
+		`/(?<!x)y/`:          true, // a lookbehind
+		`/(\w+)\s\1/i`:       true,
+		`/x{2,5}y/s`:         false,
+		`/[\u0041-\u005A]/u`: false,
+	} {
+		re, err := rt.RunString(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if got := c.backtracks(re); got != want {
+			t.Errorf("backtracks(%s) = %v, want %v", src, got, want)
+		}
 	}
 }
