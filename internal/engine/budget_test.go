@@ -269,3 +269,52 @@ func TestQueryHeldServer(t *testing.T) {
 		t.Fatalf("the server's account holds %d bytes after the page", n)
 	}
 }
+
+// TestQueryFunctionBudget: a function whose result would pass the memory
+// budget for one document is refused (400) before it builds it: a query
+// cannot make the server allocate more than the budget with REPLACE,
+// CONCAT or ARRAY_CONCAT over a document's values, which the query's text
+// multiplies.
+func TestQueryFunctionBudget(t *testing.T) {
+	e, st := testEngine(t, "")
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 400)
+	arr := strings.TrimSuffix(strings.Repeat("1,", 50_000), ",")
+	put(t, c, "a", fmt.Sprintf(`{"id":"1","pk":"a","s":%q,"x":%q,"a":[%s]}`, strings.Repeat("x", 8000), strings.Repeat("y", 1<<20), arr))
+	alloc := func(q string) (uint64, error) {
+		plan := compileQuery(t, q)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := c.Query(plan, QueryScope{}, nil, 10)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, err
+	}
+	// What reading the document takes.
+	base, err := alloc(`SELECT VALUE c.id FROM c`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(v string, n int) string { return strings.TrimSuffix(strings.Repeat(v+", ", n), ", ") }
+	for _, q := range []string{
+		// 8,000 × 8,000 bytes: 64 MB.
+		`SELECT VALUE LENGTH(REPLACE(c.s, "x", c.s)) FROM c`,
+		// 60 × 1 MiB.
+		`SELECT VALUE LENGTH(CONCAT(` + args("c.x", 60) + `)) FROM c`,
+		// 40 × 50,000 elements.
+		`SELECT VALUE ARRAY_LENGTH(ARRAY_CONCAT(` + args("c.a", 40) + `)) FROM c`,
+	} {
+		n, err := alloc(q)
+		if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), fmt.Sprintf("its memory budget is %d bytes", DefaultQueryValueBytes)) {
+			t.Fatalf("%.60s: %v; want a 400 naming the memory budget", q, err)
+		}
+		if n > base+DefaultQueryValueBytes {
+			t.Fatalf("%.60s allocated %d bytes, %d more than reading the document; its budget is %d", q, n, n-base, DefaultQueryValueBytes)
+		}
+	}
+	// Within the budget, they work.
+	if p := queryPage(t, c, `SELECT VALUE LENGTH(REPLACE(LEFT(c.s, 100), "x", c.s)) FROM c`, 10); string(p.Rows[0]) != "800000" {
+		t.Fatalf("REPLACE within the budget: %s", p.Rows)
+	}
+}
