@@ -38,7 +38,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.Var(byteSize{&o.LogicalPartitionMaxBytes}, "logical-partition-max-bytes", "storage limit of one partition key value (default 20GiB)")
 	fs.IntVar(&o.FixedMaxRUs, "fixed-max-rus", 10000, "throughput limit of a container without a partition key, RU/s")
 	fs.Var(byteSize{&o.FixedMaxBytes}, "fixed-max-bytes", "storage limit of a container without a partition key (default 10GiB)")
-	fs.Var(byteSize{&o.QueryMemory}, "query-memory", "memory the queries running at once may hold together (groups, sorted and distinct rows), estimated; past it a query gets 429 and is retried: bytes, or with a unit (default 512MiB, or a quarter of GOMEMLIMIT when that is lower; negative: no bound)")
+	fs.Var(byteSize{&o.QueryMemory}, "query-memory", "memory the queries running at once may hold together (groups, sorted and distinct rows), estimated; past it a query gets 429 and is retried: bytes, or with a unit (default 512MiB, or a quarter of GOMEMLIMIT when that is lower)")
 	fs.BoolVar(&o.NoThrottle, "no-throttle", false, "meter request units but never answer 429 (development)")
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "time to read one request, headers and body; a slower client is disconnected (negative: no limit)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "time to write one response from its first byte; a client reading slower is disconnected (negative: no limit)")
