@@ -68,6 +68,8 @@ func advise(args []string, stdout, stderr io.Writer) int {
 	live := fs.String("live", "", "evaluate the documents of this DATABASE/CONTAINER on the server at --endpoint")
 	seed := fs.Uint64("seed", 1, "seed of random(...) suffixes")
 	pageSize := fs.Int("page-size", 1000, "live: documents per read-feed page")
+	sampleBytes := int64(adv.DefaultSampleBytes)
+	fs.Var(byteSize{&sampleBytes}, "max-sample-bytes", "documents the analysis holds, as JSON text: past it one document in 2 (4, 8...) is kept, evenly spread, and the report says so; bytes, or with a unit (default 64MiB)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, adviseUsage)
 		fs.PrintDefaults()
@@ -151,7 +153,7 @@ func advise(args []string, stdout, stderr io.Writer) int {
 
 	var docs []adv.Document
 	if set["live"] {
-		docs, err = loadLive(&cf, db, coll, *pageSize, &opts, set, progress)
+		docs, err = loadLive(&cf, db, coll, *pageSize, sampleBytes, &opts, set, progress)
 		if err != nil {
 			fmt.Fprintf(stderr, "parsec advise: %v\n", err)
 			return 1
@@ -161,7 +163,7 @@ func advise(args []string, stdout, stderr io.Writer) int {
 		if *sample == "-" {
 			opts.SourceName = "standard input"
 		}
-		docs, err = loadSample(*sample, progress)
+		docs, err = loadSample(*sample, sampleBytes, &opts, progress)
 		if err != nil {
 			fmt.Fprintf(stderr, "parsec advise: %v\n", err)
 			return 1
@@ -201,8 +203,9 @@ func advise(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// loadSample reads the sample documents from a file or standard input.
-func loadSample(name string, progress func(string)) ([]adv.Document, error) {
+// loadSample reads the sample documents from a file or standard input,
+// keeping at most maxBytes of them (see adv.Sample).
+func loadSample(name string, maxBytes int64, opts *adv.Options, progress func(string)) ([]adv.Document, error) {
 	var data []byte
 	var err error
 	label := name
@@ -218,14 +221,15 @@ func loadSample(name string, progress func(string)) ([]adv.Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the sample: %v", err)
 	}
-	docs, err := adv.ReadDocuments(data, func(n int, b int64) {
+	sample := adv.NewSample(maxBytes)
+	err = adv.ReadDocuments(data, sample, func(n int, b int64) {
 		progress(fmt.Sprintf("parsed %s documents (%s MB)", commas(int64(n)), commas(b>>20)))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", label, err)
 	}
-	progress(fmt.Sprintf("read %s (%s bytes) from %s", documents(len(docs)), commas(int64(len(data))), label))
-	return docs, nil
+	progress(fmt.Sprintf("read %s (%s bytes) from %s", documents(sample.Offered()), commas(int64(len(data))), label))
+	return sampled(sample, opts, progress), nil
 }
 
 // liveContainer is what advise needs of a container resource.
@@ -243,7 +247,7 @@ type liveRanges struct {
 
 // loadLive reads a container's definition, partition map, telemetry and
 // documents, and fills in the options that come from the container.
-func loadLive(cf *clientFlags, db, coll string, pageSize int, opts *adv.Options, set map[string]bool, progress func(string)) ([]adv.Document, error) {
+func loadLive(cf *clientFlags, db, coll string, pageSize int, maxBytes int64, opts *adv.Options, set map[string]bool, progress func(string)) ([]adv.Document, error) {
 	base := "/dbs/" + db + "/colls/" + coll
 	given := len(opts.Candidates) > 0
 	var c liveContainer
@@ -268,10 +272,11 @@ func loadLive(cf *clientFlags, db, coll string, pageSize int, opts *adv.Options,
 		return nil, err
 	}
 
-	docs, err := readFeed(cf, base, pageSize, progress)
-	if err != nil {
+	sample := adv.NewSample(maxBytes)
+	if err := readFeed(cf, base, pageSize, sample, progress); err != nil {
 		return nil, err
 	}
+	docs := sampled(sample, opts, progress)
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("container %s/%s holds no documents", db, coll)
 	}
@@ -284,28 +289,35 @@ func loadLive(cf *clientFlags, db, coll string, pageSize int, opts *adv.Options,
 	return docs, nil
 }
 
+// sampled returns the documents sample kept, with its warning in opts when
+// it kept only part of them.
+func sampled(sample *adv.Sample, opts *adv.Options, progress func(string)) []adv.Document {
+	if w := sample.Capped(); w != "" {
+		opts.Warnings = append(opts.Warnings, w)
+		progress(w)
+	}
+	return sample.Documents()
+}
+
 // readFeed pages through a container's read feed, all partitions, waiting
-// out 429s.
-func readFeed(cf *clientFlags, base string, pageSize int, progress func(string)) ([]adv.Document, error) {
-	var docs []adv.Document
+// out 429s, offering every document to into.
+func readFeed(cf *clientFlags, base string, pageSize int, into *adv.Sample, progress func(string)) error {
 	var bytes int64
 	cont := ""
 	last := time.Now()
 	for {
 		page, next, err := feedPage(cf, base+"/docs", cont, pageSize)
 		if err != nil {
-			return nil, fmt.Errorf("reading the documents after %d: %v", len(docs), err)
+			return fmt.Errorf("reading the documents after %d: %v", into.Offered(), err)
 		}
 		for _, raw := range page {
-			d, err := adv.NewDocument(raw)
-			if err != nil {
-				return nil, fmt.Errorf("document %d of the read feed: %v", len(docs)+1, err)
+			if err := into.Add(raw); err != nil {
+				return fmt.Errorf("document %d of the read feed: %v", into.Offered(), err)
 			}
-			docs = append(docs, d)
 			bytes += int64(len(raw))
 		}
 		if time.Since(last) > 2*time.Second {
-			progress(fmt.Sprintf("read %s (%s MB)", documents(len(docs)), commas(bytes>>20)))
+			progress(fmt.Sprintf("read %s (%s MB)", documents(into.Offered()), commas(bytes>>20)))
 			last = time.Now()
 		}
 		if next == "" {
@@ -313,8 +325,8 @@ func readFeed(cf *clientFlags, base string, pageSize int, progress func(string))
 		}
 		cont = next
 	}
-	progress(fmt.Sprintf("read %s (%s bytes) from the container", documents(len(docs)), commas(bytes)))
-	return docs, nil
+	progress(fmt.Sprintf("read %s (%s bytes) from the container", documents(into.Offered()), commas(bytes)))
+	return nil
 }
 
 // feedPage fetches one page of a read feed: a signed GET with the page size

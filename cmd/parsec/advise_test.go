@@ -92,6 +92,7 @@ type adviseJSON struct {
 		FirstIndex int `json:"firstIndex"`
 	} `json:"currentWindow"`
 	Observed   []json.RawMessage `json:"observed"`
+	Warnings   []string          `json:"warnings"`
 	Candidates []struct {
 		Key                   string  `json:"key"`
 		Rank                  int     `json:"rank"`
@@ -406,5 +407,30 @@ func TestAdviseLive(t *testing.T) {
 		if int64(p.Items) != stats[i].Items {
 			t.Errorf("partition %s: %d items, server has %d", p.ID, p.Items, stats[i].Items)
 		}
+	}
+}
+
+// --max-sample-bytes bounds the documents the analysis holds: over a
+// larger sample it analyzes one in every 2^k, and the report says so.
+func TestAdviseSampleBudget(t *testing.T) {
+	rs := iotReadings(4000, 100, 30)
+	path := filepath.Join(t.TempDir(), "iot.ndjson")
+	writeNDJSON(t, path, rs)
+	code, out, errs := runAdvise(t, "--sample", path, "--candidate", "/deviceId", "--partitions", "4", "--json", "--max-sample-bytes", "100KiB")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep adviseJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if rep.Source.Documents >= len(rs) || rep.Source.Documents < 100 {
+		t.Errorf("%d documents analyzed of %d, want a sample within 100 KiB", rep.Source.Documents, len(rs))
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "the sample's budget of 102400 bytes") {
+		t.Errorf("warnings %q, want one saying the sample was capped", rep.Warnings)
+	}
+	if !strings.Contains(errs, "the sample's budget of 102400 bytes") {
+		t.Errorf("nothing said on standard error that the sample was capped: %s", errs)
 	}
 }

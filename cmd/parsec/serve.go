@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/mongo"
+	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
 	"github.com/parsecdb/parsec/internal/server"
 )
@@ -37,6 +39,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.Var(byteSize{&o.LogicalPartitionMaxBytes}, "logical-partition-max-bytes", "storage limit of one partition key value (default 20GiB)")
 	fs.IntVar(&o.FixedMaxRUs, "fixed-max-rus", 10000, "throughput limit of a container without a partition key, RU/s")
 	fs.Var(byteSize{&o.FixedMaxBytes}, "fixed-max-bytes", "storage limit of a container without a partition key (default 10GiB)")
+	fs.Var(byteSize{&o.QueryMemory}, "query-memory", "memory the queries running at once may hold together (groups, sorted and distinct rows), estimated; past it a query gets 429 and is retried: bytes, or with a unit (default 512MiB, or a quarter of GOMEMLIMIT when that is lower)")
 	fs.BoolVar(&o.NoThrottle, "no-throttle", false, "meter request units but never answer 429 (development)")
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "time to read one request, headers and body; a slower client is disconnected (negative: no limit)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "time to write one response from its first byte; a client reading slower is disconnected (negative: no limit)")
@@ -76,6 +79,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if o.QueryMemory == 0 {
+		o.QueryMemory = defaultQueryMemory()
+	}
 	if os.Getenv("GOGC") == "" {
 		// The block cache lives outside the Go heap, which holds little but
 		// per-request garbage: collect less often (GOGC overrides this).
@@ -113,4 +119,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "parsec: stopped")
 	return 0
+}
+
+// defaultQueryMemory is the default of --query-memory: a quarter of the
+// Go memory limit (GOMEMLIMIT), when one is set, leaves the rest of the
+// heap to the other requests; at most engine.DefaultQueryServerHeld.
+func defaultQueryMemory() int64 {
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		return min(l/4, engine.DefaultQueryServerHeld)
+	}
+	return engine.DefaultQueryServerHeld
 }

@@ -50,15 +50,22 @@ func TestStats(t *testing.T) {
 	}
 }
 
+// readDocuments reads every document of data.
+func readDocuments(data []byte) ([]Document, error) {
+	s := NewSample(0)
+	err := ReadDocuments(data, s, nil)
+	return s.Documents(), err
+}
+
 func TestReadDocuments(t *testing.T) {
-	docs, err := ReadDocuments([]byte("\xEF\xBB\xBF[\n {\"id\":\"a\", \"_ts\": 5},\n {\"id\":\"b\"}\n]\n"), nil)
+	docs, err := readDocuments([]byte("\xEF\xBB\xBF[\n {\"id\":\"a\", \"_ts\": 5},\n {\"id\":\"b\"}\n]\n"))
 	if err != nil || len(docs) != 2 || !docs[0].HasTs || docs[0].Ts != 5 || docs[1].HasTs {
 		t.Fatalf("array: %v %+v", err, docs)
 	}
 	if string(docs[0].Raw) != `{"id":"a","_ts":5}` {
 		t.Errorf("raw not compact: %s", docs[0].Raw)
 	}
-	docs, err = ReadDocuments([]byte("{\"id\":\"a\"}\n\n  {\"id\":\"b\"}\r\n{\"id\":\"c\"}"), nil)
+	docs, err = readDocuments([]byte("{\"id\":\"a\"}\n\n  {\"id\":\"b\"}\r\n{\"id\":\"c\"}"))
 	if err != nil || len(docs) != 3 {
 		t.Fatalf("ndjson: %v %d", err, len(docs))
 	}
@@ -74,7 +81,7 @@ func TestReadDocuments(t *testing.T) {
 		{"[\n {\"a\":1},\n 5\n]", 3, 2, "element 2 of the array is not a JSON object"},
 		{"[{\"a\":1}", 1, 9, "unexpected end"},
 	} {
-		_, err := ReadDocuments([]byte(tc.in), nil)
+		_, err := readDocuments([]byte(tc.in))
 		var se *SampleError
 		if !errors.As(err, &se) {
 			t.Errorf("%q: error %v is not a SampleError", tc.in, err)
@@ -85,7 +92,7 @@ func TestReadDocuments(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "  \n\n", "[]", "[ ]\n"} {
-		if _, err := ReadDocuments([]byte(in), nil); !errors.Is(err, ErrEmptySample) {
+		if _, err := readDocuments([]byte(in)); !errors.Is(err, ErrEmptySample) {
 			t.Errorf("%q: %v, want ErrEmptySample", in, err)
 		}
 	}
@@ -530,4 +537,43 @@ func TestObservedReason(t *testing.T) {
 	if c.Partitions[0].ObservedRU != 300 || c.Partitions[0].ObservedThrottled != 7 {
 		t.Errorf("observed not attached: %+v", c.Partitions[0])
 	}
+}
+
+// A Sample keeps every document within its budget, and past it one in
+// every 2^k, evenly spread, within the budget, saying so.
+func TestSampleBudget(t *testing.T) {
+	doc := func(i int) []byte { return fmt.Appendf(nil, `{"id":"%05d","pad":%q}`, i, strings.Repeat("x", 1000)) }
+	size := int64(len(doc(0)))
+	f := func(n int, budget int64, stride int) {
+		t.Helper()
+		s := NewSample(budget)
+		for i := range n {
+			if err := s.Add(doc(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		docs := s.Documents()
+		if s.Offered() != n || len(docs) != (n+stride-1)/stride {
+			t.Fatalf("%d documents, budget %d: kept %d of %d, want one in %d", n, budget, len(docs), s.Offered(), stride)
+		}
+		var bytes int64
+		for i, d := range docs {
+			if want := fmt.Sprintf(`"id":"%05d"`, i*stride); !strings.Contains(string(d.Raw), want) {
+				t.Fatalf("%d documents, budget %d: document %d is %.20s, want %s", n, budget, i, d.Raw, want)
+			}
+			bytes += int64(d.size())
+		}
+		if budget > 0 && bytes > budget && len(docs) > 1 {
+			t.Fatalf("%d documents, budget %d: kept %d bytes", n, budget, bytes)
+		}
+		capped := s.Capped()
+		if (stride > 1) != (capped != "") || stride > 1 && !strings.Contains(capped, fmt.Sprintf("budget of %d bytes: the analysis holds one in every %d", budget, stride)) {
+			t.Fatalf("%d documents, budget %d: Capped() = %q", n, budget, capped)
+		}
+	}
+	f(100, 0, 1)
+	f(100, 100*size, 1)
+	f(101, 100*size, 2)
+	f(1000, 100*size, 16) // 1000/16 = 63 documents; 1000/8 = 125 would not fit
+	f(3, size/2, 4)       // one document is always kept
 }

@@ -52,7 +52,10 @@ type Options struct {
 	SourceName        string
 	Live              bool
 	Observed          []ObservedRange
-	Progress          func(msg string)
+	// Warnings are added to the report's: Sample.Capped for a sample that
+	// kept part of the documents.
+	Warnings []string
+	Progress func(msg string)
 }
 
 // ExprError is an expression that does not parse (Err is the synthkey
@@ -105,7 +108,7 @@ func Analyze(docs []Document, opts Options) (*Report, error) {
 	}
 	n := len(docs)
 	cx := &context{docs: docs, sizes: make([]int, n), charges: make([]float64, n)}
-	rep := &Report{Source: Source{Name: opts.SourceName, Live: opts.Live, Documents: n}}
+	rep := &Report{Source: Source{Name: opts.SourceName, Live: opts.Live, Documents: n}, Warnings: slices.Clone(opts.Warnings)}
 	cx.rep = rep
 	var sumCharge float64
 	minTs, maxTs := math.Inf(1), math.Inf(-1)

@@ -55,6 +55,14 @@
 //     which readers know; ties by name), and as concat(/bucket, ".",
 //     random(1, 400)).
 //
+// # Sample
+//
+// The documents are collected by a Sample within a byte budget (their JSON
+// text; DefaultSampleBytes unless `parsec advise --max-sample-bytes`):
+// past it, one document in every 2, then 4, 8... of those read is kept,
+// evenly spread over them, and Sample.Capped, in the report's warnings,
+// says how many of how many were analyzed.
+//
 // # Insertion order and current writes
 //
 // Documents are in insertion order: the order of the sample file, or, live,

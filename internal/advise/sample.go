@@ -51,6 +51,88 @@ func (d Document) writeCharge() float64 {
 	return throughput.WriteCharge(len(d.Raw), jsondoc.Terms(d.Raw))
 }
 
+// DefaultSampleBytes is the default budget of the documents an analysis
+// holds, counted as their JSON text; decoded, they take about three times
+// as much memory.
+const DefaultSampleBytes = 64 << 20
+
+// Sample collects the documents of an analysis, in insertion order,
+// within a byte budget: once the documents kept pass it, every other one
+// is dropped and from then on one document in two is kept (one in four
+// after a second halving, and so on). The documents kept are thus one in
+// every Stride of those offered, spread evenly over them whatever their
+// number, which need not be known in advance. The first document is
+// always kept, even alone over the budget. It is not safe for concurrent
+// use.
+type Sample struct {
+	max     int64
+	stride  int
+	offered int
+	bytes   int64 // of the documents kept
+	read    int64 // of the documents offered
+	docs    []Document
+	at      []int // the offer index of each document kept
+}
+
+// NewSample returns an empty sample that keeps at most maxBytes of
+// documents (their JSON text); maxBytes <= 0: no bound.
+func NewSample(maxBytes int64) *Sample { return &Sample{max: maxBytes, stride: 1} }
+
+// Add offers the next document, one JSON object: it is decoded and kept
+// if its index falls on the stride. An error is the document's
+// (NewDocument).
+func (s *Sample) Add(raw []byte) error {
+	i := s.offered
+	s.offered++
+	s.read += int64(len(raw))
+	if i%s.stride != 0 {
+		return nil
+	}
+	d, err := NewDocument(raw)
+	if err != nil {
+		return err
+	}
+	s.docs = append(s.docs, d)
+	s.at = append(s.at, i)
+	s.bytes += int64(d.size())
+	for s.max > 0 && s.bytes > s.max && len(s.docs) > 1 {
+		s.halve()
+	}
+	return nil
+}
+
+// halve doubles the stride, dropping the documents off it.
+func (s *Sample) halve() {
+	s.stride *= 2
+	n := 0
+	s.bytes = 0
+	for i, d := range s.docs {
+		if s.at[i]%s.stride == 0 {
+			s.docs[n], s.at[n] = d, s.at[i]
+			s.bytes += int64(d.size())
+			n++
+		}
+	}
+	clear(s.docs[n:])
+	s.docs, s.at = s.docs[:n], s.at[:n]
+}
+
+// Documents returns the documents kept, in insertion order.
+func (s *Sample) Documents() []Document { return s.docs }
+
+// Offered returns how many documents were offered.
+func (s *Sample) Offered() int { return s.offered }
+
+// Capped reports, for the report's warnings, that the sample kept only
+// part of the documents offered; "" when it kept them all.
+func (s *Sample) Capped() string {
+	if s.stride == 1 {
+		return ""
+	}
+	return fmt.Sprintf("the documents (%d, %d bytes) pass the sample's budget of %d bytes: the analysis holds one in every %d of them (%d documents, %d bytes), spread evenly over them; its counts are of those",
+		s.offered, s.read, s.max, s.stride, len(s.docs), s.bytes)
+}
+
 // SampleError is a problem in the sample's text, with its position.
 type SampleError struct {
 	Line, Column int   // 1-based; Column counts bytes
@@ -66,33 +148,33 @@ func (e *SampleError) Error() string {
 var ErrEmptySample = errors.New("the sample holds no documents")
 
 // ReadDocuments parses a sample: a JSON array of objects, or NDJSON (one
-// object per line; blank lines are skipped). The format is chosen by the
+// object per line; blank lines are skipped), and offers its documents to
+// into (every one is checked, kept or not). The format is chosen by the
 // first non-blank byte: '[' means an array. Errors are *SampleError (with
 // the line, column and byte offset of the problem) or ErrEmptySample.
 // progress, if not nil, is called every 100,000 documents.
-func ReadDocuments(data []byte, progress func(docs int, bytes int64)) ([]Document, error) {
+func ReadDocuments(data []byte, into *Sample, progress func(docs int, bytes int64)) error {
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	start := 0
 	for start < len(data) && isSpace(data[start]) {
 		start++
 	}
 	if start == len(data) {
-		return nil, ErrEmptySample
+		return ErrEmptySample
 	}
-	var docs []Document
 	var err error
 	if data[start] == '[' {
-		docs, err = readArray(data, progress)
+		err = readArray(data, into, progress)
 	} else {
-		docs, err = readLines(data, progress)
+		err = readLines(data, into, progress)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(docs) == 0 {
-		return nil, ErrEmptySample
+	if into.Offered() == 0 {
+		return ErrEmptySample
 	}
-	return docs, nil
+	return nil
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
@@ -120,47 +202,43 @@ func syntaxError(data []byte, base, n int64, err error) *SampleError {
 	return errorAt(data, base, "invalid JSON: "+err.Error())
 }
 
-func readArray(data []byte, progress func(int, int64)) ([]Document, error) {
+func readArray(data []byte, into *Sample, progress func(int, int64)) error {
 	if !json.Valid(data) {
 		var v any
-		return nil, syntaxError(data, 0, int64(len(data)), json.Unmarshal(data, &v))
+		return syntaxError(data, 0, int64(len(data)), json.Unmarshal(data, &v))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // '['
-		return nil, syntaxError(data, 0, int64(len(data)), err)
+		return syntaxError(data, 0, int64(len(data)), err)
 	}
-	var docs []Document
 	var read int64
 	for dec.More() {
 		at := dec.InputOffset()
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, syntaxError(data, at, int64(len(data))-at, err)
+			return syntaxError(data, at, int64(len(data))-at, err)
 		}
 		for at < int64(len(data)) && (isSpace(data[at]) || data[at] == ',') {
 			at++
 		}
 		if len(raw) == 0 || raw[0] != '{' {
-			return nil, errorAt(data, at, fmt.Sprintf("element %d of the array is not a JSON object", len(docs)+1))
+			return errorAt(data, at, fmt.Sprintf("element %d of the array is not a JSON object", into.Offered()+1))
 		}
-		d, err := NewDocument(raw)
-		if err != nil {
-			return nil, errorAt(data, at, err.Error())
+		if err := into.Add(raw); err != nil {
+			return errorAt(data, at, err.Error())
 		}
-		docs = append(docs, d)
 		read += int64(len(raw))
-		if progress != nil && len(docs)%100000 == 0 {
-			progress(len(docs), read)
+		if progress != nil && into.Offered()%100000 == 0 {
+			progress(into.Offered(), read)
 		}
 	}
 	if _, err := dec.Token(); err != nil { // ']'
-		return nil, syntaxError(data, dec.InputOffset(), int64(len(data))-dec.InputOffset(), err)
+		return syntaxError(data, dec.InputOffset(), int64(len(data))-dec.InputOffset(), err)
 	}
-	return docs, nil
+	return nil
 }
 
-func readLines(data []byte, progress func(int, int64)) ([]Document, error) {
-	var docs []Document
+func readLines(data []byte, into *Sample, progress func(int, int64)) error {
 	var read int64
 	for off := 0; off < len(data); {
 		end := bytes.IndexByte(data[off:], '\n')
@@ -176,25 +254,23 @@ func readLines(data []byte, progress func(int, int64)) ([]Document, error) {
 		}
 		if first < len(line) {
 			if line[first] != '{' {
-				return nil, errorAt(data, int64(off+first), "expected a JSON object (the sample is read as NDJSON, one document per line, because it does not start with '[')")
+				return errorAt(data, int64(off+first), "expected a JSON object (the sample is read as NDJSON, one document per line, because it does not start with '[')")
 			}
 			if !json.Valid(line) {
 				var v any
-				return nil, syntaxError(data, int64(off), int64(len(line)), json.Unmarshal(line, &v))
+				return syntaxError(data, int64(off), int64(len(line)), json.Unmarshal(line, &v))
 			}
-			d, err := NewDocument(line)
-			if err != nil {
-				return nil, errorAt(data, int64(off+first), err.Error())
+			if err := into.Add(line); err != nil {
+				return errorAt(data, int64(off+first), err.Error())
 			}
-			docs = append(docs, d)
 			read += int64(len(line))
-			if progress != nil && len(docs)%100000 == 0 {
-				progress(len(docs), read)
+			if progress != nil && into.Offered()%100000 == 0 {
+				progress(into.Offered(), read)
 			}
 		}
 		off = end + 1
 	}
-	return docs, nil
+	return nil
 }
 
 // SortByTimestamp orders documents by _ts, keeping the given order among

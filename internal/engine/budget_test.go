@@ -203,3 +203,118 @@ func TestQueryTimeBudget(t *testing.T) {
 		t.Fatalf("ORDER BY past the time budget: %v", err)
 	}
 }
+
+// TestQueryHeldPerPage: what the partitions of a page hold counts in one
+// budget, the page's: a GROUP BY whose groups fit the budget in each of
+// 16 partitions but not together is refused with a 400 naming it, and
+// the server's account is back to zero after the page.
+func TestQueryHeldPerPage(t *testing.T) {
+	const budget = 1 << 20
+	e, st := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, Query: QueryLimits{HeldBytes: budget}})
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 16000)
+	if n := len(c.Partitions()); n != 16 {
+		t.Fatalf("%d partitions, want 16", n)
+	}
+	// 400 groups of about 5 KB: 2 MB in all, about 125 KB a partition.
+	for i := range 400 {
+		put(t, c, fmt.Sprint("k", i), fmt.Sprintf(`{"id":"%d","pk":"k%d","s":"%04d"}`, i, i, i))
+	}
+	_, err := c.Query(compileQuery(t, `SELECT CONCAT(c.s, REPLICATE("x", 5000)) AS k, COUNT(1) AS n FROM c GROUP BY CONCAT(c.s, REPLICATE("x", 5000))`), QueryScope{}, nil, 10)
+	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), fmt.Sprintf("memory budget of %d bytes of groups across the partitions of a page", budget)) {
+		t.Fatalf("GROUP BY of 2 MB of groups over 16 partitions: %v; want a 400 naming the page's memory budget", err)
+	}
+	if n := e.queryHeld.n.Load(); n != 0 {
+		t.Fatalf("the server's account holds %d bytes after the page", n)
+	}
+	// Half the groups fit.
+	p := queryPage(t, c, `SELECT CONCAT(c.s, REPLICATE("x", 2000)) AS k FROM c GROUP BY CONCAT(c.s, REPLICATE("x", 2000))`, 1000)
+	if len(p.Rows) != 400 {
+		t.Fatalf("GROUP BY of 800 KB of groups: %d rows, want 400", len(p.Rows))
+	}
+}
+
+// TestQueryHeldServer: the pages running at once share the server's
+// budget: while other pages hold most of it, a GROUP BY that needs more is
+// refused with 429 and a retry-after, and runs once they let go of it.
+func TestQueryHeldServer(t *testing.T) {
+	const server = 4 << 20
+	e, st := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, NoThrottle: true, Query: QueryLimits{ServerBytes: server}})
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 4000)
+	for i := range 400 {
+		put(t, c, fmt.Sprint("k", i), fmt.Sprintf(`{"id":"%d","pk":"k%d","s":"%04d"}`, i, i, i))
+	}
+	plan := compileQuery(t, `SELECT CONCAT(c.s, REPLICATE("x", 2000)) AS k FROM c GROUP BY CONCAT(c.s, REPLICATE("x", 2000))`)
+	// Another page holds 3.5 MiB of the 4.
+	if err := e.queryHeld.grow(server - 512<<10); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Query(plan, QueryScope{}, nil, 1000)
+	var te *ThrottledError
+	if !errors.As(err, &te) || te.RetryAfter <= 0 || !strings.Contains(err.Error(), fmt.Sprintf("hold the memory they may hold together (%d bytes)", server)) {
+		t.Fatalf("GROUP BY of 800 KB of groups with 512 KiB left to the server: %v; want a 429 naming the server's budget", err)
+	}
+	if n := e.queryHeld.n.Load(); n != server-512<<10 {
+		t.Fatalf("the server's account holds %d bytes after the refused page, want %d", n, server-512<<10)
+	}
+	e.queryHeld.grow(-(server - 512<<10))
+	page, err := c.Query(plan, QueryScope{}, nil, 1000)
+	if err != nil || len(page.Rows) != 400 {
+		t.Fatalf("GROUP BY of 800 KB of groups alone: %d rows, %v", len(page.Rows), err)
+	}
+	if n := e.queryHeld.n.Load(); n != 0 {
+		t.Fatalf("the server's account holds %d bytes after the page", n)
+	}
+}
+
+// TestQueryFunctionBudget: a function whose result would pass the memory
+// budget for one document is refused (400) before it builds it: a query
+// cannot make the server allocate more than the budget with REPLACE,
+// CONCAT or ARRAY_CONCAT over a document's values, which the query's text
+// multiplies.
+func TestQueryFunctionBudget(t *testing.T) {
+	e, st := testEngine(t, "")
+	defer st.Close()
+	defer e.Close()
+	c := mustContainer(t, e, 400)
+	arr := strings.TrimSuffix(strings.Repeat("1,", 50_000), ",")
+	put(t, c, "a", fmt.Sprintf(`{"id":"1","pk":"a","s":%q,"x":%q,"a":[%s]}`, strings.Repeat("x", 8000), strings.Repeat("y", 1<<20), arr))
+	alloc := func(q string) (uint64, error) {
+		plan := compileQuery(t, q)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := c.Query(plan, QueryScope{}, nil, 10)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, err
+	}
+	// What reading the document takes.
+	base, err := alloc(`SELECT VALUE c.id FROM c`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(v string, n int) string { return strings.TrimSuffix(strings.Repeat(v+", ", n), ", ") }
+	for _, q := range []string{
+		// 8,000 × 8,000 bytes: 64 MB.
+		`SELECT VALUE LENGTH(REPLACE(c.s, "x", c.s)) FROM c`,
+		// 60 × 1 MiB.
+		`SELECT VALUE LENGTH(CONCAT(` + args("c.x", 60) + `)) FROM c`,
+		// 40 × 50,000 elements.
+		`SELECT VALUE ARRAY_LENGTH(ARRAY_CONCAT(` + args("c.a", 40) + `)) FROM c`,
+	} {
+		n, err := alloc(q)
+		if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), fmt.Sprintf("its memory budget is %d bytes", DefaultQueryValueBytes)) {
+			t.Fatalf("%.60s: %v; want a 400 naming the memory budget", q, err)
+		}
+		if n > base+DefaultQueryValueBytes {
+			t.Fatalf("%.60s allocated %d bytes, %d more than reading the document; its budget is %d", q, n, n-base, DefaultQueryValueBytes)
+		}
+	}
+	// Within the budget, they work.
+	if p := queryPage(t, c, `SELECT VALUE LENGTH(REPLACE(LEFT(c.s, 100), "x", c.s)) FROM c`, 10); string(p.Rows[0]) != "800000" {
+		t.Fatalf("REPLACE within the budget: %s", p.Rows)
+	}
+}

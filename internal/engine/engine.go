@@ -116,6 +116,9 @@ type Engine struct {
 	// scriptSlots holds a token per script run under way (script.go).
 	scriptSlots chan struct{}
 
+	// queryHeld counts what the running query pages hold (query.go).
+	queryHeld *queryHeld
+
 	// builders counts the running index builds (see index_build.go).
 	builders sync.WaitGroup
 
@@ -163,7 +166,8 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}, livePerms: map[string]uint64{},
-		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent)}
+		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent),
+		queryHeld:   &queryHeld{max: opts.Query.ServerBytes}}
 	if opts.Catalog != nil {
 		e.cat = newCatalogRepl()
 		seq.track = true

@@ -57,9 +57,19 @@ type QueryLimits struct {
 	// enough that a query building strings to the bound costs the other
 	// clients little (see test/resource).
 	ValueBytes int64
-	// HeldBytes bounds the groups a GROUP BY or aggregate query holds per
-	// partition. Default 64 MiB.
+	// HeldBytes bounds what one page of a query holds, estimated, over all
+	// the partitions it reads: the groups of GROUP BY and aggregates, the
+	// rows ORDER BY and DISTINCT keep. Past it the query is refused (400).
+	// Default 128 MiB, and at most ServerBytes.
 	HeldBytes int64
+	// ServerBytes bounds what the query pages running at once on the
+	// server hold together, counted as HeldBytes. A page that would pass
+	// it is refused with 429 and a retry-after, as the service answers a
+	// request it lacks the resources for at the moment ("retry the
+	// request after the server specified retry after duration",
+	// https://learn.microsoft.com/rest/api/cosmos-db/http-status-codes-for-cosmosdb);
+	// the SDKs retry it. Default 512 MiB.
+	ServerBytes int64
 }
 
 // Defaults of QueryLimits.
@@ -68,7 +78,8 @@ const (
 	DefaultQueryFullRead   = 60 * time.Second
 	DefaultQueryPageBytes  = 4 << 20
 	DefaultQueryValueBytes = 8 << 20
-	DefaultQueryHeldBytes  = 64 << 20
+	DefaultQueryHeldBytes  = 128 << 20
+	DefaultQueryServerHeld = 512 << 20
 )
 
 func (l QueryLimits) withDefaults() QueryLimits {
@@ -87,7 +98,36 @@ func (l QueryLimits) withDefaults() QueryLimits {
 	if l.HeldBytes == 0 {
 		l.HeldBytes = DefaultQueryHeldBytes
 	}
+	if l.ServerBytes == 0 {
+		l.ServerBytes = DefaultQueryServerHeld
+	}
+	if l.ServerBytes > 0 && (l.HeldBytes < 0 || l.HeldBytes > l.ServerBytes) {
+		// A page alone over the server's bound could never run: it is
+		// refused as too big (400), not told to retry (429).
+		l.HeldBytes = l.ServerBytes
+	}
 	return l
+}
+
+// queryHeld is the server's account of what its running query pages hold
+// (QueryLimits.ServerBytes); each page's exec.Held tells it every change.
+type queryHeld struct {
+	max int64 // <= 0: no bound
+	n   atomic.Int64
+}
+
+// queryHeldRetry is the retry-after of a page refused for the server's
+// query memory: other pages end within their time budgets.
+const queryHeldRetry = time.Second
+
+// grow counts n more bytes held (n < 0: released), refusing more than max.
+func (q *queryHeld) grow(n int64) error {
+	if u := q.n.Add(n); n > 0 && q.max > 0 && u > q.max {
+		q.n.Add(-n)
+		return &ThrottledError{RetryAfter: queryHeldRetry,
+			Reason: fmt.Sprintf("the queries running on this server hold the memory they may hold together (%d bytes); this query needs more", q.max)}
+	}
+	return nil
 }
 
 // pageTime is the time budget of a page of plan.
@@ -108,7 +148,7 @@ func (c *Container) limits(ctx context.Context, plan *exec.Plan, start time.Time
 	return &exec.Limits{
 		MaxBytes:     ql.ValueBytes,
 		MaxPageBytes: ql.PageBytes,
-		MaxHeldBytes: ql.HeldBytes,
+		Held:         exec.NewHeld(max(ql.HeldBytes, 0), c.e.queryHeld.grow),
 		What:         "the query",
 		Check: func() error {
 			if err := ctx.Err(); err != nil {
@@ -222,7 +262,9 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 			sources[i] = &unexpiredSource{src: sources[i], x: x}
 		}
 	}
-	rows, next, err := execPage(plan, sources, state, pageSize, c.limits(ctx, plan, now))
+	lim := c.limits(ctx, plan, now)
+	rows, next, err := execPage(plan, sources, state, pageSize, lim)
+	c.e.queryHeld.grow(-lim.Held.Bytes())
 	for _, s := range scans {
 		if cerr := s.close(); err == nil {
 			err = cerr
@@ -258,6 +300,8 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 			return page, badRequest("the query did not finish a page within its time budget of %v (%v): a query with ORDER BY, DISTINCT, GROUP BY or aggregates reads every item in scope for each page, and a streaming query must finish at least one row; narrow the query with a filter or a partition key", c.e.opts.Query.pageTime(plan), err)
 		case errors.Is(err, ErrCorrupt):
 			return page, err // no retry mends it: not a 503
+		case errors.Is(err, ErrThrottled):
+			return page, err
 		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 			return page, fmt.Errorf("%w: the query was stopped: the request ended (%v)", ErrUnavailable, err)
 		}

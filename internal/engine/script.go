@@ -938,7 +938,7 @@ func QueryDocuments(plan *exec.Plan, docs [][]byte) ([][]byte, error) {
 	}
 	src := &docsSource{docs: kd}
 	rows, _, err := exec.ExecJSON(plan, []exec.Source{src}, nil, len(docs)+1, &exec.Limits{
-		MaxSteps: documentsQuerySteps, MaxBytes: DefaultQueryValueBytes, MaxHeldBytes: DefaultQueryHeldBytes,
+		MaxSteps: documentsQuerySteps, MaxBytes: DefaultQueryValueBytes, Held: exec.NewHeld(DefaultQueryHeldBytes, nil),
 		MaxPageBytes: DefaultQueryPageBytes, What: "the query"})
 	if err != nil {
 		return nil, badRequest("%v", err)

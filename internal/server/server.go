@@ -69,6 +69,11 @@ type Options struct {
 	// partition key. Defaults 10,000 RU/s and 10 GB.
 	FixedMaxRUs   int
 	FixedMaxBytes int64
+	// QueryMemory bounds the memory the query pages running at once hold
+	// together (engine.QueryLimits.ServerBytes): past it a query gets 429
+	// with a retry-after. 0: engine.DefaultQueryServerHeld; negative: no
+	// bound.
+	QueryMemory int64
 	// NoThrottle meters requests but never answers 429 (for development).
 	NoThrottle bool
 	// AcceptDataLoss starts on a store whose write-ahead log is damaged or
@@ -344,7 +349,8 @@ func Start(o Options) (*Server, error) {
 	eo := engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
 		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
 		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss,
-		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites}}
+		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites},
+		Query:   engine.QueryLimits{ServerBytes: o.QueryMemory}}
 	var node *cluster.Node
 	if o.clustered() {
 		scheme := "http"

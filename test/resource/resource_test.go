@@ -444,10 +444,11 @@ func (a *attack) nonReaders(p *proc, n int) {
 	})
 }
 
-// query sends a cross-partition query and reads the response.
-func (a *attack) query(ctx context.Context, p *proc, client *http.Client, q string, maxItems int) (int, []byte, error) {
+// query sends a cross-partition query to the items at path and reads the
+// response.
+func (a *attack) query(ctx context.Context, p *proc, client *http.Client, path, q string, maxItems int) (int, []byte, error) {
 	body, _ := json.Marshal(map[string]any{"query": q})
-	return call(ctx, client, p.url, "POST", "/dbs/db/colls/c/docs", body,
+	return call(ctx, client, p.url, "POST", path, body,
 		"Content-Type", "application/query+json", "x-ms-documentdb-isquery", "True",
 		"x-ms-documentdb-query-enablecrosspartition", "True", "x-ms-max-item-count", strconv.Itoa(maxItems))
 }
@@ -460,21 +461,21 @@ func (a *attack) stringDoubling(p *proc, n int) {
 		q += fmt.Sprintf(" JOIN (SELECT VALUE CONCAT(s%d, s%d)) s%d", i-1, i-1, i)
 	}
 	q += ` WHERE c.id = "big0"`
-	a.queries(p, n, "string-doubling queries", q, 100, 0)
+	a.queries(p, n, "string-doubling queries", "/dbs/db/colls/c/docs", q, 100, 0)
 }
 
 // selectAll: SELECT * with no page limit over the 1.9 MB items.
 func (a *attack) selectAll(p *proc, n int) {
-	a.queries(p, n, "unbounded SELECT * queries", "SELECT * FROM c", -1, 0)
+	a.queries(p, n, "unbounded SELECT * queries", "/dbs/db/colls/c/docs", "SELECT * FROM c", -1, 0)
 }
 
 // cartesian: a three-way self join of a 500-element array (125 million
 // rows) whose client hangs up after 500ms.
 func (a *attack) cartesian(p *proc, n int) {
-	a.queries(p, n, "cartesian joins abandoned", "SELECT VALUE COUNT(1) FROM c JOIN x IN c.arr JOIN y IN c.arr JOIN z IN c.arr", -1, 500*time.Millisecond)
+	a.queries(p, n, "cartesian joins abandoned", "/dbs/db/colls/c/docs", "SELECT VALUE COUNT(1) FROM c JOIN x IN c.arr JOIN y IN c.arr JOIN z IN c.arr", -1, 500*time.Millisecond)
 }
 
-func (a *attack) queries(p *proc, n int, name, q string, maxItems int, hangUp time.Duration) {
+func (a *attack) queries(p *proc, n int, name, path, q string, maxItems int, hangUp time.Duration) {
 	client := &http.Client{Timeout: 60 * time.Second}
 	var statuses sync.Map
 	a.spawn(n, func() {
@@ -497,7 +498,7 @@ func (a *attack) queries(p *proc, n int, name, q string, maxItems int, hangUp ti
 				}
 			}()
 		}
-		st, b, err := a.query(ctx, p, client, q, maxItems)
+		st, b, err := a.query(ctx, p, client, path, q, maxItems)
 		a.count(name)
 		key := strconv.Itoa(st)
 		if err != nil {
@@ -510,6 +511,33 @@ func (a *attack) queries(p *proc, n int, name, q string, maxItems int, hangUp ti
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
+}
+
+// groupItems is how many items seedGroups creates: 40 in each of 16
+// partitions.
+const groupItems = 640
+
+// seedGroups creates container g (partition key /pk) with 16 partitions
+// and groupItems small items.
+func seedGroups(t *testing.T, p *proc) {
+	t.Helper()
+	must(t, p, "POST", "/dbs/db/colls", []byte(`{"id":"g","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`), 201,
+		"x-ms-offer-throughput", "160000")
+	for i := range groupItems {
+		pk := fmt.Sprintf("g%d", i)
+		must(t, p, "POST", "/dbs/db/colls/g/docs", fmt.Appendf(nil, `{"id":"%d","pk":%q}`, i, pk), 201,
+			"x-ms-documentdb-partitionkey", fmt.Sprintf("[%q]", pk))
+	}
+	setupClient.CloseIdleConnections()
+}
+
+// groupBy: a 2.4 KB cross-partition GROUP BY whose key is a 1 MB string
+// built of REPLICATEs, one group per item of container g: 640 MB of groups
+// over 16 partitions.
+func (a *attack) groupBy(p *proc, n int) {
+	key := "CONCAT(c.id" + strings.Repeat(`, REPLICATE("x", 10000)`, 100) + ")"
+	q := "SELECT COUNT(1) AS n FROM c GROUP BY " + key
+	a.queries(p, n, "GROUP BY bombs", "/dbs/db/colls/g/docs", q, -1, 0)
 }
 
 // run runs an attack for d with an honest client beside it, then checks
@@ -613,4 +641,14 @@ func TestQueryBombs(t *testing.T) {
 			run(t, p, 5*time.Second, func(a *attack) { tc.launch(a, p) })
 		})
 	}
+}
+
+// TestGroupByBomb: two clients send a GROUP BY of 640 MB of groups over 16
+// partitions; each page is refused within the page's and the server's
+// query memory, while an honest client reads.
+func TestGroupByBomb(t *testing.T) {
+	p := start(t)
+	seed(t, p)
+	seedGroups(t, p)
+	run(t, p, 5*time.Second, func(a *attack) { a.groupBy(p, 2) })
 }

@@ -20,9 +20,11 @@ import (
 //
 //	{"candidates": ["/date", "concat(/a, /b)"], "maxDocuments": 100000}
 //
-// The analysis holds every document in memory, so it runs on containers
-// of at most maxDocuments documents (default DefaultAdviseDocuments, at
-// most MaxAdviseDocuments), and one at a time per server.
+// The analysis holds the documents in memory, so it runs on containers of
+// at most maxDocuments documents (default DefaultAdviseDocuments, at most
+// MaxAdviseDocuments), one at a time per server, and holds at most
+// advise.DefaultSampleBytes of them: past it the documents are sampled
+// (advise.Sample) and the report's warnings say so.
 const (
 	DefaultAdviseDocuments = 100_000
 	MaxAdviseDocuments     = 1_000_000
@@ -97,10 +99,14 @@ func (s *Server) advise(req *request, op operation) error {
 	if err := adv.PrepareLive(&opts, live, false, nil); err != nil {
 		return errBadRequest("%v", err)
 	}
-	docs, err := adviseDocuments(c, in.MaxDocuments)
-	if err != nil {
+	sample := adv.NewSample(adv.DefaultSampleBytes)
+	if err := adviseDocuments(c, in.MaxDocuments, sample); err != nil {
 		return err
 	}
+	if w := sample.Capped(); w != "" {
+		opts.Warnings = append(opts.Warnings, w)
+	}
+	docs := sample.Documents()
 	if len(docs) == 0 {
 		return errBadRequest("container %s/%s holds no documents to analyze", op.db, op.coll)
 	}
@@ -145,29 +151,26 @@ func AdviseTelemetry(t ContainerTelemetry) *adv.LiveTelemetry {
 	return lt
 }
 
-// adviseDocuments reads the container's documents through its read feed,
-// failing once more than limit have been read (the container grew since
-// its item count was taken).
-func adviseDocuments(c *engine.Container, limit int) ([]adv.Document, error) {
-	var docs []adv.Document
+// adviseDocuments offers the container's documents, read through its read
+// feed, to into, failing once more than limit have been read (the
+// container grew since its item count was taken).
+func adviseDocuments(c *engine.Container, limit int, into *adv.Sample) error {
 	var after []byte
 	for {
 		f, err := c.ReadFeed("", after, advisePage)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, raw := range f.Docs {
-			d, err := adv.NewDocument(raw)
-			if err != nil {
-				return nil, fmt.Errorf("document %d of the container: %w", len(docs)+1, err)
+			if err := into.Add(raw); err != nil {
+				return fmt.Errorf("document %d of the container: %w", into.Offered(), err)
 			}
-			docs = append(docs, d)
 		}
-		if len(docs) > limit {
-			return nil, errBadRequest("the container holds more than %d documents (maxDocuments)", limit)
+		if into.Offered() > limit {
+			return errBadRequest("the container holds more than %d documents (maxDocuments)", limit)
 		}
 		if f.Next == nil {
-			return docs, nil
+			return nil
 		}
 		after = f.Next
 	}

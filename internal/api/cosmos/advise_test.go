@@ -101,3 +101,33 @@ func TestAdviseRefusesWhatItCannotDo(t *testing.T) {
 		t.Errorf("after the first finished: %d %s", st, b)
 	}
 }
+
+// The advise endpoint holds at most advise.DefaultSampleBytes of the
+// container's documents, whatever their number: over 76 MB of documents
+// it analyzes an even sample within the budget, and its report says so.
+func TestAdviseSampleWithinItsBudget(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	ts.seed(t)
+	pad := strings.Repeat("x", 1900<<10)
+	const n = 40
+	for i := 0; i < n; i++ {
+		body := fmt.Sprintf(`{"id":"d%d","pk":"k%d","pad":%q}`, i, i, pad)
+		if st, b := ts.do(ts.primary, http.MethodPost, "/dbs/db/colls/c/docs", []byte(body), map[string]string{hdrPartitionKey: fmt.Sprintf(`["k%d"]`, i)}); st != http.StatusCreated {
+			t.Fatalf("create: %d %.200s", st, b)
+		}
+	}
+	st, b := ts.do(ts.readOnly, http.MethodPost, "/dbs/db/colls/c/advise", nil, nil)
+	if st != http.StatusOK {
+		t.Fatalf("advise: %d %.300s", st, b)
+	}
+	var rep adv.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Source.Bytes > adv.DefaultSampleBytes || rep.Source.Documents < n/4 || rep.Source.Documents >= n {
+		t.Errorf("source = %+v, want part of the %d documents, within %d bytes", rep.Source, n+2, adv.DefaultSampleBytes)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], fmt.Sprintf("the sample's budget of %d bytes", adv.DefaultSampleBytes)) {
+		t.Errorf("warnings = %q, want one saying the sample was capped", rep.Warnings)
+	}
+}

@@ -79,7 +79,19 @@ func (b *Budget) slow(pos token.Pos) error {
 
 // Charge counts n bytes built at pos.
 func (b *Budget) Charge(pos token.Pos, n int64) error {
-	if b.bytes += n; b.MaxBytes <= 0 || b.bytes <= b.MaxBytes {
+	if err := b.Fits(pos, n); err != nil {
+		return err
+	}
+	b.bytes += n
+	return nil
+}
+
+// Fits reports the error Charge would for n more bytes at pos, without
+// counting them: a function whose result's size is known before it is
+// built checks it first, so that it never allocates what the budget
+// refuses.
+func (b *Budget) Fits(pos token.Pos, n int64) error {
+	if b.MaxBytes <= 0 || b.bytes+n <= b.MaxBytes {
 		return nil
 	}
 	if n > b.MaxBytes {

@@ -28,6 +28,16 @@ type callCtx struct {
 	node *ast.Call
 }
 
+// fits checks, before a function builds a value of n bytes, that the
+// evaluation's budget (if any) has room for it; the value is counted once
+// built.
+func (c *callCtx) fits(n int64) error {
+	if b := c.env.Budget; b != nil {
+		return b.Fits(c.node.Pos(), n)
+	}
+	return nil
+}
+
 // builtins maps the upper-case name of each function to its definition.
 // It is built once from the per-family tables and never modified.
 var builtins = func() map[string]*builtin {

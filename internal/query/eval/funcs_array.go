@@ -33,6 +33,9 @@ func fnArrayConcat(c *callCtx, a []Value) (Value, error) {
 		}
 		n += len(v.a)
 	}
+	if err := c.fits(int64(n) * valueSize); err != nil {
+		return undef, err
+	}
 	out := make([]Value, 0, n)
 	for _, v := range a {
 		out = append(out, v.a...)

@@ -62,11 +62,19 @@ var stringFuncs = []*builtin{
 const maxReplicate = 10000
 
 func fnConcat(c *callCtx, a []Value) (Value, error) {
-	var b strings.Builder
+	n := 0
 	for _, v := range a {
 		if v.kind != String {
 			return undef, nil
 		}
+		n += len(v.s)
+	}
+	if err := c.fits(int64(n)); err != nil {
+		return undef, err
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, v := range a {
 		b.WriteString(v.s)
 	}
 	return StringValue(b.String()), nil
@@ -225,6 +233,11 @@ func fnReplace(c *callCtx, a []Value) (Value, error) {
 	}
 	if old == "" {
 		return StringValue(s), nil
+	}
+	if len(repl) > len(old) {
+		if err := c.fits(int64(len(s)) + int64(strings.Count(s, old))*int64(len(repl)-len(old))); err != nil {
+			return undef, err
+		}
 	}
 	return StringValue(strings.ReplaceAll(s, old, repl)), nil
 }

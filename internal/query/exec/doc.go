@@ -46,9 +46,11 @@
 //     it survives partition splits and merges between pages.
 //  7. Bound pages with Limits (ExecLimits, RunPartitionLimits, MergeLimits):
 //     steps and bytes built (eval.Budget, errors wrapping eval.ErrBudget:
-//     HTTP 400), the JSON size of a page, the groups a run holds, and a
-//     Check for cancellation and time (ErrPageTime ends a streaming page
-//     early with a continuation). Every partition run gets its own budget.
+//     HTTP 400), the JSON size of a page, what the runs hold (Held: one
+//     account for all the partitions of a page, which may answer to the
+//     server's), and a Check for cancellation and time (ErrPageTime ends a
+//     streaming page early with a continuation). Every partition run gets
+//     its own eval.Budget; the page's Held is shared.
 //  8. Serve the query plan request with QueryPlan and the query's EPK
 //     ranges; ErrNotPlannable is a 400, as Cosmos DB's planner gives.
 //  9. A client that merges partitions itself sends the rewritten query of

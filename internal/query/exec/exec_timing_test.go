@@ -9,7 +9,7 @@ import (
 // the cost of the budget counters, checks and page-size estimates.
 func BenchmarkExecLimits(b *testing.B) {
 	docs := synthetic(7, 1000)
-	lim := &Limits{MaxBytes: 32 << 20, MaxPageBytes: 4 << 20, MaxHeldBytes: 64 << 20, Check: func() error { return nil }}
+	lim := &Limits{MaxBytes: 32 << 20, MaxPageBytes: 4 << 20, Held: NewHeld(64<<20, nil), Check: func() error { return nil }}
 	for _, text := range []string{`SELECT * FROM c WHERE c.n = 5`, `SELECT c.id, c.n, t FROM c JOIN t IN c.t`} {
 		p, err := compile(text, "")
 		if err != nil {

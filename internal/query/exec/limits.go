@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/token"
@@ -25,10 +26,13 @@ type Limits struct {
 	// that would pass it, but it always holds at least one row. It also
 	// bounds what ORDER BY and DISTINCT keep per partition. 0: no bound.
 	MaxPageBytes int
-	// MaxHeldBytes bounds the bytes of groups a GROUP BY or aggregate
-	// partition run holds; 0: no bound. Exceeding it is a query error
-	// wrapping eval.ErrBudget.
-	MaxHeldBytes int64
+	// Held, when set, is the memory account of the page: every partition
+	// run of the page counts in it the bytes it holds (the groups of GROUP
+	// BY and aggregates, the rows ORDER BY and DISTINCT keep), so that
+	// its bound is the page's, whatever the number of partitions and
+	// however many run at once. Give each page a fresh one. nil: no
+	// bound.
+	Held *Held
 	// Check, when set, is called about every eval.CheckEvery steps of each
 	// partition's run (from several goroutines when the caller runs
 	// partitions in parallel). An error ends the run: ErrPageTime ends a
@@ -84,11 +88,55 @@ func charge(env *eval.Env, pos token.Pos, n int64) error {
 	return nil
 }
 
-// heldError is the error for a run that holds more than MaxHeldBytes.
-func (l *Limits) heldError(pos token.Pos, what string) error {
-	w := l.What
-	if w == "" {
-		w = "the query"
+// Held is the memory account of one page of a query: the bytes its
+// partition runs hold, estimated, together. It is safe for concurrent use
+// by the partition runs of the page.
+type Held struct {
+	max  int64
+	grow func(n int64) error
+	n    atomic.Int64
+}
+
+// NewHeld returns the account of a page that may hold max bytes (0: no
+// bound). grow, when not nil, is told of every change of the page's bytes
+// first (n > 0: more held, n < 0: released) and may refuse more with an
+// error, which ends the run and is returned as is: a wider account, such
+// as the server's for all its running queries.
+func NewHeld(max int64, grow func(n int64) error) *Held {
+	return &Held{max: max, grow: grow}
+}
+
+// Bytes returns the bytes the page holds now: what the caller of a wider
+// account releases from it once the page is over.
+func (h *Held) Bytes() int64 { return h.n.Load() }
+
+// hold counts n more bytes (n < 0: fewer) that a run of the page holds
+// for what ("groups", "rows") at pos.
+func (l *Limits) hold(pos token.Pos, what string, n int64) error {
+	h := l.Held
+	if h == nil || n == 0 {
+		return nil
 	}
-	return queryError(pos, eval.ErrBudget, "%s holds more than its memory budget of %d bytes of %s in one partition; narrow it with a filter or a partition key", w, l.MaxHeldBytes, what)
+	if n < 0 {
+		h.n.Add(n)
+		if h.grow != nil {
+			h.grow(n)
+		}
+		return nil
+	}
+	if u := h.n.Add(n); h.max > 0 && u > h.max {
+		h.n.Add(-n)
+		w := l.What
+		if w == "" {
+			w = "the query"
+		}
+		return queryError(pos, eval.ErrBudget, "%s holds more than its memory budget of %d bytes of %s across the partitions of a page; narrow it with a filter or a partition key", w, h.max, what)
+	}
+	if h.grow != nil {
+		if err := h.grow(n); err != nil {
+			h.n.Add(-n)
+			return err
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -108,8 +109,78 @@ func TestBudgets(t *testing.T) {
 	f(`SELECT VALUE CONCAT(c.id, c.id) FROM c`, Limits{MaxBytes: 100}, "")
 	f(`SELECT VALUE REPLICATE(c.id, 100) FROM c`, Limits{MaxBytes: 100}, "a single value of 600 bytes; its memory budget is 100 bytes")
 	f(`SELECT VALUE ARRAY(SELECT VALUE CONCAT(c.id, 'x') FROM x IN c.t) FROM c`, Limits{MaxBytes: 300}, "memory budget of 300 bytes")
-	f(`SELECT c.id, COUNT(1) FROM c GROUP BY c.id`, Limits{MaxHeldBytes: 1000}, "1000 bytes of groups")
+	f(`SELECT c.id, COUNT(1) FROM c GROUP BY c.id`, Limits{Held: NewHeld(1000, nil)}, "1000 bytes of groups")
 	// The values MAKELIST holds count, in one group as in many.
-	f(`SELECT VALUE MAKELIST(REPLICATE(c.id, 50)) FROM c`, Limits{MaxHeldBytes: 1000}, "1000 bytes of groups")
-	f(`SELECT VALUE MAKESET(c.id) FROM c`, Limits{MaxHeldBytes: 1000}, "")
+	f(`SELECT VALUE MAKELIST(REPLICATE(c.id, 50)) FROM c`, Limits{Held: NewHeld(1000, nil)}, "1000 bytes of groups")
+	f(`SELECT VALUE MAKESET(c.id) FROM c`, Limits{Held: NewHeld(1000, nil)}, "")
+}
+
+// TestHeldAcrossPartitions: the partition runs of a page count what they
+// hold in one account, so that a page over many partitions is bounded as
+// one over a single partition, and a wider account (the server's) sees
+// every change and may refuse more.
+func TestHeldAcrossPartitions(t *testing.T) {
+	docs := synthetic(7, 200)
+	for _, text := range []string{
+		`SELECT c.id, COUNT(1) FROM c GROUP BY c.id`,
+		`SELECT DISTINCT VALUE c.id FROM c`,
+		`SELECT VALUE c.id FROM c ORDER BY c.id`,
+	} {
+		p, err := compile(text, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := split(docs, 4)
+		run := func(parts [][]doc, h *Held) error {
+			_, _, err := ExecLimits(p, sources(parts, true), nil, 0, &Limits{MaxPageBytes: 1 << 20, Held: h})
+			return err
+		}
+		// What the page and each partition alone hold at their peak.
+		var peak, most int64
+		page := NewHeld(0, nil)
+		page.grow = func(n int64) error {
+			peak = max(peak, page.Bytes()+n)
+			return nil
+		}
+		if err := run(parts, page); err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		for _, part := range parts {
+			h := NewHeld(0, nil)
+			var alone int64
+			h.grow = func(n int64) error {
+				alone = max(alone, h.Bytes()+n)
+				return nil
+			}
+			if err := run([][]doc{part}, h); err != nil {
+				t.Fatalf("%s: %v", text, err)
+			}
+			most = max(most, alone)
+		}
+		if most == 0 || peak < 2*most {
+			t.Fatalf("%s: the page held %d bytes at its peak, its partitions at most %d each", text, peak, most)
+		}
+		// A bound every partition fits alone refuses the page.
+		err = run(parts, NewHeld(most+most/2, nil))
+		if !errors.Is(err, eval.ErrBudget) || !strings.Contains(err.Error(), fmt.Sprintf("memory budget of %d bytes", most+most/2)) {
+			t.Fatalf("%s: %v, want the page's memory budget named", text, err)
+		}
+		// A wider account's refusal ends the run as is, and what it was
+		// told adds up to what the page holds.
+		errFull := errors.New("full")
+		var wide int64
+		h := NewHeld(0, func(n int64) error {
+			if n > 0 && wide+n > most {
+				return errFull
+			}
+			wide += n
+			return nil
+		})
+		if err := run(parts, h); !errors.Is(err, errFull) {
+			t.Fatalf("%s: %v, want the wider account's error", text, err)
+		}
+		if wide != h.Bytes() || wide > most {
+			t.Fatalf("%s: the wider account holds %d bytes, the page %d (bound %d)", text, wide, h.Bytes(), most)
+		}
+	}
 }

@@ -396,6 +396,7 @@ func (p *Plan) runSorted(src Source, s *State, want int, lim *Limits, env *eval.
 	var buf []*row
 	var bound *row // after a cut: the last row kept
 	held := 0      // the estimated JSON size of buf, with MaxPageBytes
+	// compact only drops rows: what it releases cannot fail.
 	compact := func() {
 		slices.SortFunc(buf, p.cmpRows)
 		if dedup {
@@ -420,10 +421,12 @@ func (p *Plan) runSorted(src Source, s *State, want int, lim *Limits, env *eval.
 			clear(buf[keep:])
 			buf, bound = buf[:keep], buf[keep-1]
 		}
+		was := held
 		held = 0
 		for _, r := range buf {
 			held += r.size
 		}
+		lim.hold(q.ast.Pos(), "rows", int64(held-was))
 	}
 	visit := func(key []byte, doc eval.Value) error {
 		if env.Budget != nil {
@@ -470,6 +473,9 @@ func (p *Plan) runSorted(src Source, s *State, want int, lim *Limits, env *eval.
 					r.size = docSize
 				}
 			}
+			if err := lim.hold(q.ast.Pos(), "rows", int64(r.size)); err != nil {
+				return err
+			}
 			buf = append(buf, r)
 			held += r.size
 			if want > 0 && len(buf) >= 2*want+64 || lim.MaxPageBytes > 0 && held >= 2*lim.MaxPageBytes {
@@ -509,7 +515,11 @@ func (p *Plan) runSorted(src Source, s *State, want int, lim *Limits, env *eval.
 			}
 			r.env = nil
 			if lim.MaxPageBytes > 0 {
+				was := r.size
 				r.size = eval.JSONSize(r.val)
+				if err := lim.hold(q.ast.Pos(), "rows", int64(r.size-was)); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -538,7 +548,7 @@ func (p *Plan) runGroups(src Source, s *State, want int, lim *Limits, env *eval.
 			t.reset(slices.Clone(t.list[:want]))
 		}
 	}
-	var held int64 // the estimated size of the groups, with MaxHeldBytes
+	var held int64 // the estimated size of the groups, with Held
 	err := docs(src, func(key []byte, doc eval.Value) error {
 		if env.Budget != nil {
 			env.Budget.ResetBytes()
@@ -565,20 +575,25 @@ func (p *Plan) runGroups(src Source, s *State, want int, lim *Limits, env *eval.
 			if err != nil {
 				return err
 			}
-			if lim.MaxHeldBytes > 0 {
+			if lim.Held != nil {
 				if len(t.list) > n {
 					grew += int(groupSize(gk, len(q.aggs)))
 				}
-				if held += int64(grew); held > lim.MaxHeldBytes {
-					return lim.heldError(q.ast.Pos(), "groups")
+				if err := lim.hold(q.ast.Pos(), "groups", int64(grew)); err != nil {
+					return err
 				}
+				held += int64(grew)
 			}
 			if bounded && len(t.list) >= 2*want+64 {
 				evict()
-				if lim.MaxHeldBytes > 0 {
+				if lim.Held != nil {
+					was := held
 					held = 0
 					for _, g := range t.list {
 						held += g.size(len(q.aggs))
+					}
+					if err := lim.hold(q.ast.Pos(), "groups", held-was); err != nil {
+						return err
 					}
 				}
 			}
