@@ -31,7 +31,10 @@ type Options struct {
 	FS vfs.FS
 	// AcceptDataLoss lets Open start on a write-ahead log that is damaged
 	// before its end: the log is cut at the damage (the original is kept
-	// beside it, see ErrDataLoss) and the writes after it are lost. Without
+	// beside it, see ErrDataLoss) and the writes after it are lost. It also
+	// lets Open start on a damaged MANIFEST (see findManifestDamage): the
+	// store starts from the state recorded before the damage (the original
+	// is kept beside it) and the tables recorded after it are lost. Without
 	// it Open refuses with ErrDataLoss.
 	AcceptDataLoss bool
 	// Logf logs what Open repaired. Default log.Printf.
@@ -143,6 +146,11 @@ func Open(o Options) (*DB, error) {
 	}
 	popts.EnsureDefaults()
 	db.wals = describeWALs(popts.FS, dir)
+	if !o.InMemory {
+		if err := db.checkManifest(popts.FS, dir, o.AcceptDataLoss); err != nil {
+			return nil, fmt.Errorf("cannot open storage in %q: %w", dir, err)
+		}
+	}
 	pdb, err := pebble.Open(dir, popts)
 	// Each round cuts one damaged log; more than one damaged log is rare.
 	for round := 0; err != nil && pebble.IsCorruptionError(err) && !o.InMemory && round < 16; round++ {
@@ -167,8 +175,27 @@ func Open(o Options) (*DB, error) {
 	return db, nil
 }
 
+// checkManifest refuses a damaged MANIFEST (findManifestDamage) with
+// ErrDataLoss, or with acceptDataLoss keeps a copy of it beside it and
+// logs the loss: Pebble then starts from the state recorded before the
+// damage and deletes the tables recorded after it as unused.
+func (db *DB) checkManifest(fs vfs.FS, dir string, acceptDataLoss bool) error {
+	dmg, err := findManifestDamage(fs, dir)
+	if err != nil || dmg == nil {
+		return err
+	}
+	if !acceptDataLoss {
+		return fmt.Errorf("%w: %s; the store would start without the tables recorded after that point and the acknowledged writes they hold", ErrDataLoss, dmg)
+	}
+	if err := dmg.keep(fs); err != nil {
+		return fmt.Errorf("cannot keep a copy of the damaged MANIFEST: %w", err)
+	}
+	db.logf("storage: DATA LOSS accepted: %s; the store starts from the state recorded before the damage (the original is kept as %s) and the writes in the tables recorded after it are lost", dmg, dmg.keptAs())
+	return nil
+}
+
 // ErrDataLoss means the store holds less than it acknowledged: its
-// write-ahead log is damaged or missing.
+// write-ahead log or its MANIFEST is damaged, or its log is missing.
 var ErrDataLoss = errors.New("acknowledged writes are missing")
 
 // WALFiles describes the write-ahead log files found when the store
