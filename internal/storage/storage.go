@@ -32,10 +32,10 @@ type Options struct {
 	// AcceptDataLoss lets Open start on a write-ahead log that is damaged
 	// before its end: the log is cut at the damage (the original is kept
 	// beside it, see ErrDataLoss) and the writes after it are lost. It also
-	// lets Open start on a damaged MANIFEST (see findManifestDamage): the
-	// store starts from the state recorded before the damage (the original
-	// is kept beside it) and the tables recorded after it are lost. Without
-	// it Open refuses with ErrDataLoss.
+	// lets Open start on a damaged MANIFEST (see findManifestDamage) from
+	// the state recorded before the damage, if every table that state names
+	// still exists (the original is kept beside it); the tables recorded
+	// after it are lost. Without it Open refuses with ErrDataLoss.
 	AcceptDataLoss bool
 	// Logf logs what Open repaired. Default log.Printf.
 	Logf func(format string, args ...any)
@@ -146,12 +146,17 @@ func Open(o Options) (*DB, error) {
 	}
 	popts.EnsureDefaults()
 	db.wals = describeWALs(popts.FS, dir)
+	lostManifest := false
 	if !o.InMemory {
-		if err := db.checkManifest(popts.FS, dir, o.AcceptDataLoss); err != nil {
+		var err error
+		if lostManifest, err = db.checkManifest(popts.FS, dir, o.AcceptDataLoss); err != nil {
 			return nil, fmt.Errorf("cannot open storage in %q: %w", dir, err)
 		}
 	}
 	pdb, err := pebble.Open(dir, popts)
+	if err != nil && lostManifest {
+		return nil, fmt.Errorf("cannot open storage in %q: the state recorded before the damage to its MANIFEST cannot be used either (%w); restore the data directory from a backup", dir, err)
+	}
 	// Each round cuts one damaged log; more than one damaged log is rare.
 	for round := 0; err != nil && pebble.IsCorruptionError(err) && !o.InMemory && round < 16; round++ {
 		dmg, derr := findWALDamage(popts.FS, dir)
@@ -176,22 +181,24 @@ func Open(o Options) (*DB, error) {
 }
 
 // checkManifest refuses a damaged MANIFEST (findManifestDamage) with
-// ErrDataLoss, or with acceptDataLoss keeps a copy of it beside it and
-// logs the loss: Pebble then starts from the state recorded before the
-// damage and deletes the tables recorded after it as unused.
-func (db *DB) checkManifest(fs vfs.FS, dir string, acceptDataLoss bool) error {
+// ErrDataLoss, or with acceptDataLoss keeps a copy of it beside it, logs
+// the loss and returns true: Pebble then opens the state recorded before
+// the damage if every table it names still exists (a later compaction
+// may have replaced them), and deletes the tables recorded after it as
+// unused.
+func (db *DB) checkManifest(fs vfs.FS, dir string, acceptDataLoss bool) (bool, error) {
 	dmg, err := findManifestDamage(fs, dir)
 	if err != nil || dmg == nil {
-		return err
+		return false, err
 	}
 	if !acceptDataLoss {
-		return fmt.Errorf("%w: %s; the store would start without the tables recorded after that point and the acknowledged writes they hold", ErrDataLoss, dmg)
+		return false, fmt.Errorf("%w: %s; the store would start without the tables recorded after that point and the acknowledged writes they hold", ErrDataLoss, dmg)
 	}
 	if err := dmg.keep(fs); err != nil {
-		return fmt.Errorf("cannot keep a copy of the damaged MANIFEST: %w", err)
+		return false, fmt.Errorf("cannot keep a copy of the damaged MANIFEST: %w", err)
 	}
 	db.logf("storage: DATA LOSS accepted: %s; the store starts from the state recorded before the damage (the original is kept as %s) and the writes in the tables recorded after it are lost", dmg, dmg.keptAs())
-	return nil
+	return true, nil
 }
 
 // ErrDataLoss means the store holds less than it acknowledged: its
