@@ -48,8 +48,9 @@ type Options struct {
 	// system's filesystem). Tests inject it.
 	FreeSpace func() (uint64, error)
 	// OnFatal is called once when the store meets an error it cannot
-	// recover from (a write-ahead log write or sync that failed, a MANIFEST
-	// that cannot be written): what Pebble has in memory may then differ
+	// recover from (a write-ahead log that cannot be created, written or
+	// synced, a MANIFEST that cannot be written, a filesystem that turned
+	// read-only under Pebble's flushes): what Pebble has in memory may then differ
 	// from what is durable, so the process must stop. The default prints
 	// the error and exits with status 1. If OnFatal returns (tests), the
 	// store stays failed: the write that met the error and every later one
