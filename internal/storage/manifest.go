@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -61,18 +62,95 @@ func checkChunk(b []byte) (typ byte, n int, err error) {
 	return typ, n, nil
 }
 
+// stopFile, in the data directory, records the MANIFEST the store stopped
+// with at its last clean Close, and its size:
+//
+//	{"manifest": "MANIFEST-000123", "size": 4567}
+//
+// The format is stable. Open reads it, and removes it before Pebble starts
+// (Pebble then writes a new MANIFEST), so it is present only while the
+// store is stopped after a clean Close.
+const stopFile = "parsec-manifest-at-stop.json"
+
+type stopRecord struct {
+	Manifest string `json:"manifest"`
+	Size     int64  `json:"size"`
+}
+
+// recordStop writes stopFile after Pebble closed. A failed store writes
+// none: its files may not be what it last knew.
+func (db *DB) recordStop() error {
+	if db.dir == "" || db.failed.Load() != nil {
+		return nil
+	}
+	desc, err := pebble.Peek(db.dir, db.fs)
+	if err != nil || !desc.Exists {
+		return err
+	}
+	fi, err := db.fs.Stat(desc.ManifestFilename)
+	if err != nil {
+		return fmt.Errorf("cannot stat the MANIFEST: %w", err)
+	}
+	b, err := json.Marshal(stopRecord{Manifest: db.fs.PathBase(desc.ManifestFilename), Size: fi.Size()})
+	if err != nil {
+		return err
+	}
+	return db.WriteFile(stopFile, b)
+}
+
+// readStop reads stopFile. It returns nil if there is none or it cannot
+// be decoded (then the MANIFEST is checked as after a crash).
+func (db *DB) readStop() (*stopRecord, error) {
+	b, err := db.ReadFile(stopFile)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec *stopRecord
+	if json.Unmarshal(b, &rec) != nil {
+		rec = nil
+	}
+	return rec, nil
+}
+
+// dropStop durably removes stopFile, once the MANIFEST it describes passed
+// its check: Pebble writes a new one as it opens.
+func (db *DB) dropStop() error {
+	err := db.fs.Remove(db.fs.PathJoin(db.dir, stopFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot remove %s: %w", stopFile, err)
+	}
+	d, err := db.fs.OpenDir(db.dir)
+	if err != nil {
+		return fmt.Errorf("cannot open %s: %w", db.dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("cannot sync %s: %w", db.dir, err)
+	}
+	return nil
+}
+
 // findManifestDamage reads the store's current MANIFEST as Pebble does and
-// returns where it is damaged: a record that cannot be read although a
-// whole record starts after it. It returns nil if dir holds no store yet,
+// returns where it is damaged. It returns nil if dir holds no store yet,
 // or if the MANIFEST reads to its end or only ends in a torn record.
 //
 // Pebble itself reads a MANIFEST up to its first unreadable record and
 // ignores the rest, as it would the torn end of an edit being written at a
 // crash (edits are synced one at a time, and only a synced one is used).
 // On a damaged MANIFEST it would so start without every table recorded
-// after the damage, and then delete those tables as unused: a torn end is
-// followed by nothing that starts a record, damage usually is.
-func findManifestDamage(fs vfs.FS, dir string) (*damage, error) {
+// after the damage, and then delete those tables as unused. Damage is
+// told from a torn end in two ways. After a crash: a torn end is followed
+// by nothing that starts a record, so an unreadable record with a whole
+// record after it is damage. After a clean stop (stop names the MANIFEST):
+// no edit was being written, so any unreadable record is damage, and so is
+// a size other than the one recorded.
+func findManifestDamage(fs vfs.FS, dir string, stop *stopRecord) (*damage, error) {
 	desc, err := pebble.Peek(dir, fs)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -94,6 +172,11 @@ func findManifestDamage(fs vfs.FS, dir string) (*damage, error) {
 		return nil, fmt.Errorf("cannot stat the MANIFEST %s: %w", name, err)
 	}
 	size := fi.Size()
+	clean := stop != nil && stop.Manifest == fs.PathBase(name)
+	if clean && size != stop.Size {
+		return &damage{kind: "MANIFEST", file: name, offset: min(size, stop.Size), size: size,
+			err: fmt.Errorf("it was %d bytes when the store last stopped cleanly", stop.Size)}, nil
+	}
 	rr := record.NewReader(f, 0)
 	for {
 		off := rr.Offset()
@@ -114,11 +197,15 @@ func findManifestDamage(fs vfs.FS, dir string) (*damage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the MANIFEST %s: %w", name, err)
 		}
+		because := "a whole record starts after it, so it is not the torn end of an interrupted write"
 		if !found {
-			return nil, nil
+			if !clean {
+				return nil, nil
+			}
+			because = "the store stopped cleanly, so no edit was being written"
 		}
 		return &damage{kind: "MANIFEST", file: name, offset: off, size: size,
-			err: fmt.Errorf("the record there fails its check: %v; a whole record starts after it, so it is not the torn end of an interrupted write", why)}, nil
+			err: fmt.Errorf("the record there fails its check: %v; %s", why, because)}, nil
 	}
 }
 

@@ -97,24 +97,57 @@ func TestDamagedManifestRefusesToOpen(t *testing.T) {
 	}
 }
 
-// TestTornManifestOpens cuts the MANIFEST of a cleanly closed store in the
-// middle of its last record, as a crash while an edit is written leaves
-// it: that is no damage, and the store opens with every key.
-func TestTornManifestOpens(t *testing.T) {
-	dir, manifest := flushedStore(t)
-	fi, err := os.Stat(manifest)
-	if err != nil {
-		t.Fatal(err)
+// TestManifestDamagedAtItsEnd damages the end of the MANIFEST of a
+// cleanly closed store, where damage looks like the torn end of an edit
+// being written at a crash: its last byte flipped, or its last 3 bytes cut.
+// After the clean stop Open must refuse; had the store crashed instead (no
+// record of a clean stop), it is a torn end and Open must succeed.
+func TestManifestDamagedAtItsEnd(t *testing.T) {
+	damages := map[string]func(t *testing.T, manifest string){
+		"flip": func(t *testing.T, manifest string) {
+			b, err := os.ReadFile(manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)-1] ^= 0xff
+			if err := os.WriteFile(manifest, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"cut": func(t *testing.T, manifest string) {
+			fi, err := os.Stat(manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(manifest, fi.Size()-3); err != nil {
+				t.Fatal(err)
+			}
+		},
 	}
-	if err := os.Truncate(manifest, fi.Size()-3); err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(Options{Dir: dir, Reserve: -1})
-	if err != nil {
-		t.Fatalf("open on a MANIFEST with a torn end: %v", err)
-	}
-	defer db.Close()
-	if _, err := os.Stat(filepath.Clean(manifest) + ".damaged"); err == nil {
-		t.Errorf("a torn MANIFEST was taken for damage")
+	for name, damage := range damages {
+		t.Run(name+" after a clean stop", func(t *testing.T) {
+			dir, manifest := flushedStore(t)
+			damage(t, manifest)
+			_, err := Open(Options{Dir: dir, Reserve: -1})
+			if !errors.Is(err, ErrDataLoss) || !strings.Contains(err.Error(), "the MANIFEST "+manifest+" is damaged at byte") {
+				t.Fatalf("open: %v, want ErrDataLoss naming the MANIFEST", err)
+			}
+			// The refusal holds until the loss is accepted.
+			if _, err := Open(Options{Dir: dir, Reserve: -1}); !errors.Is(err, ErrDataLoss) {
+				t.Fatalf("second open: %v, want ErrDataLoss", err)
+			}
+		})
+		t.Run(name+" after a crash", func(t *testing.T) {
+			dir, manifest := flushedStore(t)
+			if err := os.Remove(filepath.Join(dir, stopFile)); err != nil {
+				t.Fatal(err)
+			}
+			damage(t, manifest)
+			db, err := Open(Options{Dir: dir, Reserve: -1})
+			if err != nil {
+				t.Fatalf("open on a MANIFEST with a torn end: %v", err)
+			}
+			db.Close()
+		})
 	}
 }

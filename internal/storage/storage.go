@@ -186,20 +186,32 @@ func Open(o Options) (*DB, error) {
 // the loss and returns true: Pebble then opens the state recorded before
 // the damage if every table it names still exists (a later compaction
 // may have replaced them), and deletes the tables recorded after it as
-// unused.
+// unused. The record of the last clean stop is kept while the store is
+// refused, and dropped once it may open.
 func (db *DB) checkManifest(fs vfs.FS, dir string, acceptDataLoss bool) (bool, error) {
-	dmg, err := findManifestDamage(fs, dir)
-	if err != nil || dmg == nil {
+	stop, err := db.readStop()
+	if err != nil {
 		return false, err
 	}
-	if !acceptDataLoss {
+	dmg, err := findManifestDamage(fs, dir, stop)
+	if err != nil {
+		return false, err
+	}
+	if dmg != nil && !acceptDataLoss {
 		return false, fmt.Errorf("%w: %s; the store would start without the tables recorded after that point and the acknowledged writes they hold", ErrDataLoss, dmg)
 	}
-	if err := dmg.keep(fs); err != nil {
-		return false, fmt.Errorf("cannot keep a copy of the damaged MANIFEST: %w", err)
+	if dmg != nil {
+		if err := dmg.keep(fs); err != nil {
+			return false, fmt.Errorf("cannot keep a copy of the damaged MANIFEST: %w", err)
+		}
 	}
-	db.logf("storage: DATA LOSS accepted: %s; the store starts from the state recorded before the damage (the original is kept as %s) and the writes in the tables recorded after it are lost", dmg, dmg.keptAs())
-	return true, nil
+	if err := db.dropStop(); err != nil {
+		return false, err
+	}
+	if dmg != nil {
+		db.logf("storage: DATA LOSS accepted: %s; the store starts from the state recorded before the damage (the original is kept as %s) and the writes in the tables recorded after it are lost", dmg, dmg.keptAs())
+	}
+	return dmg != nil, nil
 }
 
 // ErrDataLoss means the store holds less than it acknowledged: its
@@ -211,8 +223,14 @@ var ErrDataLoss = errors.New("acknowledged writes are missing")
 func (db *DB) WALFiles() string { return db.wals }
 
 // Close flushes nothing extra (every acknowledged write is already in the
-// synced WAL) and releases the store.
-func (db *DB) Close() error { return db.pdb.Close() }
+// synced WAL) and releases the store. It then records the MANIFEST the
+// store stopped with (stopFile), against which the next Open checks it.
+func (db *DB) Close() error {
+	if err := db.pdb.Close(); err != nil {
+		return err
+	}
+	return db.recordStop()
+}
 
 // Get appends the value of key to dst. It returns ErrNotFound if key is absent.
 func (db *DB) Get(dst, key []byte) ([]byte, error) {
