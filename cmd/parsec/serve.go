@@ -52,7 +52,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Consistency, "consistency", "session", "the account's default consistency level: strong, bounded, session, prefix or eventual; a request may ask for a weaker level (x-ms-consistency-level), never a stronger one")
 	fs.Int64Var(&o.MaxStalenessPrefix, "max-staleness-prefix", 0, "with --consistency bounded: how many operations a read may lag (default 100000)")
 	fs.DurationVar(&o.MaxStalenessInterval, "max-staleness-interval", 0, "with --consistency bounded: how long a read may lag, whole seconds from 5s to 24h (default 5m)")
-	fs.BoolVar(&o.AcceptDataLoss, "accept-data-loss", false, "start even if the write-ahead log is damaged or missing, logging the acknowledged writes that were lost")
+	fs.BoolVar(&o.AcceptDataLoss, "accept-data-loss", false, "start even if the write-ahead log or the MANIFEST is damaged, or the log is missing, logging the acknowledged writes that were lost")
 	fs.DurationVar(&o.ScriptTimeout, "script-timeout", 5*time.Second, "run time of one stored procedure or trigger; writes stop being accepted at four fifths of it, and the script is stopped at it (408)")
 	fs.IntVar(&o.ScriptMaxWrites, "script-max-writes", 5000, "writes one run of a stored procedure or trigger may make; past it writes return accepted = false")
 	fs.Uint64Var(&o.NodeID, "node-id", 0, "this node's id in a cluster, a number from 1 unique in the cluster (with --cluster-listen)")

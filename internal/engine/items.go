@@ -112,6 +112,9 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 	if !ok {
 		return Op{}, badRequest("the item's \"id\" must be a string, not %s", abbreviate(sc.ID))
 	}
+	if u := jsondoc.UnpairedSurrogate(sc.ID); u != "" {
+		return Op{}, badRequest("the item's id %s contains %s, a UTF-16 surrogate without its pair; ids must be valid Unicode text", abbreviate(sc.ID), u)
+	}
 	if err := validateItemID(id); err != nil {
 		return Op{}, err
 	}

@@ -432,3 +432,20 @@ func TestScanStringBoundaries(t *testing.T) {
 		}
 	}
 }
+
+func TestUnpairedSurrogate(t *testing.T) {
+	f := func(raw, want string) {
+		t.Helper()
+		if got := UnpairedSurrogate([]byte(raw)); got != want {
+			t.Errorf("UnpairedSurrogate(%s) = %q, want %q", raw, got, want)
+		}
+	}
+	f(`"abc"`, "")
+	f(`"\ud83d\ude00"`, "")   // a pair: one character
+	f(`"\\ud800"`, "")        // an escaped backslash, then text
+	f(`"\ufffd\n"`, "")       // U+FFFD itself is a character
+	f(`"a\ud800b"`, `\ud800`) // lone high surrogate
+	f(`"\ude00"`, `\ude00`)   // lone low surrogate
+	f(`"\ud83d\u0041"`, `\ud83d`)
+	f(`"\ud83d\ude00\udc00"`, `\udc00`)
+}

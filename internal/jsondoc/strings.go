@@ -24,6 +24,28 @@ func UnquoteString(raw []byte) (string, bool) {
 	return string(appendUnescape(make([]byte, 0, len(body)), body)), true
 }
 
+// UnpairedSurrogate returns the first \u escape of raw, a JSON string
+// token, that is a UTF-16 surrogate without its pair ("\ud800"), or "".
+// Such an escape is valid JSON syntax but no Unicode character (RFC 8259,
+// section 8.2): UnquoteString, like encoding/json, decodes it to U+FFFD,
+// so that strings differing only there decode alike.
+func UnpairedSurrogate(raw []byte) string {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		_, n := AppendEscape(nil, raw, i)
+		if n == 0 {
+			continue
+		}
+		if r, _ := Hex(raw, i+2, 4); n == 6 && raw[i+1] == 'u' && utf16.IsSurrogate(r) {
+			return string(raw[i : i+6])
+		}
+		i += n - 1
+	}
+	return ""
+}
+
 // appendUnescape appends the decoded form of body, the inside of a string
 // token already validated by scanString.
 func appendUnescape(dst, body []byte) []byte {

@@ -76,8 +76,9 @@ type Options struct {
 	QueryMemory int64
 	// NoThrottle meters requests but never answers 429 (for development).
 	NoThrottle bool
-	// AcceptDataLoss starts on a store whose write-ahead log is damaged or
-	// missing, logging what was lost, instead of refusing to start.
+	// AcceptDataLoss starts on a store whose write-ahead log or MANIFEST is
+	// damaged, or whose log is missing, logging what was lost, instead of
+	// refusing to start.
 	AcceptDataLoss bool
 	// ScriptTimeout and ScriptMaxWrites bound one run of a stored
 	// procedure or trigger (engine.ScriptLimits); zero takes the default.

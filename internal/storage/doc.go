@@ -46,5 +46,11 @@
 // replays.
 //
 // DB.WriteFile writes small files beside the store, outside Pebble and its
-// log (the engine's record of acknowledged LSNs).
+// log (the engine's record of acknowledged LSNs, and the store's record of
+// the MANIFEST it stopped with, stopFile in manifest.go).
+//
+// Open refuses a store whose files are damaged (ErrDataLoss) unless
+// Options.AcceptDataLoss: a write-ahead log unreadable before its synced
+// end (wal.go), and a MANIFEST unreadable before its end (manifest.go),
+// which Pebble alone would take for a torn edit and read up to the damage.
 package storage

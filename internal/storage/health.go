@@ -90,6 +90,13 @@ func (db *DB) writable() error {
 func (db *DB) events() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
+			if errors.Is(err, syscall.EROFS) {
+				// Pebble would retry the flush or compaction for ever
+				// while writes stall: a read-only filesystem does not
+				// heal by itself.
+				db.fail(fmt.Errorf("storage: the filesystem is read-only: %w", err))
+				return
+			}
 			if errors.Is(err, syscall.ENOSPC) {
 				if !db.fullLogged.Swap(true) {
 					fmt.Fprintf(os.Stderr, "storage: the disk is full: %v\n", err)
@@ -153,8 +160,9 @@ func exitOnFatal(err error) {
 	os.Exit(1)
 }
 
-// walGuardFS wraps the store's filesystem so that a failed write, sync or
-// close of a write-ahead log file fails the store (OnFatal) before Pebble
+// walGuardFS wraps the store's filesystem so that a failed creation,
+// write, sync or close of a write-ahead log file (a full disk, a
+// filesystem remounted read-only) fails the store (OnFatal) before Pebble
 // sees the error. Pebble meets some of these where it cannot unwind: when
 // it moves to a new log, it closes (and so syncs) the old one with its
 // lock released and panics if that fails, which then ends the process
@@ -175,7 +183,13 @@ func (fs walGuardFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCateg
 }
 
 func (fs walGuardFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
-	if err != nil || !strings.HasSuffix(name, ".log") {
+	if !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	if err != nil {
+		// Pebble creates a log when it moves to a new one, with its lock
+		// released, and panics if that fails.
+		fs.db.fail(fmt.Errorf("storage: cannot create the write-ahead log %s: %w", name, err))
 		return f, err
 	}
 	return &walFile{File: f, name: name, db: fs.db}, nil

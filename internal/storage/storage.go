@@ -31,8 +31,11 @@ type Options struct {
 	FS vfs.FS
 	// AcceptDataLoss lets Open start on a write-ahead log that is damaged
 	// before its end: the log is cut at the damage (the original is kept
-	// beside it, see ErrDataLoss) and the writes after it are lost. Without
-	// it Open refuses with ErrDataLoss.
+	// beside it, see ErrDataLoss) and the writes after it are lost. It also
+	// lets Open start on a damaged MANIFEST (see findManifestDamage) from
+	// the state recorded before the damage, if every table that state names
+	// still exists (the original is kept beside it); the tables recorded
+	// after it are lost. Without it Open refuses with ErrDataLoss.
 	AcceptDataLoss bool
 	// Logf logs what Open repaired. Default log.Printf.
 	Logf func(format string, args ...any)
@@ -45,8 +48,9 @@ type Options struct {
 	// system's filesystem). Tests inject it.
 	FreeSpace func() (uint64, error)
 	// OnFatal is called once when the store meets an error it cannot
-	// recover from (a write-ahead log write or sync that failed, a MANIFEST
-	// that cannot be written): what Pebble has in memory may then differ
+	// recover from (a write-ahead log that cannot be created, written or
+	// synced, a MANIFEST that cannot be written, a filesystem that turned
+	// read-only under Pebble's flushes): what Pebble has in memory may then differ
 	// from what is durable, so the process must stop. The default prints
 	// the error and exits with status 1. If OnFatal returns (tests), the
 	// store stays failed: the write that met the error and every later one
@@ -143,7 +147,17 @@ func Open(o Options) (*DB, error) {
 	}
 	popts.EnsureDefaults()
 	db.wals = describeWALs(popts.FS, dir)
+	lostManifest := false
+	if !o.InMemory {
+		var err error
+		if lostManifest, err = db.checkManifest(popts.FS, dir, o.AcceptDataLoss); err != nil {
+			return nil, fmt.Errorf("cannot open storage in %q: %w", dir, err)
+		}
+	}
 	pdb, err := pebble.Open(dir, popts)
+	if err != nil && lostManifest {
+		return nil, fmt.Errorf("cannot open storage in %q: the state recorded before the damage to its MANIFEST cannot be used either (%w); restore the data directory from a backup", dir, err)
+	}
 	// Each round cuts one damaged log; more than one damaged log is rare.
 	for round := 0; err != nil && pebble.IsCorruptionError(err) && !o.InMemory && round < 16; round++ {
 		dmg, derr := findWALDamage(popts.FS, dir)
@@ -167,8 +181,41 @@ func Open(o Options) (*DB, error) {
 	return db, nil
 }
 
+// checkManifest refuses a damaged MANIFEST (findManifestDamage) with
+// ErrDataLoss, or with acceptDataLoss keeps a copy of it beside it, logs
+// the loss and returns true: Pebble then opens the state recorded before
+// the damage if every table it names still exists (a later compaction
+// may have replaced them), and deletes the tables recorded after it as
+// unused. The record of the last clean stop is kept while the store is
+// refused, and dropped once it may open.
+func (db *DB) checkManifest(fs vfs.FS, dir string, acceptDataLoss bool) (bool, error) {
+	stop, err := db.readStop()
+	if err != nil {
+		return false, err
+	}
+	dmg, err := findManifestDamage(fs, dir, stop)
+	if err != nil {
+		return false, err
+	}
+	if dmg != nil && !acceptDataLoss {
+		return false, fmt.Errorf("%w: %s; the store would start without the tables recorded after that point and the acknowledged writes they hold", ErrDataLoss, dmg)
+	}
+	if dmg != nil {
+		if err := dmg.keep(fs); err != nil {
+			return false, fmt.Errorf("cannot keep a copy of the damaged MANIFEST: %w", err)
+		}
+	}
+	if err := db.dropStop(); err != nil {
+		return false, err
+	}
+	if dmg != nil {
+		db.logf("storage: DATA LOSS accepted: %s; the store starts from the state recorded before the damage (the original is kept as %s) and the writes in the tables recorded after it are lost", dmg, dmg.keptAs())
+	}
+	return dmg != nil, nil
+}
+
 // ErrDataLoss means the store holds less than it acknowledged: its
-// write-ahead log is damaged or missing.
+// write-ahead log or its MANIFEST is damaged, or its log is missing.
 var ErrDataLoss = errors.New("acknowledged writes are missing")
 
 // WALFiles describes the write-ahead log files found when the store
@@ -176,8 +223,14 @@ var ErrDataLoss = errors.New("acknowledged writes are missing")
 func (db *DB) WALFiles() string { return db.wals }
 
 // Close flushes nothing extra (every acknowledged write is already in the
-// synced WAL) and releases the store.
-func (db *DB) Close() error { return db.pdb.Close() }
+// synced WAL) and releases the store. It then records the MANIFEST the
+// store stopped with (stopFile), against which the next Open checks it.
+func (db *DB) Close() error {
+	if err := db.pdb.Close(); err != nil {
+		return err
+	}
+	return db.recordStop()
+}
 
 // Get appends the value of key to dst. It returns ErrNotFound if key is absent.
 func (db *DB) Get(dst, key []byte) ([]byte, error) {

@@ -44,26 +44,31 @@ func describeWALs(fs vfs.FS, dir string) string {
 	return "the write-ahead log files are " + strings.Join(logs[:len(logs)-1], ", ") + " and, the newest, " + logs[len(logs)-1]
 }
 
-// walDamage is where a write-ahead log stops being readable before its end.
-type walDamage struct {
-	file   string // path of the physical log file
+// damage is where a file of the store (a write-ahead log, the MANIFEST)
+// stops being readable before its end.
+type damage struct {
+	kind   string // "write-ahead log", "MANIFEST"
+	file   string // path of the physical file
 	offset int64  // where the first unreadable record starts
 	size   int64  // the file's size
 	err    error  // what the reader met
 }
 
-func (d *walDamage) String() string {
-	return fmt.Sprintf("the write-ahead log %s is damaged at byte %d of %d (%v)", d.file, d.offset, d.size, d.err)
+func (d *damage) String() string {
+	return fmt.Sprintf("the %s %s is damaged at byte %d of %d (%v)", d.kind, d.file, d.offset, d.size, d.err)
 }
 
-// keptAs is where cut keeps the damaged file.
-func (d *walDamage) keptAs() string { return d.file + ".damaged" }
+// keptAs is where a copy of the damaged file is kept.
+func (d *damage) keptAs() string { return d.file + ".damaged" }
+
+// keep durably copies the damaged file to keptAs.
+func (d *damage) keep(fs vfs.FS) error { return copyFile(fs, d.file, d.keptAs(), -1) }
 
 // cut keeps a copy of the damaged file beside it and replaces the file with
 // its bytes up to where its first unreadable record starts, so that
 // recovery replays every record before the damage and stops there cleanly.
-func (d *walDamage) cut(fs vfs.FS) error {
-	if err := copyFile(fs, d.file, d.keptAs(), -1); err != nil {
+func (d *damage) cut(fs vfs.FS) error {
+	if err := d.keep(fs); err != nil {
 		return err
 	}
 	tmp := d.file + ".cut"
@@ -112,7 +117,7 @@ func copyFile(fs vfs.FS, from, to string, n int64) error {
 // fails its checksum although a later record shows the log was synced past
 // it. A log that merely ends in a torn record (a crash during a write) is
 // not damage. It returns nil if no log is damaged.
-func findWALDamage(fs vfs.FS, dir string) (*walDamage, error) {
+func findWALDamage(fs vfs.FS, dir string) (*damage, error) {
 	logs, err := wal.Scan(wal.Dir{FS: fs, Dirname: dir})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the write-ahead logs: %w", err)
@@ -131,7 +136,7 @@ func findWALDamage(fs vfs.FS, dir string) (*walDamage, error) {
 			if errors.Is(err, io.EOF) || errors.Is(err, record.ErrUnexpectedEOF) || off.PhysicalFile == "" {
 				break
 			}
-			d := &walDamage{file: off.PhysicalFile, offset: off.Physical, err: err}
+			d := &damage{kind: "write-ahead log", file: off.PhysicalFile, offset: off.Physical, err: err}
 			if fi, err := fs.Stat(d.file); err == nil {
 				d.size = fi.Size()
 			}

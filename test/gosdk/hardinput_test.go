@@ -227,6 +227,38 @@ func TestInvalidUTF8(t *testing.T) {
 	h.healthy(2)
 }
 
+// An id with a \u escape of a UTF-16 surrogate without its pair is valid
+// JSON text but no Unicode string (RFC 8259, section 8.2): decoded, it
+// would become U+FFFD and meet the id that holds U+FFFD itself, so it is
+// refused, for every kind of resource. Ids in the path must be UTF-8.
+func TestUnpairedSurrogateInIDs(t *testing.T) {
+	h := newHardInputs(t)
+	h.seed()
+	h.writes("an unpaired surrogate in an item id", `{"id":"a\ud800b","pk":"p"}`, 400, `\ud800, a UTF-16 surrogate without its pair`)
+	h.writes("an unpaired low surrogate in an item id", `{"id":"\udc00","pk":"p"}`, 400, `\udc00, a UTF-16 surrogate without its pair`)
+	for _, tc := range []struct{ what, path, body string }{
+		{"database", "/dbs", `{"id":"d\ud800"}`},
+		{"container", "/dbs/db/colls", `{"id":"c\ud800","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`},
+		{"user", "/dbs/db/users", `{"id":"u\udfff"}`},
+		{"stored procedure", "/dbs/db/colls/c/sprocs", `{"id":"s\ud800","body":"function () {}"}`},
+	} {
+		h.refused("an unpaired surrogate in a "+tc.what+" id", h.raw.do(t, "POST", tc.path, []byte(tc.body), nil), 400, "a UTF-16 surrogate without its pair")
+	}
+	h.refused("invalid UTF-8 in the id of a database read", h.raw.do(t, "GET", "/dbs/d\xffb", nil, nil), 400, "UTF-8")
+	h.refused("invalid UTF-8 in the id of a container read", h.raw.do(t, "GET", "/dbs/db/colls/c\xff", nil, nil), 400, "UTF-8")
+
+	// A pair is one character, and U+FFFD itself is a character.
+	for _, id := range []string{`\ud83d\ude00`, `\ufffd`} {
+		if r := h.raw.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"`+id+`","pk":"p"}`), pkP); r.Status != http.StatusCreated {
+			t.Errorf("item id %s: %d %s", id, r.Status, r.Body)
+		}
+		if r := h.raw.do(t, "POST", "/dbs", []byte(`{"id":"`+id+`"}`), nil); r.Status != http.StatusCreated {
+			t.Errorf("database id %s: %d %s", id, r.Status, r.Body)
+		}
+	}
+	h.healthy(3)
+}
+
 // The id may be up to 1,023 bytes; partition key strings up to 2,048.
 func TestIDAndKeyLength(t *testing.T) {
 	h := newHardInputs(t)

@@ -42,6 +42,16 @@ func decodeStrict(body []byte, v any) error {
 	if err := jsondoc.ValidateEnvelope(body); err != nil {
 		return errBadRequest("the request body is not valid: %v", err)
 	}
+	// An id keys its resource: one that encoding/json would decode to
+	// U+FFFD is refused instead, so that distinct ids never meet.
+	var id struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &id) == nil {
+		if u := jsondoc.UnpairedSurrogate(id.ID); u != "" {
+			return errBadRequest("the id %s contains %s, a UTF-16 surrogate without its pair; ids must be valid Unicode text", id.ID, u)
+		}
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return errBadRequest("the request body is not a valid JSON object: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parsecdb/parsec/internal/activityid"
 
@@ -183,7 +184,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // splitPath splits an escaped URL path into percent-decoded segments,
-// ignoring a leading and a trailing slash.
+// ignoring a leading and a trailing slash. Every segment must be UTF-8,
+// as every id is.
 func splitPath(p string) ([]string, error) {
 	p = strings.Trim(p, "/")
 	if p == "" {
@@ -194,6 +196,9 @@ func splitPath(p string) ([]string, error) {
 		u, err := url.PathUnescape(s)
 		if err != nil {
 			return nil, err
+		}
+		if !utf8.ValidString(u) {
+			return nil, fmt.Errorf("the segment %q is not valid UTF-8", u)
 		}
 		parts[i] = u
 	}

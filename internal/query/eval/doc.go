@@ -178,7 +178,8 @@
 //   - Int* functions take integers in int64 range only (intadd.md: IntAdd(20,
 //     0.10) is undefined), divide and take remainders truncating toward
 //     zero (intmod.md: IntMod(-12, -5) is -2), give undefined for a zero
-//     divisor, and wrap on overflow (choice).
+//     divisor, and wrap on overflow (intadd.md: "Overflow behavior is
+//     similar to the implementation in C++ (wrap-around)").
 //   - SetIntersect returns the distinct common elements in the order of
 //     its second argument, as setintersect.md's examples do
 //     (SetIntersect([1, 2, "A", "B"], ["A", 1]) is ["A", 1]); SetUnion the

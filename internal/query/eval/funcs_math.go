@@ -208,7 +208,9 @@ func fnNumberBin(c *callCtx, a []Value) (Value, error) {
 
 // intOp applies a 64-bit integer operation; both arguments must be
 // integers (IS_INTEGER true), else the result is undefined (intadd.md:
-// IntAdd(20, 0.10) is undefined). Overflow wraps around.
+// IntAdd(20, 0.10) is undefined). Overflow wraps around, as the service
+// documents (intadd.md: "Overflow behavior is similar to the
+// implementation in C++ (wrap-around)").
 func intOp(f func(x, y int64) (int64, bool)) func(*callCtx, []Value) (Value, error) {
 	return func(c *callCtx, a []Value) (Value, error) {
 		x, ok1 := a[0].AsInt()
