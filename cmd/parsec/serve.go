@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
 	"github.com/parsecdb/parsec/internal/server"
 )
@@ -34,6 +35,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.PartitionMaxRUs, "partition-max-rus", 10000, "throughput of one physical partition, RU/s")
 	fs.Var(byteSize{&o.PartitionMaxBytes}, "partition-max-bytes", "storage at which a physical partition splits: bytes, or with a unit (e.g. 64MB, 50GB) (default 50GiB)")
 	fs.Var(byteSize{&o.LogicalPartitionMaxBytes}, "logical-partition-max-bytes", "storage limit of one partition key value (default 20GiB)")
+	fs.IntVar(&o.MaxThroughput, "max-throughput", engine.DefaultMaxThroughput, "throughput limit of one container, or of one database with shared throughput, RU/s (Cosmos DB's default quota)")
+	fs.IntVar(&o.MaxPartitions, "max-partitions", engine.DefaultMaxPartitions, "physical partitions the whole server may hold; a container create or throughput raise past it is refused (400)")
 	fs.IntVar(&o.FixedMaxRUs, "fixed-max-rus", 10000, "throughput limit of a container without a partition key, RU/s")
 	fs.Var(byteSize{&o.FixedMaxBytes}, "fixed-max-bytes", "storage limit of a container without a partition key (default 10GiB)")
 	fs.BoolVar(&o.NoThrottle, "no-throttle", false, "meter request units but never answer 429 (development)")

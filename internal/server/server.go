@@ -64,6 +64,12 @@ type Options struct {
 	PartitionMaxBytes int64
 	// LogicalPartitionMaxBytes caps one partition key value. Default 20 GB.
 	LogicalPartitionMaxBytes int64
+	// MaxThroughput caps the throughput of one container or one database
+	// with shared throughput, RU/s. Default engine.DefaultMaxThroughput.
+	MaxThroughput int
+	// MaxPartitions caps the physical partitions of the whole server.
+	// Default engine.DefaultMaxPartitions.
+	MaxPartitions int
 	// FixedMaxRUs and FixedMaxBytes cap containers created without a
 	// partition key. Defaults 10,000 RU/s and 10 GB.
 	FixedMaxRUs   int
@@ -175,8 +181,11 @@ func (o *Options) Validate() error {
 	if _, err := o.consistency(); err != nil {
 		return fmt.Errorf("--consistency %s: %v", o.Consistency, err)
 	}
-	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 {
-		return errors.New("size and throughput limits cannot be negative")
+	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 || o.MaxThroughput < 0 || o.MaxPartitions < 0 {
+		return errors.New("size, throughput and partition limits cannot be negative")
+	}
+	if o.MaxThroughput != 0 && o.MaxThroughput < 1000 {
+		return fmt.Errorf("--max-throughput must be at least 1000 (the lowest autoscale maximum), not %d", o.MaxThroughput)
 	}
 	if o.MongoListen != "" {
 		host, _, err := net.SplitHostPort(o.MongoListen)
@@ -333,6 +342,7 @@ func Start(o Options) (*Server, error) {
 	eo := engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
 		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
 		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss,
+		MaxThroughput: o.MaxThroughput, MaxPartitions: o.MaxPartitions,
 		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites}}
 	var node *cluster.Node
 	if o.clustered() {
