@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/accept"
 )
 
 // Connection limits: how long a client may take to send a request and to
@@ -139,21 +141,17 @@ func newLimitListener(ln net.Listener, max int, wait time.Duration) *limitListen
 }
 
 func (l *limitListener) acceptLoop() {
-	var backoff time.Duration
+	var retry accept.Backoff
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			// Out of file descriptors and the like: retry as net/http does.
-			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
+			if retry.Retry(err) {
 				continue
 			}
 			l.err = err
 			close(l.done)
 			return
 		}
-		backoff = 0
 		l.mu.Lock()
 		switch {
 		case l.closed:
