@@ -57,6 +57,13 @@ type Options struct {
 	// MaxConnections means no limit.
 	MaxConnections int
 	ConnectionWait time.Duration
+	// FirstRequestTimeout is how long a new connection may take to send
+	// its first request's headers before it is closed; and when a
+	// connection must wait for a slot, the oldest connection that has not
+	// sent a request yet is closed to make room. Default
+	// DefaultFirstRequestTimeout; negative means no limit (the eviction
+	// still applies). Only with MaxConnections.
+	FirstRequestTimeout time.Duration
 	// PartitionMaxRUs is the throughput of one physical partition. Default 10,000.
 	PartitionMaxRUs int
 	// PartitionMaxBytes is the storage at which a physical partition splits.
@@ -399,7 +406,7 @@ func Start(o Options) (*Server, error) {
 	s := &Server{opts: o, store: store, engine: eng, node: node, done: make(chan error, 1)}
 	s.http = newHTTPServer(explorer.Handler(api, explorer.Config{EmulatorKey: sameKey(key, auth.EmulatorKey)}), o)
 	if o.MaxConnections > 0 {
-		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait)
+		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait, max(o.FirstRequestTimeout, 0))
 	}
 	var cert tls.Certificate
 	if o.TLS {
