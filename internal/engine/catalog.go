@@ -44,7 +44,7 @@ func (e *Engine) CreateDatabase(id string, t Throughput) (DatabaseInfo, error) {
 	if err := validateResourceID("database", id); err != nil {
 		return DatabaseInfo{}, err
 	}
-	if err := validateThroughput(t); err != nil {
+	if err := e.validateThroughput(t); err != nil {
 		return DatabaseInfo{}, err
 	}
 	e.mu.Lock()
@@ -161,7 +161,7 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if err := validateResourceID("container", spec.ID); err != nil {
 		return ContainerInfo{}, nil, err
 	}
-	if err := validateThroughput(t); err != nil {
+	if err := e.validateThroughput(t); err != nil {
 		return ContainerInfo{}, nil, err
 	}
 	fixed := len(spec.PartitionKey.Paths) == 0
@@ -210,6 +210,9 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if fixed {
 		n = 1
 	}
+	if err := e.checkNewPartitionsLocked(n); err != nil {
+		return ContainerInfo{}, nil, err
+	}
 	info.Ranges = partition.Initial(spec.PartitionKey, n).Ranges()
 	info.NextRangeID = n
 	c, err := e.openContainer(info)
@@ -233,6 +236,22 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) 
 	db.colls[spec.ID] = c
 	go e.refreshRates()
 	return info, c, nil
+}
+
+// checkNewPartitionsLocked fails with ErrBadRequest when n more physical
+// partitions would take the server past Options.MaxPartitions. The caller
+// holds e.mu.
+func (e *Engine) checkNewPartitionsLocked(n int) error {
+	total := 0
+	for _, db := range e.dbs {
+		for _, c := range db.colls {
+			total += c.numPartitions()
+		}
+	}
+	if total+n > e.opts.MaxPartitions {
+		return badRequest("the server has %d physical partitions and allows at most %d, so the %d more that this throughput needs (one per %d RU/s) cannot be created", total, e.opts.MaxPartitions, n, e.opts.PartitionMaxRUs)
+	}
+	return nil
 }
 
 // Container returns an open container.
@@ -375,7 +394,10 @@ func sameJSON(a, b json.RawMessage) bool {
 	return string(xa) == string(ya)
 }
 
-func validateThroughput(t Throughput) error {
+// validateThroughput checks a throughput given for a database, a container
+// or an offer against Cosmos DB's minimums and the maximum of
+// Options.MaxThroughput.
+func (e *Engine) validateThroughput(t Throughput) error {
 	if t.RUs < 0 || t.AutoscaleMax < 0 {
 		return badRequest("throughput cannot be negative")
 	}
@@ -388,8 +410,8 @@ func validateThroughput(t Throughput) error {
 	if t.AutoscaleMax > 0 && t.AutoscaleMax < 1000 {
 		return badRequest("autoscale maximum throughput %d RU/s is below the minimum of 1000 RU/s", t.AutoscaleMax)
 	}
-	if t.RUs > 1_000_000_000 || t.AutoscaleMax > 1_000_000_000 {
-		return badRequest("throughput above 1,000,000,000 RU/s is not supported")
+	if rus := max(t.RUs, t.AutoscaleMax); rus > e.opts.MaxThroughput {
+		return badRequest("throughput %d RU/s is above the maximum of %d RU/s per container or database on this server", rus, e.opts.MaxThroughput)
 	}
 	return nil
 }

@@ -248,6 +248,13 @@ func (c *Container) Partitions() []*Partition {
 	return append([]*Partition(nil), c.parts...)
 }
 
+// numPartitions returns how many partitions c has.
+func (c *Container) numPartitions() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.parts)
+}
+
 // PartitionFor returns the partition whose range holds the EPK.
 func (c *Container) PartitionFor(epkHex string) *Partition {
 	c.mu.RLock()

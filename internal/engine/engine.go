@@ -26,6 +26,16 @@ type Options struct {
 	LogicalPartitionMaxBytes int64
 	// NoThrottle meters requests but never answers 429.
 	NoThrottle bool
+	// MaxThroughput caps the throughput, or the autoscale maximum, of one
+	// container or of one database with shared throughput, in RU/s. Default
+	// DefaultMaxThroughput.
+	MaxThroughput int
+	// MaxPartitions caps the physical partitions of all containers
+	// together: a container create or a throughput raise that would take
+	// the total past it fails with ErrBadRequest. Every partition holds
+	// memory and an apply loop while the server runs, and is opened again
+	// at every start. Default DefaultMaxPartitions.
+	MaxPartitions int
 	// FixedMaxRUs and FixedMaxBytes cap fixed containers (created without a
 	// partition key). Defaults 10,000 RU/s and 10 GB.
 	FixedMaxRUs   int
@@ -88,6 +98,20 @@ const (
 // DefaultPartitionMaxRUs is Cosmos's throughput limit of one physical partition.
 const DefaultPartitionMaxRUs = 10000
 
+// DefaultMaxThroughput is Cosmos DB's default quota of throughput per
+// container and per database with shared throughput (a support request
+// raises it there): "Maximum RUs per container (dedicated throughput
+// provisioned mode): 1,000,000", and the same per database, in
+// https://learn.microsoft.com/azure/cosmos-db/concepts-limits. At
+// DefaultPartitionMaxRUs it is 100 physical partitions.
+const DefaultMaxThroughput = 1_000_000
+
+// DefaultMaxPartitions is the default of Options.MaxPartitions: a hundred
+// containers at DefaultMaxThroughput, or ten thousand small ones. An idle
+// partition holds about 15 KB (its apply loop's stack, its queue and its
+// budget), so they take about 150 MB together.
+const DefaultMaxPartitions = 10_000
+
 // DefaultThroughput is the throughput of a container created without one.
 const DefaultThroughput = 400
 
@@ -146,6 +170,12 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	}
 	if opts.LogicalPartitionMaxBytes == 0 {
 		opts.LogicalPartitionMaxBytes = DefaultLogicalPartitionMaxBytes
+	}
+	if opts.MaxThroughput <= 0 {
+		opts.MaxThroughput = DefaultMaxThroughput
+	}
+	if opts.MaxPartitions <= 0 {
+		opts.MaxPartitions = DefaultMaxPartitions
 	}
 	if opts.FixedMaxRUs == 0 {
 		opts.FixedMaxRUs = DefaultFixedMaxRUs

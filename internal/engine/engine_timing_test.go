@@ -11,7 +11,7 @@ import (
 // without request-unit metering (admission against the partition's bucket,
 // charging it, and the hot-key sketch), to show what metering costs.
 func BenchmarkPointRead(b *testing.B) {
-	e, st := testEngineOpts(b, "", Options{PartitionMaxRUs: 10000, Now: time.Now})
+	e, st := testEngineOpts(b, "", Options{PartitionMaxRUs: 10000, MaxThroughput: 1_000_000_000, MaxPartitions: 100_000, Now: time.Now})
 	defer st.Close()
 	defer e.Close()
 	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {

@@ -110,7 +110,7 @@ func (e *Engine) Offer(id string) (Offer, error) {
 // power of two of equal children, so that each serves at most the
 // per-partition maximum and no scale-up leaves uneven shares.
 func (e *Engine) ReplaceOffer(id string, t Throughput) (Offer, error) {
-	if err := validateThroughput(t); err != nil {
+	if err := e.validateThroughput(t); err != nil {
 		return Offer{}, err
 	}
 	if t.RUs == 0 && t.AutoscaleMax == 0 {
@@ -133,6 +133,9 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (Offer, error) {
 	}
 	if min := e.minThroughput(c); t.RUs > 0 && t.RUs < min {
 		return Offer{}, badRequest("the minimum throughput of container %q is %d RU/s now (at least 400, 1 RU/s per GB stored, and a hundredth of the highest throughput ever set); %d RU/s is below it", o.Coll, min, t.RUs)
+	}
+	if err := e.checkThroughputSplit(c, rus); err != nil {
+		return Offer{}, err
 	}
 	seq, err := e.seq.take(1)
 	if err != nil {
@@ -168,6 +171,23 @@ func (e *Engine) storeThroughput(c *Container, t Throughput, rus int, seq uint64
 	}
 	c.setRecord(info)
 	return nil
+}
+
+// checkThroughputSplit fails with ErrBadRequest when the partitions that
+// splitForThroughput would add to c for rus would take the server past
+// Options.MaxPartitions.
+func (e *Engine) checkThroughputSplit(c *Container, rus int) error {
+	if c.fixed {
+		return nil
+	}
+	n := c.numPartitions()
+	k := partition.ThroughputSplit(rus, n, e.opts.PartitionMaxRUs)
+	if k == 1 {
+		return nil
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.checkNewPartitionsLocked(n * (k - 1))
 }
 
 // splitForThroughput splits every partition of c into 2^k equal children,

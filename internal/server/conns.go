@@ -1,10 +1,16 @@
 package server
 
 import (
+	"container/list"
+	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/accept"
 )
 
 // Connection limits: how long a client may take to send a request and to
@@ -29,6 +35,11 @@ const (
 	// DefaultConnectionWait is how long a connection beyond MaxConnections
 	// waits for a slot before it is closed unanswered.
 	DefaultConnectionWait = time.Second
+	// DefaultFirstRequestTimeout is how long a new connection may take to
+	// send its first request's headers, TLS handshake included, before it
+	// is closed. Clients send their request as soon as they connect; a
+	// connection that stays silent only holds a slot.
+	DefaultFirstRequestTimeout = 5 * time.Second
 	// readHeaderTimeout bounds reading a request's headers.
 	readHeaderTimeout = 30 * time.Second
 )
@@ -38,7 +49,7 @@ const (
 func newHTTPServer(handler http.Handler, o Options) *http.Server {
 	pos := func(d time.Duration) time.Duration { return max(d, 0) }
 	hs := &http.Server{Handler: handler, ReadTimeout: pos(o.ReadTimeout), IdleTimeout: pos(o.IdleTimeout),
-		ReadHeaderTimeout: readHeaderTimeout}
+		ReadHeaderTimeout: readHeaderTimeout, ConnContext: withLimitConn}
 	if o.ReadTimeout > 0 && o.ReadTimeout < readHeaderTimeout {
 		hs.ReadHeaderTimeout = o.ReadTimeout
 	}
@@ -51,7 +62,34 @@ func newHTTPServer(handler http.Handler, o Options) *http.Server {
 		// request's headers, so it would also bound the handler's work.
 		hs.Handler = writeDeadline{handler, o.WriteTimeout}
 	}
+	hs.Handler = markSpoken{hs.Handler}
 	return hs
+}
+
+// limitConnKey is the context key of a request's *limitConn.
+type limitConnKey struct{}
+
+// withLimitConn puts c in its connection's context when it holds a slot of
+// a limitListener (under TLS or not), for markSpoken.
+func withLimitConn(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if lc, ok := c.(*limitConn); ok {
+		return context.WithValue(ctx, limitConnKey{}, lc)
+	}
+	return ctx
+}
+
+// markSpoken records that a connection has sent a request's headers (see
+// limitListener): net/http calls the handler once they are read.
+type markSpoken struct{ h http.Handler }
+
+func (m markSpoken) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if lc, ok := r.Context().Value(limitConnKey{}).(*limitConn); ok {
+		lc.spoke()
+	}
+	m.h.ServeHTTP(w, r)
 }
 
 // writeDeadline sets each response's write deadline when the handler starts
@@ -108,20 +146,30 @@ func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // goroutine, and the listener keeps accepting, so the kernel's backlog does
 // not fill and a refused client learns at once.
 //
+// Slots are kept for clients that send requests. A connection that has not
+// yet sent its first request's headers (a silent one) is closed after
+// firstRequest (when positive), and each connection that must wait for a
+// slot closes the oldest silent one to make room: connections that never
+// speak cannot keep a client out, however many there are. A connection
+// that has sent a request keeps its slot until it closes or its idle
+// timeout.
+//
 // One goroutine accepts from the wrapped listener; Accept hands out the
 // connections that hold a slot. A slot is released when its connection is
 // closed.
 type limitListener struct {
 	net.Listener
-	wait  time.Duration
-	ready chan net.Conn // connections holding a slot, for Accept; never full
-	done  chan struct{} // closed when accepting stopped, with err set
-	err   error
+	wait         time.Duration
+	firstRequest time.Duration
+	ready        chan net.Conn // connections holding a slot, for Accept; never full
+	done         chan struct{} // closed when accepting stopped, with err set
+	err          error
 
 	mu     sync.Mutex
 	free   int         // slots not held
 	queue  []waiter    // connections waiting for a slot, oldest first
 	expiry *time.Timer // closes waiters whose wait is over
+	silent list.List   // the silent *limitConns holding slots, oldest first
 	closed bool
 }
 
@@ -130,8 +178,9 @@ type waiter struct {
 	until time.Time
 }
 
-func newLimitListener(ln net.Listener, max int, wait time.Duration) *limitListener {
-	l := &limitListener{Listener: ln, wait: wait, ready: make(chan net.Conn, max), done: make(chan struct{}), free: max}
+func newLimitListener(ln net.Listener, max int, wait, firstRequest time.Duration) *limitListener {
+	l := &limitListener{Listener: ln, wait: wait, firstRequest: firstRequest, ready: make(chan net.Conn, max),
+		done: make(chan struct{}), free: max}
 	l.expiry = time.AfterFunc(time.Hour, l.expire)
 	l.expiry.Stop()
 	go l.acceptLoop()
@@ -139,38 +188,53 @@ func newLimitListener(ln net.Listener, max int, wait time.Duration) *limitListen
 }
 
 func (l *limitListener) acceptLoop() {
-	var backoff time.Duration
+	var retry accept.Backoff
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			// Out of file descriptors and the like: retry as net/http does.
-			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
+			if retry.Retry(err) {
 				continue
 			}
 			l.err = err
 			close(l.done)
 			return
 		}
-		backoff = 0
+		var evict *limitConn
 		l.mu.Lock()
 		switch {
 		case l.closed:
 			c.Close()
 		case l.free > 0:
 			l.free--
-			l.ready <- &limitConn{Conn: c, l: l} // at most max are out: never blocks
+			l.grantLocked(c)
 		case len(l.queue) < cap(l.ready):
 			l.queue = append(l.queue, waiter{c, time.Now().Add(l.wait)})
 			if len(l.queue) == 1 {
 				l.expiry.Reset(l.wait)
 			}
+			for e := l.silent.Front(); e != nil && evict == nil; e = l.silent.Front() {
+				if lc := l.silent.Remove(e).(*limitConn); !lc.spoken.Load() {
+					evict = lc // else it is speaking now
+				}
+			}
 		default:
 			c.Close()
 		}
 		l.mu.Unlock()
+		if evict != nil {
+			evict.Close() // its slot goes to the oldest waiter
+		}
 	}
+}
+
+// grantLocked gives c a slot, as a silent connection. The caller holds l.mu.
+func (l *limitListener) grantLocked(c net.Conn) {
+	lc := &limitConn{Conn: c, l: l}
+	lc.silent = l.silent.PushBack(lc)
+	if l.firstRequest > 0 {
+		lc.timer = time.AfterFunc(l.firstRequest, lc.closeIfSilent)
+	}
+	l.ready <- lc // at most max are out: never blocks
 }
 
 // Accept returns the next connection that holds a slot.
@@ -187,33 +251,37 @@ func (l *limitListener) Accept() (net.Conn, error) {
 func (l *limitListener) Close() error {
 	err := l.Listener.Close()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.closed = true
+	var out []net.Conn
 	for _, w := range l.queue {
-		w.c.Close()
+		out = append(out, w.c)
 	}
 	l.queue = nil
-	for {
-		select {
-		case c := <-l.ready:
-			c.Close()
-		default:
-			return err
-		}
+	for len(l.ready) > 0 {
+		out = append(out, <-l.ready)
 	}
+	l.mu.Unlock()
+	for _, c := range out {
+		c.Close() // a *limitConn's Close releases its slot under l.mu
+	}
+	return err
 }
 
 // release gives a closed connection's slot to the oldest waiter, or frees it.
-func (l *limitListener) release() {
+func (l *limitListener) release(c *limitConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.silent.Remove(c.silent) // a no-op if it spoke or was evicted
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 	now := time.Now()
 	for len(l.queue) > 0 && !l.closed {
 		w := l.queue[0]
 		l.queue[0] = waiter{}
 		l.queue = l.queue[1:]
 		if now.Before(w.until) {
-			l.ready <- &limitConn{Conn: w.c, l: l}
+			l.grantLocked(w.c)
 			return
 		}
 		w.c.Close()
@@ -241,12 +309,46 @@ type limitConn struct {
 	net.Conn
 	l    *limitListener
 	once sync.Once
+
+	spoken atomic.Bool
+	// silent is the connection's entry in l.silent, and timer closes it
+	// after l.firstRequest; both under l.mu.
+	silent *list.Element
+	timer  *time.Timer
 }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.l.release)
+	c.once.Do(func() { c.l.release(c) })
 	return err
+}
+
+// spoke records that c has sent a request's headers: from now on it is
+// never closed for being silent.
+func (c *limitConn) spoke() {
+	if c.spoken.Load() {
+		return
+	}
+	c.spoken.Store(true)
+	c.l.mu.Lock()
+	c.l.silent.Remove(c.silent)
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.l.mu.Unlock()
+}
+
+// closeIfSilent closes c if it has not sent a request yet.
+func (c *limitConn) closeIfSilent() {
+	c.l.mu.Lock()
+	silent := !c.spoken.Load()
+	if silent {
+		c.l.silent.Remove(c.silent)
+	}
+	c.l.mu.Unlock()
+	if silent {
+		c.Close()
+	}
 }
 
 // CloseWrite lets net/http half-close before it closes, so that a client
@@ -273,5 +375,8 @@ func (o *Options) setConnDefaults() {
 	}
 	if o.ConnectionWait <= 0 {
 		o.ConnectionWait = DefaultConnectionWait
+	}
+	if o.FirstRequestTimeout == 0 {
+		o.FirstRequestTimeout = DefaultFirstRequestTimeout
 	}
 }

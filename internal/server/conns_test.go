@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -69,7 +70,9 @@ func call(t *testing.T, s *server.Server, method, path, body string, extra ...st
 	return resp.StatusCode
 }
 
-func host(s *server.Server) string { return strings.TrimPrefix(s.URL(), "http://") }
+func host(s *server.Server) string {
+	return strings.TrimPrefix(strings.TrimPrefix(s.URL(), "http://"), "https://")
+}
 
 func dial(t *testing.T, s *server.Server) net.Conn {
 	t.Helper()
@@ -307,5 +310,61 @@ func TestLongQueryOutlastsTimeouts(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != 200 || !bytes.Contains(b, []byte("1000000")) {
 		t.Fatalf("query: %d %.300s %v", resp.StatusCode, b, err)
+	}
+}
+
+// TestSilentConnectionsDoNotKeepClientsOut fills every slot, and the queue
+// behind them, with connections that never send a byte: a client that
+// connects afterwards is still answered, since each connection that must
+// wait closes the oldest silent one.
+func TestSilentConnectionsDoNotKeepClientsOut(t *testing.T) {
+	const max = 16
+	s := start(t, server.Options{MaxConnections: max, ConnectionWait: 100 * time.Millisecond, FirstRequestTimeout: -1})
+	var silent []net.Conn
+	for range 2 * max {
+		c := dial(t, s)
+		defer c.Close()
+		silent = append(silent, c)
+	}
+	for i := range 3 {
+		c := dial(t, s)
+		st, err := ready(c, bufio.NewReader(c), 10*time.Second)
+		c.Close()
+		if err != nil || st != 200 {
+			t.Fatalf("client %d behind %d silent connections: %d %v", i, len(silent), st, err)
+		}
+	}
+	// The oldest silent connections made room.
+	readToEnd(t, silent[0], "the oldest silent connection")
+}
+
+// TestSilentConnectionIsClosed checks that a connection that sends no
+// request within FirstRequestTimeout is closed, and that one which has
+// sent a request is kept past it, over TLS or not.
+func TestSilentConnectionIsClosed(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		s := start(t, server.Options{FirstRequestTimeout: 200 * time.Millisecond, TLS: useTLS})
+		dialTLS := func() net.Conn {
+			c := dial(t, s)
+			if useTLS {
+				c = tls.Client(c, &tls.Config{InsecureSkipVerify: true})
+			}
+			return c
+		}
+		spoke := dialTLS()
+		defer spoke.Close()
+		r := bufio.NewReader(spoke)
+		if st, err := ready(spoke, r, 10*time.Second); err != nil || st != 200 {
+			t.Fatalf("TLS %v: first request: %d %v", useTLS, st, err)
+		}
+		silent := dial(t, s)
+		defer silent.Close()
+		if b := readToEnd(t, silent, "a silent connection"); len(b) != 0 {
+			t.Fatalf("TLS %v: a silent connection got %q", useTLS, b)
+		}
+		// The connection that spoke, older than the silent one, is still open.
+		if st, err := ready(spoke, r, 10*time.Second); err != nil || st != 200 {
+			t.Fatalf("TLS %v: second request on a connection past the first-request timeout: %d %v", useTLS, st, err)
+		}
 	}
 }

@@ -58,6 +58,13 @@ type Options struct {
 	// MaxConnections means no limit.
 	MaxConnections int
 	ConnectionWait time.Duration
+	// FirstRequestTimeout is how long a new connection may take to send
+	// its first request's headers before it is closed; and when a
+	// connection must wait for a slot, the oldest connection that has not
+	// sent a request yet is closed to make room. Default
+	// DefaultFirstRequestTimeout; negative means no limit (the eviction
+	// still applies). Only with MaxConnections.
+	FirstRequestTimeout time.Duration
 	// PartitionMaxRUs is the throughput of one physical partition. Default 10,000.
 	PartitionMaxRUs int
 	// PartitionMaxBytes is the storage at which a physical partition splits.
@@ -65,6 +72,12 @@ type Options struct {
 	PartitionMaxBytes int64
 	// LogicalPartitionMaxBytes caps one partition key value. Default 20 GB.
 	LogicalPartitionMaxBytes int64
+	// MaxThroughput caps the throughput of one container or one database
+	// with shared throughput, RU/s. Default engine.DefaultMaxThroughput.
+	MaxThroughput int
+	// MaxPartitions caps the physical partitions of the whole server.
+	// Default engine.DefaultMaxPartitions.
+	MaxPartitions int
 	// FixedMaxRUs and FixedMaxBytes cap containers created without a
 	// partition key. Defaults 10,000 RU/s and 10 GB.
 	FixedMaxRUs   int
@@ -189,8 +202,11 @@ func (o *Options) Validate() error {
 	if _, err := o.consistency(); err != nil {
 		return fmt.Errorf("--consistency %s: %v", o.Consistency, err)
 	}
-	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 {
-		return errors.New("size and throughput limits cannot be negative")
+	if o.PartitionMaxBytes < 0 || o.LogicalPartitionMaxBytes < 0 || o.FixedMaxBytes < 0 || o.FixedMaxRUs < 0 || o.MaxThroughput < 0 || o.MaxPartitions < 0 {
+		return errors.New("size, throughput and partition limits cannot be negative")
+	}
+	if o.MaxThroughput != 0 && o.MaxThroughput < 1000 {
+		return fmt.Errorf("--max-throughput must be at least 1000 (the lowest autoscale maximum), not %d", o.MaxThroughput)
 	}
 	if o.MongoMaxCursors < 0 || o.MongoMaxCursorBytes < 0 || o.MongoMaxSessions < 0 {
 		return errors.New("--mongo-max-cursors, --mongo-max-cursor-bytes and --mongo-max-sessions cannot be negative")
@@ -350,6 +366,7 @@ func Start(o Options) (*Server, error) {
 	eo := engine.Options{PartitionMaxRUs: o.PartitionMaxRUs, PartitionMaxBytes: o.PartitionMaxBytes,
 		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
 		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss,
+		MaxThroughput: o.MaxThroughput, MaxPartitions: o.MaxPartitions,
 		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites},
 		Query:   engine.QueryLimits{ServerBytes: o.QueryMemory}}
 	var node *cluster.Node
@@ -412,7 +429,7 @@ func Start(o Options) (*Server, error) {
 	}
 	s.http = newHTTPServer(handler, o)
 	if o.MaxConnections > 0 {
-		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait)
+		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait, max(o.FirstRequestTimeout, 0))
 	}
 	var cert tls.Certificate
 	if o.TLS {

@@ -152,3 +152,21 @@ func TestClusterOptionsRefused(t *testing.T) {
 		t.Fatalf("a cluster address on every interface: %v", err)
 	}
 }
+
+// TestLimitOptionsRefused checks that limits a server cannot work with are
+// refused with a message that names the flag.
+func TestLimitOptionsRefused(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{MaxThroughput: 500}, "--max-throughput must be at least 1000"},
+		{Options{MaxThroughput: -1}, "cannot be negative"},
+		{Options{MaxPartitions: -1}, "cannot be negative"},
+	} {
+		err := c.o.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error saying %q", c.o, err, c.want)
+		}
+	}
+}

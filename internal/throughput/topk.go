@@ -57,15 +57,11 @@ type Entry struct {
 }
 
 // NewTopK returns a sketch for reporting the top k keys. It tracks
-// TopKCounters × k keys (at least 16), in a few hundred bytes per key.
+// TopKCounters × k keys (at least 16), in about a hundred bytes per key,
+// allocated at the first Add: every physical partition has a sketch, and an
+// idle one holds no counters.
 func NewTopK(k int) *TopK {
-	m := max(TopKCounters*k, 16)
-	return &TopK{
-		m:     m,
-		slots: make([]topCounter, 0, m),
-		heap:  make([]int32, 0, m),
-		index: make(map[string]int32, m),
-	}
+	return &TopK{m: max(TopKCounters*k, 16)}
 }
 
 // Add adds weight to key. Weights that are not positive (and NaN) are
@@ -75,6 +71,11 @@ func (t *TopK) Add(key string, weight float64) {
 		return
 	}
 	t.total += weight
+	if t.index == nil {
+		t.slots = make([]topCounter, 0, t.m)
+		t.heap = make([]int32, 0, t.m)
+		t.index = make(map[string]int32, t.m)
+	}
 	if s, ok := t.index[key]; ok {
 		t.slots[s].weight += weight
 		t.down(int(t.slots[s].at))

@@ -3,6 +3,7 @@ package throughput
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -188,5 +189,28 @@ func TestTopKAddTrackedDoesNotAllocate(t *testing.T) {
 	i := 0
 	if n := testing.AllocsPerRun(1000, func() { tk.Add(keys[i%len(keys)], 1.5); i++ }); n != 0 {
 		t.Errorf("Add of a tracked key allocates %v times", n)
+	}
+}
+
+// TestTopKIdleIsSmall checks that a sketch nothing was added to holds no
+// counters: every physical partition has one, so a server with many idle
+// partitions pays only for the empty sketches.
+func TestTopKIdleIsSmall(t *testing.T) {
+	const n = 1000
+	sketches := make([]*TopK, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range sketches {
+		sketches[i] = NewTopK(10)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 256 {
+		t.Errorf("an idle TopK(10) allocates %d bytes, want at most 256", per)
+	}
+	tk := sketches[0]
+	tk.Add("a", 2)
+	tk.Add("b", 1)
+	if top := tk.Top(1); len(top) != 1 || top[0].Key != "a" || top[0].Weight != 2 {
+		t.Errorf("Top(1) after the first Adds = %v, want [{a 2 0}]", top)
 	}
 }

@@ -344,3 +344,76 @@ func (c *countingTransport) Do(r *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// TestThroughputAndPartitionCaps checks the throughput quota of Cosmos DB
+// (1,000,000 RU/s per container and per database with shared throughput,
+// https://learn.microsoft.com/azure/cosmos-db/concepts-limits) and the
+// server's cap on physical partitions: over either, a create or an offer
+// replace is a 400 and creates nothing.
+func TestThroughputAndPartitionCaps(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	_, err := c.CreateDatabase(ctx(), azcosmos.DatabaseProperties{ID: "db"}, nil)
+	must(t, err, "create database")
+	db, _ := c.NewDatabase("db")
+	for _, tp := range []azcosmos.ThroughputProperties{
+		azcosmos.NewManualThroughputProperties(1_000_000_000),
+		azcosmos.NewAutoscaleThroughputProperties(2_000_000),
+	} {
+		_, err := db.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: "huge", PartitionKeyDefinition: hashPK("/pk")}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
+		wantStatus(t, err, http.StatusBadRequest, "container above 1,000,000 RU/s")
+		if !strings.Contains(err.Error(), "maximum of 1000000 RU/s") {
+			t.Errorf("the error does not name the maximum: %v", err)
+		}
+	}
+	huge, _ := db.NewContainer("huge")
+	_, err = huge.Read(ctx(), nil)
+	wantStatus(t, err, http.StatusNotFound, "the refused container")
+	tp := azcosmos.NewManualThroughputProperties(2_000_000)
+	_, err = c.CreateDatabase(ctx(), azcosmos.DatabaseProperties{ID: "shared"}, &azcosmos.CreateDatabaseOptions{ThroughputProperties: &tp})
+	wantStatus(t, err, http.StatusBadRequest, "database with shared throughput above 1,000,000 RU/s")
+
+	max := azcosmos.NewManualThroughputProperties(1_000_000)
+	_, err = db.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: "max", PartitionKeyDefinition: hashPK("/pk")}, &azcosmos.CreateContainerOptions{ThroughputProperties: &max})
+	must(t, err, "create a container at 1,000,000 RU/s")
+	raw := newRaw(t, s, auth.EmulatorKey)
+	if rs := ranges(t, raw, "db", "max"); len(rs) != 100 {
+		t.Fatalf("1,000,000 RU/s gave %d ranges, want 100", len(rs))
+	}
+	mc, _ := db.NewContainer("max")
+	_, err = mc.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(2_000_000), nil)
+	wantStatus(t, err, http.StatusBadRequest, "offer replace above 1,000,000 RU/s")
+
+	// A server that holds 3 partitions in all.
+	s = startServer(t, server.Options{MaxPartitions: 3})
+	c = newClient(t, s, auth.EmulatorKey, nil)
+	raw = newRaw(t, s, auth.EmulatorKey)
+	_, err = c.CreateDatabase(ctx(), azcosmos.DatabaseProperties{ID: "db"}, nil)
+	must(t, err, "create database")
+	db, _ = c.NewDatabase("db")
+	create := func(id string, rus int32) error {
+		tp := azcosmos.NewManualThroughputProperties(rus)
+		_, err := db.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: id, PartitionKeyDefinition: hashPK("/pk")}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
+		return err
+	}
+	must(t, create("a", 20000), "create a container of 2 partitions")
+	err = create("b", 20000)
+	wantStatus(t, err, http.StatusBadRequest, "2 more partitions past the server's 3")
+	if !strings.Contains(err.Error(), "at most 3") {
+		t.Errorf("the error does not name the cap: %v", err)
+	}
+	must(t, create("b", 10000), "create the third partition")
+	ac, _ := db.NewContainer("a")
+	_, err = ac.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(40000), nil)
+	wantStatus(t, err, http.StatusBadRequest, "a throughput raise that splits past the server's 3 partitions")
+	if rs := ranges(t, raw, "db", "a"); len(rs) != 2 {
+		t.Fatalf("the refused raise left %d ranges, want 2", len(rs))
+	}
+	rt, err := ac.ReadThroughput(ctx(), nil)
+	must(t, err, "read the throughput")
+	if v, _ := rt.ThroughputProperties.ManualThroughput(); v != 20000 {
+		t.Fatalf("the refused raise left %v RU/s, want 20000", v)
+	}
+	_, err = ac.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(15000), nil)
+	must(t, err, "a change that needs no new partition")
+}

@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/wiremessage"
 
+	"github.com/parsecdb/parsec/internal/accept"
 	"github.com/parsecdb/parsec/internal/engine"
 )
 
@@ -162,6 +163,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns[ln] = true
 	s.mu.Unlock()
+	var retry accept.Backoff
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -171,9 +173,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closed {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
+			if retry.Retry(err) {
 				continue
 			}
 			return err

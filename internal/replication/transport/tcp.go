@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"container/list"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+
+	"github.com/parsecdb/parsec/internal/accept"
 )
 
 // The TCP protocol. A node dials each peer it sends to; the connection
@@ -49,6 +52,15 @@ const (
 // DefaultMaxFrame is the default bound on a frame's payload.
 const DefaultMaxFrame = 16 << 20
 
+// Defaults of the bounds on accepted connections. A cluster's peers hold
+// one connection each, and a call one while it runs, so these leave a wide
+// margin; what they bound is the file descriptors and goroutines of
+// connections from anyone who can reach the port.
+const (
+	DefaultMaxConns      = 512
+	DefaultMaxHandshakes = 128
+)
+
 // TCPConfig configures a TCP transport.
 type TCPConfig struct {
 	// NodeID is this node's id (not 0).
@@ -66,13 +78,25 @@ type TCPConfig struct {
 	// messages (appends, snapshots) and the others; 0 means 1024. A Send
 	// beyond it drops its batch. The others are sent first.
 	QueueLen int
-	// HandshakeTimeout bounds the handshake; 0 means 5 s.
+	// HandshakeTimeout bounds the handshake; 0 means 5 s. A connection that
+	// has not proved it holds the key by then is closed.
 	HandshakeTimeout time.Duration
+	// MaxConns bounds the connections accepted and open at once; 0 means
+	// DefaultMaxConns. One more is closed at once.
+	MaxConns int
+	// MaxHandshakes bounds the accepted connections still in their
+	// handshake; 0 means DefaultMaxHandshakes. One more closes the oldest
+	// of them, so that connections that never speak cannot keep a peer out
+	// nor take every file descriptor.
+	MaxHandshakes int
 	// MinBackoff and MaxBackoff bound the wait between reconnection
 	// attempts; 0 means 50 ms and 5 s.
 	MinBackoff, MaxBackoff time.Duration
 	// Logf logs rejected connections and frames. Default log.Printf.
 	Logf func(format string, args ...any)
+
+	// wrapListener, when set, wraps the listener (for tests).
+	wrapListener func(net.Listener) net.Listener
 }
 
 // TCPStats counts what a TCP transport did.
@@ -99,6 +123,10 @@ type TCP struct {
 	mu    sync.Mutex
 	peers map[uint64]*peer
 	conns map[net.Conn]struct{}
+	// accepted counts the accepted connections open; shaking lists those
+	// still in their handshake, oldest first.
+	accepted int
+	shaking  list.List
 
 	closed chan struct{}
 	wg     sync.WaitGroup
@@ -133,6 +161,12 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 5 * time.Second
 	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxHandshakes <= 0 {
+		cfg.MaxHandshakes = DefaultMaxHandshakes
+	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = 50 * time.Millisecond
 	}
@@ -146,6 +180,9 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
+	}
+	if cfg.wrapListener != nil {
+		ln = cfg.wrapListener(ln)
 	}
 	t := &TCP{cfg: cfg, ln: ln, peers: make(map[uint64]*peer), conns: make(map[net.Conn]struct{}), closed: make(chan struct{})}
 	t.wg.Add(1)
@@ -264,20 +301,30 @@ func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 func (t *TCP) accept() {
 	defer t.wg.Done()
+	var retry accept.Backoff
 	for {
 		c, err := t.ln.Accept()
 		if err != nil {
+			if retry.Retry(err) {
+				continue
+			}
 			return
 		}
-		if !t.track(c) {
+		shake, ok := t.admit(c)
+		if !ok {
 			_ = c.Close()
-			return
+			select {
+			case <-t.closed:
+				return
+			default:
+				continue
+			}
 		}
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
-			defer t.untrack(c)
-			if err := t.serve(c); err != nil {
+			defer t.release(c, shake)
+			if err := t.serve(c, shake); err != nil {
 				t.rejected.Add(1)
 				t.cfg.Logf("transport: closing connection from %s: %v", c.RemoteAddr(), err)
 			}
@@ -285,9 +332,53 @@ func (t *TCP) accept() {
 	}
 }
 
-// serve runs the acceptor's side of a connection. It returns nil when the
-// connection ends normally and an error when it is rejected.
-func (t *TCP) serve(c net.Conn) error {
+// admit tracks an accepted connection as in its handshake, and returns its
+// entry in t.shaking. It refuses the connection when the transport is
+// closed or MaxConns are open; past MaxHandshakes it closes the oldest
+// connection still in its handshake.
+func (t *TCP) admit(c net.Conn) (*list.Element, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.closed:
+		return nil, false
+	default:
+	}
+	if t.accepted >= t.cfg.MaxConns {
+		t.rejected.Add(1)
+		t.cfg.Logf("transport: closing connection from %s: %d connections are open (the limit)", c.RemoteAddr(), t.accepted)
+		return nil, false
+	}
+	t.accepted++
+	t.conns[c] = struct{}{}
+	shake := t.shaking.PushBack(c)
+	if t.shaking.Len() > t.cfg.MaxHandshakes {
+		// Its serve logs it as an incomplete handshake.
+		_ = t.shaking.Remove(t.shaking.Front()).(net.Conn).Close()
+	}
+	return shake, true
+}
+
+// shook records that an accepted connection completed its handshake.
+func (t *TCP) shook(shake *list.Element) {
+	t.mu.Lock()
+	t.shaking.Remove(shake) // a no-op once removed
+	t.mu.Unlock()
+}
+
+// release closes an accepted connection and forgets it.
+func (t *TCP) release(c net.Conn, shake *list.Element) {
+	t.shook(shake)
+	t.untrack(c)
+	t.mu.Lock()
+	t.accepted--
+	t.mu.Unlock()
+}
+
+// serve runs the acceptor's side of a connection, whose entry in t.shaking
+// is shake. It returns nil when the connection ends normally and an error
+// when it is rejected.
+func (t *TCP) serve(c net.Conn, shake *list.Element) error {
 	_ = c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
 	nonceA := make([]byte, nonceLen)
 	_, _ = rand.Read(nonceA)
@@ -313,6 +404,7 @@ func (t *TCP) serve(c net.Conn) error {
 	if _, err := c.Write(t.mac([]byte("welcome"), nonceA, nonceB, me, from)); err != nil {
 		return nil
 	}
+	t.shook(shake)
 	if call {
 		return t.answer(c, r, nonceA, nonceB)
 	}
