@@ -144,6 +144,11 @@ func New(cfg Config) (*Node, error) {
 // Addr is the cluster address the node listens on.
 func (n *Node) Addr() net.Addr { return n.tcp.Addr() }
 
+// Authority is the cluster's certificate authority, derived from the
+// cluster key: it issues the certificates of the cluster transport, and of
+// the nodes' HTTPS endpoints when they make their own.
+func (n *Node) Authority() *transport.Authority { return n.tcp.Authority() }
+
 // ID is the node's id.
 func (n *Node) ID() uint64 { return n.cfg.NodeID }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
+	"github.com/parsecdb/parsec/internal/replication/transport"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -393,7 +394,11 @@ func Start(o Options) (*Server, error) {
 	}
 	var cert tls.Certificate
 	if o.TLS {
-		if cert, err = loadOrCreateCert(o); err != nil {
+		var auth *transport.Authority
+		if node != nil {
+			auth = node.Authority()
+		}
+		if cert, err = loadOrCreateCert(o, auth); err != nil {
 			ln.Close()
 			s.closeStore()
 			return nil, err

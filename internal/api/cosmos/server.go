@@ -62,6 +62,9 @@ type Server struct {
 	// of a cluster node served by its replicas as they stood, and those
 	// for which some partition asked its leader (replica.go).
 	boundedReadsLocal, boundedReadsLeader atomic.Uint64
+	// forwarder sends requests on to other nodes (forward.go); nil
+	// without a cluster.
+	forwarder *http.Client
 }
 
 // NewServer returns a Server for cfg.
@@ -78,7 +81,11 @@ func NewServer(cfg Config) *Server {
 	if err := cfg.Consistency.Normalize(); err != nil {
 		panic("cosmos: invalid Config.Consistency: " + err.Error())
 	}
-	return &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
+	s := &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
+	if cfg.Cluster != nil {
+		s.forwarder = newForwarder(cfg.Cluster.Authority().Cert())
+	}
+	return s
 }
 
 // ReadyPath answers 200 once the server is serving, 503 while it cannot take
