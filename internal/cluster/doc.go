@@ -6,7 +6,7 @@
 // group, MetaGroup) plus one raft group per physical partition, all
 // driven by the node's one replication host (package replication/host)
 // over one TLS transport, encrypted and authenticated under the cluster
-// key (transport.Authority). The engine proposes through the
+// key. The engine proposes through the
 // Node: a partition's writes and splits (engine.Replicator), the
 // catalog's changes (engine.CatalogReplicator); the host hands committed
 // entries back to the engine on every member.

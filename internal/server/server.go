@@ -17,7 +17,6 @@ import (
 	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
-	"github.com/parsecdb/parsec/internal/replication/transport"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -335,6 +334,14 @@ func Start(o Options) (*Server, error) {
 		LogicalPartitionMaxBytes: o.LogicalPartitionMaxBytes, NoThrottle: o.NoThrottle,
 		FixedMaxRUs: o.FixedMaxRUs, FixedMaxBytes: o.FixedMaxBytes, AcceptDataLoss: o.AcceptDataLoss,
 		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites}}
+	var cert tls.Certificate
+	if o.TLS {
+		if cert, err = loadOrCreateCert(o); err != nil {
+			ln.Close()
+			store.Close()
+			return nil, err
+		}
+	}
 	var node *cluster.Node
 	if o.clustered() {
 		scheme := "http"
@@ -351,7 +358,7 @@ func Start(o Options) (*Server, error) {
 			client = scheme + "://" + ln.Addr().String()
 		}
 		node, err = cluster.New(cluster.Config{NodeID: o.NodeID, Listen: o.ClusterListen, Advertise: o.ClusterAdvertise, Join: o.Join, ReplicationFactor: o.ReplicationFactor,
-			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: client, Store: store, Tick: o.ClusterTick, LogEntries: uint64(o.RaftLogEntries)})
+			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: client, ClientCertificate: leafOf(cert), Store: store, Tick: o.ClusterTick, LogEntries: uint64(o.RaftLogEntries)})
 		if err != nil {
 			ln.Close()
 			store.Close()
@@ -392,17 +399,7 @@ func Start(o Options) (*Server, error) {
 	if o.MaxConnections > 0 {
 		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait)
 	}
-	var cert tls.Certificate
 	if o.TLS {
-		var auth *transport.Authority
-		if node != nil {
-			auth = node.Authority()
-		}
-		if cert, err = loadOrCreateCert(o, auth); err != nil {
-			ln.Close()
-			s.closeStore()
-			return nil, err
-		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 	}
 	s.ln = ln
@@ -426,6 +423,14 @@ func Start(o Options) (*Server, error) {
 	}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
+}
+
+// leafOf returns the DER of c's leaf certificate, nil if c holds none.
+func leafOf(c tls.Certificate) []byte {
+	if len(c.Certificate) == 0 {
+		return nil
+	}
+	return c.Certificate[0]
 }
 
 // clusterStartWait bounds how long a cluster member waits, starting, to

@@ -14,8 +14,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
-// httpsClient returns an HTTP client that trusts the certificate n keeps
-// in its data directory (the node's own, then the cluster's authority's).
+// httpsClient returns an HTTP client that trusts the self-signed
+// certificate n keeps in its data directory.
 func httpsClient(t testing.TB, n *node) *http.Client {
 	t.Helper()
 	pem, err := os.ReadFile(filepath.Join(n.dir, "tls-cert.pem"))
@@ -29,10 +29,10 @@ func httpsClient(t testing.TB, n *node) *http.Client {
 	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }
 
-// TestClusterTLS forms a cluster whose nodes serve HTTPS with
-// certificates of their own making, writes through every node (the
-// followers send the writes on to the leaders, verifying their
-// certificates) and reads every write back through every node.
+// TestClusterTLS forms a cluster whose nodes serve HTTPS with self-signed
+// certificates, writes through every node (the followers send the writes
+// on to the leaders, verifying that each presents the certificate it says
+// it serves) and reads every write back through every node.
 func TestClusterTLS(t *testing.T) {
 	ns := newNodes(t, 3)
 	for _, n := range ns {

@@ -1,79 +1,80 @@
 package cosmos
 
 import (
-	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-
-	"github.com/parsecdb/parsec/internal/replication/transport"
+	"time"
 )
 
-// TestForwarderVerifiesNodes checks that a request is sent on only to a
-// node whose certificate the cluster's authority issued (or the system
-// trusts), never to one that presents any other certificate.
+// selfSigned makes a self-signed certificate for 127.0.0.1.
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestForwarderVerifiesNodes checks that a request is sent on over HTTPS
+// only to a node that presents the certificate it says it serves, never to
+// one that presents another (whoever sits between the nodes).
 func TestForwarderVerifiesNodes(t *testing.T) {
-	auth, err := transport.NewAuthority(bytes.Repeat([]byte("c"), 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fwd := newForwarder(auth.Cert())
 	hello := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "leader") })
-
-	node := httptest.NewUnstartedServer(hello)
-	certPEM, keyPEM, err := auth.Issue([]string{"127.0.0.1"}, x509.ExtKeyUsageServerAuth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	node.StartTLS()
+	node := httptest.NewTLSServer(hello)
 	defer node.Close()
-	resp, err := fwd.Get(node.URL)
-	if err != nil {
-		t.Fatalf("a node of the cluster: %v", err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(b) != "leader" {
-		t.Fatalf("a node of the cluster answered %q", b)
-	}
-
-	// A certificate of another authority (another cluster key, or one
-	// made up by whoever sits between the nodes) is refused.
-	other, err := transport.NewAuthority(bytes.Repeat([]byte("o"), 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM, keyPEM, err = other.Issue([]string{"127.0.0.1"}, x509.ExtKeyUsageServerAuth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cert, err = tls.X509KeyPair(certPEM, keyPEM); err != nil {
-		t.Fatal(err)
-	}
 	impostor := httptest.NewUnstartedServer(hello)
-	impostor.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	impostor.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
 	impostor.StartTLS()
 	defer impostor.Close()
-	selfSigned := httptest.NewTLSServer(hello)
-	defer selfSigned.Close()
-	for _, u := range []string{impostor.URL, selfSigned.URL} {
-		resp, err := fwd.Get(u)
-		var ua x509.UnknownAuthorityError
-		if err == nil {
-			resp.Body.Close()
-			t.Fatalf("%s: a node with an untrusted certificate was sent the request", u)
+	asked := 0
+	f := newForwarder(func(_ context.Context, id uint64) ([]byte, error) {
+		asked++
+		return node.Certificate().Raw, nil
+	})
+	get := func(id uint64, url string) (string, error) {
+		t.Helper()
+		c, err := f.client(context.Background(), id, url)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !errors.As(err, &ua) {
-			t.Fatalf("%s: %v, want an unknown authority", u, err)
+		resp, err := c.Get(url)
+		if err != nil {
+			return "", err
 		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	if got, err := get(2, node.URL); err != nil || got != "leader" {
+		t.Fatalf("the node: %q, %v", got, err)
+	}
+	if _, err := get(3, impostor.URL); !errors.Is(err, errNotPinned) {
+		t.Fatalf("a node presenting another certificate than it serves: %v, want %v", err, errNotPinned)
+	}
+	// The certificate is asked for once per node, again once forgotten.
+	if got, err := get(2, node.URL); err != nil || got != "leader" || asked != 2 {
+		t.Fatalf("the node again: %q, %v, asked %d times for certificates", got, err, asked)
+	}
+	f.forget(2)
+	if _, err := get(2, node.URL); err != nil || asked != 3 {
+		t.Fatalf("the node once forgotten: %v, asked %d times for certificates", err, asked)
 	}
 }

@@ -64,7 +64,7 @@ type Server struct {
 	boundedReadsLocal, boundedReadsLeader atomic.Uint64
 	// forwarder sends requests on to other nodes (forward.go); nil
 	// without a cluster.
-	forwarder *http.Client
+	forwarder *forwarder
 }
 
 // NewServer returns a Server for cfg.
@@ -83,7 +83,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
 	if cfg.Cluster != nil {
-		s.forwarder = newForwarder(cfg.Cluster.Authority().Cert())
+		s.forwarder = newForwarder(cfg.Cluster.ClientCertificate)
 	}
 	return s
 }

@@ -22,8 +22,8 @@
 // Two implementations:
 //
 //   - TCP: TLS 1.3 connections, both sides presenting a certificate issued
-//     by the cluster's Authority (a certificate authority whose key every
-//     node derives from the cluster key, so no file is shared) and
+//     by the cluster's authority (a certificate authority whose key every
+//     node derives from the cluster key, so no file is shared: tls.go) and
 //     verifying the other's; inside, length-prefixed frames, each
 //     authenticated with HMAC-SHA256 under the cluster key, after a mutual
 //     challenge-response handshake (see the protocol comment in tcp.go).

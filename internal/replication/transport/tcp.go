@@ -23,9 +23,9 @@ import (
 
 // The TCP protocol. A node dials each peer it sends to; the connection
 // carries frames one way, dialer to acceptor. Every connection is TLS 1.3
-// between certificates issued by the cluster's Authority, which each side
-// verifies, so what crosses the network is encrypted and a peer without the
-// cluster key fails the TLS handshake; inside it:
+// between certificates issued by the cluster's authority (tls.go), which
+// each side verifies, so what crosses the network is encrypted and a peer
+// without the cluster key fails the TLS handshake; inside it:
 //
 //	acceptor → dialer  challenge: magic "PRSCRFT1", acceptor node id (8), nonce A (32)
 //	dialer → acceptor  hello:     dialer node id (8), nonce B (32), HMAC(key, "hello" A B acceptor dialer)
@@ -95,9 +95,8 @@ type TCPStats struct {
 
 // TCP is a Transport over TLS with HMAC-SHA256 authentication.
 type TCP struct {
-	cfg  TCPConfig
-	ln   net.Listener
-	auth *Authority
+	cfg TCPConfig
+	ln  net.Listener
 	// serverTLS and clientTLS configure the accepting and the dialing side
 	// of a connection.
 	serverTLS, clientTLS *tls.Config
@@ -151,7 +150,7 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		cfg.Logf = log.Printf
 	}
 	cfg.ClusterKey = append([]byte(nil), cfg.ClusterKey...)
-	auth, err := NewAuthority(cfg.ClusterKey)
+	auth, err := newAuthority(cfg.ClusterKey)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +162,7 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
-	t := &TCP{cfg: cfg, ln: ln, auth: auth, serverTLS: serverTLS, clientTLS: clientTLS,
+	t := &TCP{cfg: cfg, ln: ln, serverTLS: serverTLS, clientTLS: clientTLS,
 		peers: make(map[uint64]*peer), conns: make(map[net.Conn]struct{}), closed: make(chan struct{})}
 	t.wg.Add(1)
 	go t.accept()
@@ -172,10 +171,6 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 
 // Addr returns the address the transport listens on.
 func (t *TCP) Addr() net.Addr { return t.ln.Addr() }
-
-// Authority returns the cluster's certificate authority, derived from the
-// cluster key.
-func (t *TCP) Authority() *Authority { return t.auth }
 
 // Stats returns the transport's counters.
 func (t *TCP) Stats() TCPStats {

@@ -17,15 +17,12 @@ import (
 	"time"
 )
 
-// Authority is a cluster's certificate authority. Its key is derived from
+// authority is a cluster's certificate authority. Its key is derived from
 // the cluster key, so every node holds the same authority and no file
 // needs to be shared: a certificate it issued proves that its holder was
 // given the cluster key. The transport's connections are TLS 1.3 between
-// certificates it issued, each side verifying the other's; nodes serving
-// clients over HTTPS with a certificate of their own making have it issued
-// by the authority too, so that a node sending a client's request on to
-// another can verify that node.
-type Authority struct {
+// certificates it issued, each side verifying the other's.
+type authority struct {
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey
 }
@@ -33,8 +30,8 @@ type Authority struct {
 // peerName is the name in the certificates nodes present to each other.
 const peerName = "parsec-cluster"
 
-// NewAuthority derives the authority of the cluster key clusterKey.
-func NewAuthority(clusterKey []byte) (*Authority, error) {
+// newAuthority derives the authority of the cluster key clusterKey.
+func newAuthority(clusterKey []byte) (*authority, error) {
 	var key *ecdsa.PrivateKey
 	for i := byte(0); key == nil; i++ {
 		// A P-256 scalar from HMAC-SHA256; one in about 2^32 is not below
@@ -65,24 +62,20 @@ func NewAuthority(clusterKey []byte) (*Authority, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transport: cannot make the cluster's certificate: %w", err)
 	}
-	return &Authority{cert: cert, key: key}, nil
+	return &authority{cert: cert, key: key}, nil
 }
 
-// Cert is the authority's certificate, for pools that should trust the
-// certificates it issues.
-func (a *Authority) Cert() *x509.Certificate { return a.cert }
-
-// Pool returns a new pool holding only the authority's certificate.
-func (a *Authority) Pool() *x509.CertPool {
+// pool returns a new pool holding only the authority's certificate.
+func (a *authority) pool() *x509.CertPool {
 	p := x509.NewCertPool()
 	p.AddCert(a.cert)
 	return p
 }
 
-// Issue makes a new P-256 key and a certificate for it, valid for ten
+// issue makes a new P-256 key and a certificate for it, valid for ten
 // years, for the DNS names and IP addresses in names, with the given
 // usages. certPEM holds the certificate then the authority's.
-func (a *Authority) Issue(names []string, usage ...x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
+func (a *authority) issue(names []string, usage ...x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -119,24 +112,11 @@ func (a *Authority) Issue(names []string, usage ...x509.ExtKeyUsage) (certPEM, k
 	return certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), nil
 }
 
-// Issued reports whether c's leaf was issued by the authority.
-func (a *Authority) Issued(c tls.Certificate) bool {
-	if len(c.Certificate) == 0 {
-		return false
-	}
-	leaf, err := x509.ParseCertificate(c.Certificate[0])
-	if err != nil {
-		return false
-	}
-	_, err = leaf.Verify(x509.VerifyOptions{Roots: a.Pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
-	return err == nil
-}
-
 // peerTLS returns the TLS configurations of a node's two sides of the
 // transport: TLS 1.3, each side presenting a certificate the authority
 // issued for this process and requiring one from the other.
-func (a *Authority) peerTLS() (server, client *tls.Config, err error) {
-	certPEM, keyPEM, err := a.Issue([]string{peerName}, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+func (a *authority) peerTLS() (server, client *tls.Config, err error) {
+	certPEM, keyPEM, err := a.issue([]string{peerName}, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport: cannot issue the node's certificate: %w", err)
 	}
@@ -144,7 +124,7 @@ func (a *Authority) peerTLS() (server, client *tls.Config, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport: cannot issue the node's certificate: %w", err)
 	}
-	server = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: a.Pool(), MinVersion: tls.VersionTLS13}
-	client = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: a.Pool(), ServerName: peerName, MinVersion: tls.VersionTLS13}
+	server = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: a.pool(), MinVersion: tls.VersionTLS13}
+	client = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: a.pool(), ServerName: peerName, MinVersion: tls.VersionTLS13}
 	return server, client, nil
 }

@@ -179,7 +179,7 @@ func TestTCPRoundTrip(t *testing.T) {
 // the cluster of key k.
 func peerClientTLS(t *testing.T, k []byte) *tls.Config {
 	t.Helper()
-	a, err := NewAuthority(k)
+	a, err := newAuthority(k)
 	if err != nil {
 		t.Fatal(err)
 	}
