@@ -9,11 +9,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"time"
 )
 
@@ -72,10 +70,11 @@ func (a *authority) pool() *x509.CertPool {
 	return p
 }
 
-// issue makes a new P-256 key and a certificate for it, valid for ten
-// years, for the DNS names and IP addresses in names, with the given
-// usages. certPEM holds the certificate then the authority's.
-func (a *authority) issue(names []string, usage ...x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
+// peerTLS returns the TLS configurations of a node's two sides of the
+// transport: TLS 1.3, each side presenting a certificate the authority
+// issued for this process (a new P-256 key) and requiring one from the
+// other.
+func (a *authority) peerTLS() (server, client *tls.Config, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -90,40 +89,14 @@ func (a *authority) issue(names []string, usage ...x509.ExtKeyUsage) (certPEM, k
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().AddDate(10, 0, 0),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  usage,
-	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else if n != "" {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:     []string{peerName},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
 	if err != nil {
-		return nil, nil, err
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	certPEM = append(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.cert.Raw})...)
-	return certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), nil
-}
-
-// peerTLS returns the TLS configurations of a node's two sides of the
-// transport: TLS 1.3, each side presenting a certificate the authority
-// issued for this process and requiring one from the other.
-func (a *authority) peerTLS() (server, client *tls.Config, err error) {
-	certPEM, keyPEM, err := a.issue([]string{peerName}, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
-	if err != nil {
 		return nil, nil, fmt.Errorf("transport: cannot issue the node's certificate: %w", err)
 	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, nil, fmt.Errorf("transport: cannot issue the node's certificate: %w", err)
-	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 	server = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: a.pool(), MinVersion: tls.VersionTLS13}
 	client = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: a.pool(), ServerName: peerName, MinVersion: tls.VersionTLS13}
 	return server, client, nil
