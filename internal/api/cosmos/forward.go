@@ -196,7 +196,13 @@ func (s *Server) forward(req *request, err error) (bool, error) {
 		out.Header.Set(hdrHops, strconv.Itoa(hops+1))
 		client, ferr := s.forwarder.client(ctx, leader, m.Address)
 		if ferr != nil {
-			return false, ferr
+			// The node could not say which certificate it serves (it is
+			// down, say): it was not sent the request, as below.
+			if ctx.Err() != nil {
+				return false, ferr
+			}
+			skip = leader
+			continue
 		}
 		resp, ferr = client.Do(out)
 		if ferr == nil {
