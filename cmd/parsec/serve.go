@@ -64,7 +64,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	join := fs.String("join", "", "cluster addresses of members to join through, HOST:PORT[,HOST:PORT...]")
 	fs.IntVar(&o.ReplicationFactor, "replication-factor", 0, "replicas of each physical partition (default 3, capped by the nodes in the cluster when a container is created)")
 	fs.IntVar(&o.RaftLogEntries, "raft-log-entries", 0, "entries a partition's raft log holds before its leader truncates it (default 10000); a replica that was down past the truncation catches up by a snapshot")
-	fs.StringVar(&o.ClusterKey, "cluster-key", "", "secret of at least 32 bytes shared by every node of the cluster, which authenticates their traffic (required off loopback)")
+	fs.StringVar(&o.ClusterKey, "cluster-key", "", "secret of at least 32 bytes shared by every node of the cluster, which authenticates and encrypts their traffic (TLS under a certificate authority derived from it; required off loopback)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

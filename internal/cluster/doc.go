@@ -5,10 +5,11 @@
 // A cluster is one raft group for the catalog and membership (the meta
 // group, MetaGroup) plus one raft group per physical partition, all
 // driven by the node's one replication host (package replication/host)
-// over one authenticated TCP transport. The engine proposes through the
-// Node: a partition's writes and splits (engine.Replicator), the
-// catalog's changes (engine.CatalogReplicator); the host hands committed
-// entries back to the engine on every member.
+// over one TLS transport, encrypted and authenticated under the cluster
+// key. The engine proposes through the Node: a partition's writes and
+// splits (engine.Replicator), the catalog's changes
+// (engine.CatalogReplicator); the host hands committed entries back to the
+// engine on every member.
 //
 // Membership. The first node bootstraps the meta group alone and records
 // the cluster's identity (a random id and the bootstrap node) in its

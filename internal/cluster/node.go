@@ -55,6 +55,10 @@ type Config struct {
 	Key []byte
 	// ClientAddress is this node's endpoint for clients (a URL).
 	ClientAddress string
+	// ClientCertificate is the certificate (DER) the client endpoint
+	// serves over HTTPS, nil over plain HTTP: other nodes ask for it
+	// (ClientCertificate) to verify this one when they send it requests.
+	ClientCertificate []byte
 	// AccountKey is the account's primary key: every member must have the
 	// same (it signs requests a node forwards to another).
 	AccountKey []byte
@@ -143,6 +147,22 @@ func New(cfg Config) (*Node, error) {
 
 // Addr is the cluster address the node listens on.
 func (n *Node) Addr() net.Addr { return n.tcp.Addr() }
+
+// ClientCertificate returns the certificate (DER) member id's client
+// endpoint serves over HTTPS, nil if it serves plain HTTP. It asks the
+// member over the cluster transport, whose TLS and key authenticate the
+// answer: a node sending a request on to another accepts that certificate
+// only, whoever signed it.
+func (n *Node) ClientCertificate(ctx context.Context, id uint64) ([]byte, error) {
+	if id == n.cfg.NodeID {
+		return n.cfg.ClientCertificate, nil
+	}
+	m, ok := n.Member(id)
+	if !ok {
+		return nil, fmt.Errorf("node %d is not a member", id)
+	}
+	return n.tcp.Call(ctx, m.ClusterAddress, mustJSON(callRequest{Op: "certificate", Account: n.accountCheck()}))
+}
 
 // ID is the node's id.
 func (n *Node) ID() uint64 { return n.cfg.NodeID }
@@ -655,7 +675,7 @@ func (n *Node) accountCheck() string {
 // --- membership calls ---
 
 type callRequest struct {
-	Op      string `json:"op"` // "join", "hello", "report", "transfer" or "snapshot"
+	Op      string `json:"op"` // "join", "hello", "report", "transfer", "snapshot" or "certificate"
 	Member  Member `json:"member"`
 	Account string `json:"account"`
 	// Group and To are a transfer's: hand the leadership of Group to To.
@@ -773,6 +793,8 @@ func (n *Node) answer(data []byte) ([]byte, error) {
 	case "snapshot":
 		// The raw chunk, not JSON: it is most of the answer's bytes.
 		return n.h.ServeSnapshot(req.Stream, req.Seq)
+	case "certificate":
+		return n.cfg.ClientCertificate, nil
 	case "transfer":
 		if err := n.h.TransferLeadership(req.Group, req.To); err != nil {
 			var nl *host.NotLeaderError

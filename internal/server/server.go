@@ -369,6 +369,14 @@ func Start(o Options) (*Server, error) {
 		MaxThroughput: o.MaxThroughput, MaxPartitions: o.MaxPartitions,
 		Scripts: engine.ScriptLimits{Timeout: o.ScriptTimeout, MaxWrites: o.ScriptMaxWrites},
 		Query:   engine.QueryLimits{ServerBytes: o.QueryMemory}}
+	var cert tls.Certificate
+	if o.TLS {
+		if cert, err = loadOrCreateCert(o); err != nil {
+			ln.Close()
+			store.Close()
+			return nil, err
+		}
+	}
 	var node *cluster.Node
 	if o.clustered() {
 		scheme := "http"
@@ -385,7 +393,7 @@ func Start(o Options) (*Server, error) {
 			client = scheme + "://" + ln.Addr().String()
 		}
 		node, err = cluster.New(cluster.Config{NodeID: o.NodeID, Listen: o.ClusterListen, Advertise: o.ClusterAdvertise, Join: o.Join, ReplicationFactor: o.ReplicationFactor,
-			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: client, Store: store, Tick: o.ClusterTick, LogEntries: uint64(o.RaftLogEntries)})
+			Key: o.clusterKey(primary), AccountKey: primary, ClientAddress: client, ClientCertificate: leafOf(cert), Store: store, Tick: o.ClusterTick, LogEntries: uint64(o.RaftLogEntries)})
 		if err != nil {
 			ln.Close()
 			store.Close()
@@ -431,13 +439,7 @@ func Start(o Options) (*Server, error) {
 	if o.MaxConnections > 0 {
 		ln = newLimitListener(ln, o.MaxConnections, o.ConnectionWait, max(o.FirstRequestTimeout, 0))
 	}
-	var cert tls.Certificate
 	if o.TLS {
-		if cert, err = loadOrCreateCert(o); err != nil {
-			ln.Close()
-			s.closeStore()
-			return nil, err
-		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 	}
 	s.ln = ln
@@ -462,6 +464,14 @@ func Start(o Options) (*Server, error) {
 	}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
+}
+
+// leafOf returns the DER of c's leaf certificate, nil if c holds none.
+func leafOf(c tls.Certificate) []byte {
+	if len(c.Certificate) == 0 {
+		return nil
+	}
+	return c.Certificate[0]
 }
 
 // clusterStartWait bounds how long a cluster member waits, starting, to

@@ -41,9 +41,15 @@ type node struct {
 	cmd           *exec.Cmd
 	exited        chan error
 	out           *testbin.Output
+	https         bool // it serves HTTPS (--tls)
 }
 
-func (n *node) url() string { return "http://" + n.listen }
+func (n *node) url() string {
+	if n.https {
+		return "https://" + n.listen
+	}
+	return "http://" + n.listen
+}
 
 // freeAddr returns a loopback address with a port free at the time.
 func freeAddr(t testing.TB) string {
@@ -56,7 +62,7 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-var servingRe = regexp.MustCompile(`serving the Cosmos DB NoSQL API on http://`)
+var servingRe = regexp.MustCompile(`serving the Cosmos DB NoSQL API on https?://`)
 
 // start runs parsec serve for n with the flags of a cluster member and
 // extra ones; it returns nil once the node serves, or the process's exit
@@ -165,7 +171,11 @@ func newClient(t testing.TB, n *node) *azcosmos.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := azcosmos.NewClientWithKey(n.url()+"/", cred, &azcosmos.ClientOptions{})
+	var opts azcosmos.ClientOptions
+	if n.https {
+		opts.Transport = httpsClient(t, n)
+	}
+	c, err := azcosmos.NewClientWithKey(n.url()+"/", cred, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}

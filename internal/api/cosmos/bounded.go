@@ -24,7 +24,17 @@ import (
 //     committed an entry of its own term) all of whose committed entries
 //     it has applied. Every write a read here misses was committed after
 //     the leader sent that message, so it is younger than now-Synced plus
-//     the message's delay.
+//     the message's delay. On a leader, Synced is when its latest
+//     ReadIndex that a quorum confirmed began: no other leader can have
+//     committed anything before then. A leader paused (a stopped process,
+//     a stalled machine) or cut off still leads as raft sees it until its
+//     next election timeout of ticks, while the others may have elected
+//     another and committed writes it cannot know of; its Synced ages
+//     meanwhile, as a follower's does when its leader falls silent, so it
+//     stops serving bounded reads locally and asks for a ReadIndex, which
+//     a deposed leader cannot complete. A leader serving bounded reads
+//     thus confirms its leadership about once per maxSilence, and serves
+//     the reads in between locally.
 //
 // The replica serves the read when the operations it knows it misses are
 // at most K, and Synced is at most min(maxSilence, T/silenceShare) ago.

@@ -48,6 +48,8 @@ func TestBoundedLocal(t *testing.T) {
 		{"quiesced in the future", host.LagInfo{Commit: 7, Applied: 7, Quiesced: true, QuiescedAt: now.Add(time.Second)}, k, tt, false},
 		{"quiesced with entries to apply", host.LagInfo{Commit: 8, Applied: 7, Quiesced: true, QuiescedAt: now, Synced: ago(time.Hour)}, k, tt, false},
 		{"leader, applied all", host.LagInfo{Leader: true, Commit: 7, Applied: 7, Synced: now, LeaderHeard: now}, k, tt, true},
+		{"leader, not confirmed for a while (paused or cut off)", host.LagInfo{Leader: true, Commit: 7, Applied: 7, Synced: ago(12 * time.Second), LeaderHeard: now}, k, tt, false},
+		{"leader, never confirmed", host.LagInfo{Leader: true, Commit: 7, Applied: 7, LeaderHeard: now}, k, tt, false},
 		{"no bounds", host.LagInfo{Commit: 7, Applied: 7, Synced: now}, 0, 0, false},
 		{"negative prefix", host.LagInfo{Commit: 7, Applied: 7, Synced: now}, -1, tt, false},
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/cluster"
@@ -42,16 +43,80 @@ const (
 	leaderWait = 5 * time.Second
 )
 
-// forwardClient sends requests on to other nodes. Their certificates are
-// not checked: a cluster's nodes serve self-signed ones, and what travels
-// is the client's own signed request, which carries no secret.
-var forwardClient = &http.Client{
-	Timeout: 70 * time.Second,
-	Transport: &http.Transport{
-		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-	},
+// forwarder sends requests on to other nodes. Over HTTPS it accepts from a
+// node only the certificate that node says it serves (asked over the
+// cluster transport, whose TLS and key authenticate the answer), whoever
+// signed it: self-signed ones (--tls) and ones given with --cert alike. A
+// forwarded request lasts as long as the client's request does: it ends
+// when the client hangs up (net/http cancels the request's context then),
+// not at a fixed time of its own.
+type forwarder struct {
+	// certificate returns the certificate (DER) node id serves to
+	// clients, nil over plain HTTP (cluster.Node.ClientCertificate).
+	certificate func(ctx context.Context, id uint64) ([]byte, error)
+	plain       *http.Client
+	mu          sync.Mutex
+	pinned      map[uint64]*http.Client // per node, for its certificate
+}
+
+// errNotPinned is the error of a connection to a node that presented
+// another certificate than the one it says it serves.
+var errNotPinned = errors.New("the node presented another certificate than the one it serves")
+
+func newForwarder(certificate func(ctx context.Context, id uint64) ([]byte, error)) *forwarder {
+	return &forwarder{certificate: certificate, plain: &http.Client{Transport: newForwardTransport(nil)}, pinned: map[uint64]*http.Client{}}
+}
+
+func newForwardTransport(tc *tls.Config) *http.Transport {
+	return &http.Transport{TLSClientConfig: tc, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
+}
+
+// client returns the client to send a request to node id at addr (a URL).
+func (f *forwarder) client(ctx context.Context, id uint64, addr string) (*http.Client, error) {
+	if !strings.HasPrefix(addr, "https:") {
+		return f.plain, nil
+	}
+	f.mu.Lock()
+	c := f.pinned[id]
+	f.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	der, err := f.certificate(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("cannot ask node %d for its certificate: %w", id, err)
+	}
+	if len(der) == 0 {
+		return nil, fmt.Errorf("node %d serves no certificate at %s", id, addr)
+	}
+	c = &http.Client{Transport: newForwardTransport(&tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The chain and the name are not checked: the certificate is
+		// compared with the one the node serves, in VerifyConnection,
+		// which crypto/tls documents for such a check.
+		InsecureSkipVerify: true, //nolint:gosec // verified by VerifyConnection
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, der) {
+				return errNotPinned
+			}
+			return nil
+		},
+	})}
+	f.mu.Lock()
+	f.pinned[id] = c
+	f.mu.Unlock()
+	return c, nil
+}
+
+// forget drops the certificate kept for node id, which will be asked for
+// it again (it restarted with another, say).
+func (f *forwarder) forget(id uint64) {
+	f.mu.Lock()
+	if c := f.pinned[id]; c != nil {
+		c.CloseIdleConnections()
+		delete(f.pinned, id)
+	}
+	f.mu.Unlock()
 }
 
 // forward sends the request on to the leader named by err, if err is a
@@ -103,6 +168,7 @@ func (s *Server) forward(req *request, err error) (bool, error) {
 	}
 	var resp *http.Response
 	var skip uint64
+	asked := false // whether the leader was asked for its certificate again
 	for {
 		leader, lerr := next(skip)
 		if lerr != nil {
@@ -128,9 +194,26 @@ func (s *Server) forward(req *request, err error) (bool, error) {
 			out.Header[k] = v
 		}
 		out.Header.Set(hdrHops, strconv.Itoa(hops+1))
-		resp, ferr = forwardClient.Do(out)
+		client, ferr := s.forwarder.client(ctx, leader, m.Address)
+		if ferr != nil {
+			// The node could not say which certificate it serves (it is
+			// down, say): it was not sent the request, as below.
+			if ctx.Err() != nil {
+				return false, ferr
+			}
+			skip = leader
+			continue
+		}
+		resp, ferr = client.Do(out)
 		if ferr == nil {
 			break
+		}
+		if errors.Is(ferr, errNotPinned) && !asked {
+			// Refused before the request was sent: the node may have
+			// restarted with another certificate.
+			s.forwarder.forget(leader)
+			asked = true
+			continue
 		}
 		// A leader that cannot be reached was not sent the request: wait
 		// for another one and send it there. Any other failure may have

@@ -63,6 +63,9 @@ type Server struct {
 	// of a cluster node served by its replicas as they stood, and those
 	// for which some partition asked its leader (replica.go).
 	boundedReadsLocal, boundedReadsLeader atomic.Uint64
+	// forwarder sends requests on to other nodes (forward.go); nil
+	// without a cluster.
+	forwarder *forwarder
 }
 
 // NewServer returns a Server for cfg.
@@ -79,7 +82,11 @@ func NewServer(cfg Config) *Server {
 	if err := cfg.Consistency.Normalize(); err != nil {
 		panic("cosmos: invalid Config.Consistency: " + err.Error())
 	}
-	return &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
+	s := &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
+	if cfg.Cluster != nil {
+		s.forwarder = newForwarder(cfg.Cluster.ClientCertificate)
+	}
+	return s
 }
 
 // ReadyPath answers 200 once the server is serving, 503 while it cannot take

@@ -273,9 +273,13 @@ type waiter struct {
 	group uint64
 	index uint64
 	known bool
-	done  chan result
-	q     *quota // a proposal's admission, released when answered
-	size  int
+	// A read's start, and the term this node led in then (0 if it did
+	// not lead): see lagState.confirmed.
+	at   time.Time
+	term uint64
+	done chan result
+	q    *quota // a proposal's admission, released when answered
+	size int
 }
 
 // event is a function for the loop; bulk and prio count the received
@@ -826,8 +830,13 @@ func (h *Host) ReadIndex(ctx context.Context, group uint64) (uint64, error) {
 		if g == nil {
 			return ErrGroupNotFound
 		}
-		if st := g.rn.BasicStatus(); st.Lead == 0 {
+		st := g.rn.BasicStatus()
+		if st.Lead == 0 {
 			return &NotLeaderError{Group: group, Node: h.id}
+		}
+		w.at = time.Now()
+		if st.RaftState == raft.StateLeader {
+			w.term = st.GetTerm()
 		}
 		h.nextID++
 		id = h.nextID
@@ -1134,6 +1143,7 @@ func (h *Host) process() error {
 			if w := h.reads[binary.BigEndian.Uint64(rs.RequestCtx)]; w != nil && w.group == g.id && !w.known {
 				w.index, w.known = rs.Index, true
 				g.reads = append(g.reads, w)
+				g.lag.confirm(w.term, w.at)
 			}
 		}
 		h.maybeTruncate(g)

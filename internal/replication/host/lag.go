@@ -35,9 +35,16 @@ type LagInfo struct {
 	// Synced is the latest time T such that this replica has applied
 	// every entry its leader had committed when it sent a message this
 	// replica received at T: the writes a read here misses were all
-	// committed after the leader sent that message. On a leader it is now
-	// if it has applied its whole commit index, else zero; zero if
-	// unknown.
+	// committed after the leader sent that message. On a leader that has
+	// applied its whole commit index it is when the latest of its own
+	// ReadIndex calls that a quorum confirmed began: the quorum's
+	// acknowledgements were sent after it, in the leader's term, so no
+	// other leader can have been elected, nor have committed anything,
+	// before it. A leader paused or cut off, which raft sees as the leader
+	// until its next election timeout of ticks, thus ages like a follower
+	// that stopped hearing from its leader, whatever it receives late
+	// (acknowledgements that waited in its socket while it was paused
+	// confirm only the reads they answer). Zero if unknown.
 	Synced time.Time
 	// Quiesced is true if the group is quiesced here on its leader's
 	// word (the leader had nothing pending and this replica held all of
@@ -80,6 +87,10 @@ type lagState struct {
 	// termEntry is the index of an entry of the leader's term, 0 if none
 	// is known yet.
 	termEntry uint64
+	// On a leader: the start of its latest ReadIndex a quorum confirmed
+	// in term confirmedTerm (see LagInfo.Synced).
+	confirmedTerm uint64
+	confirmed     time.Time
 }
 
 // heard records, after the loop stepped m to g, what m tells of the
@@ -116,6 +127,17 @@ func (h *Host) heard(g *group, m *raftpb.Message) {
 		h.mu.Unlock()
 	}
 	l.announce(c, now, g.applied)
+}
+
+// confirm records that a ReadIndex this node began at at, leading in
+// term (0: it did not lead), was confirmed.
+func (l *lagState) confirm(term uint64, at time.Time) {
+	if term == 0 {
+		return
+	}
+	if l.confirmedTerm != term || at.After(l.confirmed) {
+		l.confirmedTerm, l.confirmed = term, at
+	}
 }
 
 // termCommitted reports whether the commit index of m, an append of the
@@ -193,7 +215,9 @@ func (h *Host) Lag(group uint64) (LagInfo, error) {
 			// Its commit index is whole once it covers an entry of its
 			// own term (see termCommitted).
 			if g.applied >= info.Commit && g.term == st.GetTerm() {
-				info.Synced = now
+				if l := &g.lag; l.confirmedTerm == st.GetTerm() {
+					info.Synced = l.confirmed
+				}
 			}
 			return nil
 		}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
+	"github.com/parsecdb/parsec/internal/replication/transport"
 	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -21,6 +23,18 @@ func (c *cluster) lag(id, g uint64) LagInfo {
 		c.t.Fatalf("lag of group %d on node %d: %v", g, id, err)
 	}
 	return l
+}
+
+// readIndex runs a ReadIndex of group g on node id.
+func (c *cluster) readIndex(id, g uint64) uint64 {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	idx, err := c.nodes[id].h.ReadIndex(ctx, g)
+	if err != nil {
+		c.t.Fatalf("read index of group %d on node %d: %v", g, id, err)
+	}
+	return idx
 }
 
 // TestLag checks what replicas know of their lag: a leader has applied
@@ -43,8 +57,14 @@ func TestLag(t *testing.T) {
 	f := voters[(slices.Index(voters, lead)+1)%len(voters)]
 	o := voters[(slices.Index(voters, lead)+2)%len(voters)]
 
-	if l := c.lag(lead, g); !l.Leader || l.Lead != lead || l.Applied < last || l.Commit != l.Applied || l.Synced.IsZero() || l.LeaderHeard.IsZero() {
-		t.Fatalf("leader's lag %+v, want a leader synced at its commit index, at least %d", l, last)
+	// A leader is synced as of its latest read a quorum confirmed.
+	if l := c.lag(lead, g); !l.Leader || !l.Synced.IsZero() {
+		t.Fatalf("leader's lag %+v before any read, want a leader not synced", l)
+	}
+	started := time.Now()
+	c.readIndex(lead, g)
+	if l := c.lag(lead, g); !l.Leader || l.Lead != lead || l.Applied < last || l.Commit != l.Applied || l.Synced.Before(started) || l.LeaderHeard.IsZero() {
+		t.Fatalf("leader's lag %+v, want a leader synced at its commit index, at least %d, since %v", l, last, started)
 	}
 	var before LagInfo
 	c.waitFor("the follower to be synced at the last entry", func() bool {
@@ -105,6 +125,91 @@ func TestLag(t *testing.T) {
 	}
 	if _, err := c.nodes[f].h.Lag(999); !errors.Is(err, ErrGroupNotFound) {
 		t.Fatalf("lag of an unknown group: %v", err)
+	}
+}
+
+// TestLagLeaderCutOff checks that a leader cut off from the others (or
+// paused: raft sees it as the leader until its next election timeout of
+// ticks) is not synced later than its last read a quorum confirmed: the
+// others elect a new leader, which commits writes the old one misses, and
+// the old one, still leading as raft sees it, says it is synced only from
+// before.
+func TestLagLeaderCutOff(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	g := c.groups[0]
+	var want []string
+	for i := range 3 {
+		cmd := fmt.Sprintf("c%d", i)
+		c.propose(g, cmd)
+		want = append(want, cmd)
+	}
+	c.converge(g, want)
+	lead := c.leader(g)
+	c.readIndex(lead, g)
+	if l := c.lag(lead, g); !l.Leader || l.Synced.IsZero() {
+		t.Fatalf("leader's lag %+v, want a synced leader", l)
+	}
+	var oldTerm uint64
+	_ = c.nodes[lead].h.do(func() error {
+		oldTerm = c.nodes[lead].h.groups[g].rn.BasicStatus().GetTerm()
+		return nil
+	})
+	others := slices.DeleteFunc(slices.Clone(voters), func(id uint64) bool { return id == lead })
+	c.net.Isolate(lead)
+	// Only the others are ticked from now on, so the old leader keeps its
+	// leadership as raft sees it.
+	deadline := time.Now().Add(20 * time.Second)
+	var next uint64
+	for next == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the others elected no leader")
+		}
+		for _, id := range others {
+			c.nodes[id].h.Tick()
+		}
+		time.Sleep(time.Millisecond)
+		for _, id := range others {
+			if c.lag(id, g).Leader {
+				next = id
+			}
+		}
+	}
+	elected := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	var idx uint64
+	go func() {
+		var err error
+		idx, err = c.nodes[next].h.Propose(ctx, g, []byte("after"))
+		done <- err
+	}()
+	for waiting := true; waiting; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("propose to the new leader %d: %v", next, err)
+			}
+			waiting = false
+		case <-time.After(time.Millisecond):
+			for _, id := range others {
+				c.nodes[id].h.Tick()
+			}
+		}
+	}
+	// Acknowledgements the followers sent in the old leader's term, before
+	// they elected another, reach it late (they waited in its socket while
+	// it was paused): they prove nothing of now.
+	for _, id := range others {
+		c.nodes[lead].h.receive(id, []transport.Envelope{{Group: g, Msg: &raftpb.Message{Type: raftpb.MsgHeartbeatResp.Enum(),
+			From: proto.Uint64(id), To: proto.Uint64(lead), Term: proto.Uint64(oldTerm)}}})
+	}
+	old := c.lag(lead, g)
+	if !old.Leader || old.Applied >= idx {
+		t.Fatalf("old leader's lag %+v: want a leader, as raft sees it, that misses entry %d", old, idx)
+	}
+	if !old.Synced.Before(elected) {
+		t.Fatalf("the old leader says it is synced at %v, after node %d was elected in its place (%v)", old.Synced, next, elected)
 	}
 }
 

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"io"
 	"net"
 	"testing"
@@ -32,13 +33,17 @@ func TestTCPAcceptOutlastsEMFILE(t *testing.T) {
 	}
 }
 
-// silent dials addr and reads the acceptor's challenge, then says nothing.
-func silent(t *testing.T, addr string) net.Conn {
+// silent dials tr as a peer would, completes the TLS handshake and reads
+// the acceptor's challenge, then says nothing: a connection in its
+// handshake, as one that stalls in TLS is too (both are admitted before
+// TLS starts).
+func silent(t *testing.T, tr *TCP) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	raw, err := net.Dial("tcp", tr.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := tls.Client(raw, tr.clientTLS)
 	t.Cleanup(func() { c.Close() })
 	if _, err := io.ReadFull(c, make([]byte, len(magic)+8+nonceLen)); err != nil {
 		t.Fatalf("no challenge: %v", err)
@@ -60,7 +65,7 @@ func TestTCPSilentConnectionsAreBounded(t *testing.T) {
 	})
 	var conns []net.Conn
 	for range n {
-		conns = append(conns, silent(t, b.Addr().String()))
+		conns = append(conns, silent(t, b))
 	}
 	for _, c := range conns[:n-maxShakes] {
 		expectClosed(t, c)
@@ -80,13 +85,16 @@ func TestTCPMaxConns(t *testing.T) {
 		c.HandshakeTimeout = time.Hour
 	})
 	for range maxConns {
-		silent(t, b.Addr().String())
+		silent(t, b)
 	}
-	c, err := net.Dial("tcp", b.Addr().String())
+	raw, err := net.Dial("tcp", b.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := tls.Client(raw, b.clientTLS)
 	defer c.Close()
+	// A connection closed at once fails its TLS handshake; one admitted
+	// would get its challenge.
 	if n, err := io.ReadFull(c, make([]byte, len(magic))); err == nil {
 		t.Fatalf("connection %d got %d bytes of challenge, want it closed", maxConns+1, n)
 	}

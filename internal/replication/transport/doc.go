@@ -21,12 +21,15 @@
 //
 // Two implementations:
 //
-//   - TCP: length-prefixed frames, each authenticated with HMAC-SHA256 under
-//     the cluster key, after a mutual challenge-response handshake (see the
-//     protocol comment in tcp.go). Frame size and queue length are bounded;
-//     a peer that fails a check is disconnected with a logged reason; a
-//     sender reconnects with jittered exponential backoff. It authenticates
-//     but does not encrypt: run it on a private network or under TLS.
+//   - TCP: TLS 1.3 connections, both sides presenting a certificate issued
+//     by the cluster's authority (a certificate authority whose key every
+//     node derives from the cluster key, so no file is shared: tls.go) and
+//     verifying the other's; inside, length-prefixed frames, each
+//     authenticated with HMAC-SHA256 under the cluster key, after a mutual
+//     challenge-response handshake (see the protocol comment in tcp.go).
+//     Frame size and queue length are bounded; a peer that fails a check
+//     is disconnected with a logged reason; a sender reconnects with
+//     jittered exponential backoff.
 //   - Network/Mem: an in-memory network for tests, which copies every
 //     message and injects drops, duplicates, delays, reordering and
 //     partitions from a seeded random source.

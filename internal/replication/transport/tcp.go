@@ -7,6 +7,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,7 +25,10 @@ import (
 )
 
 // The TCP protocol. A node dials each peer it sends to; the connection
-// carries frames one way, dialer to acceptor.
+// carries frames one way, dialer to acceptor. Every connection is TLS 1.3
+// between certificates issued by the cluster's authority (tls.go), which
+// each side verifies, so what crosses the network is encrypted and a peer
+// without the cluster key fails the TLS handshake; inside it:
 //
 //	acceptor → dialer  challenge: magic "PRSCRFT1", acceptor node id (8), nonce A (32)
 //	dialer → acceptor  hello:     dialer node id (8), nonce B (32), HMAC(key, "hello" A B acceptor dialer)
@@ -113,12 +117,15 @@ type TCPStats struct {
 	Rejected uint64
 }
 
-// TCP is a Transport over TCP with HMAC-SHA256 authentication.
+// TCP is a Transport over TLS with HMAC-SHA256 authentication.
 type TCP struct {
-	cfg     TCPConfig
-	ln      net.Listener
-	handler atomic.Pointer[Handler]
-	calls   atomic.Pointer[CallHandler]
+	cfg TCPConfig
+	ln  net.Listener
+	// serverTLS and clientTLS configure the accepting and the dialing side
+	// of a connection.
+	serverTLS, clientTLS *tls.Config
+	handler              atomic.Pointer[Handler]
+	calls                atomic.Pointer[CallHandler]
 
 	mu    sync.Mutex
 	peers map[uint64]*peer
@@ -177,6 +184,14 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		cfg.Logf = log.Printf
 	}
 	cfg.ClusterKey = append([]byte(nil), cfg.ClusterKey...)
+	auth, err := newAuthority(cfg.ClusterKey)
+	if err != nil {
+		return nil, err
+	}
+	serverTLS, clientTLS, err := auth.peerTLS()
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
@@ -184,7 +199,8 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if cfg.wrapListener != nil {
 		ln = cfg.wrapListener(ln)
 	}
-	t := &TCP{cfg: cfg, ln: ln, peers: make(map[uint64]*peer), conns: make(map[net.Conn]struct{}), closed: make(chan struct{})}
+	t := &TCP{cfg: cfg, ln: ln, serverTLS: serverTLS, clientTLS: clientTLS,
+		peers: make(map[uint64]*peer), conns: make(map[net.Conn]struct{}), closed: make(chan struct{})}
 	t.wg.Add(1)
 	go t.accept()
 	return t, nil
@@ -303,13 +319,14 @@ func (t *TCP) accept() {
 	defer t.wg.Done()
 	var retry accept.Backoff
 	for {
-		c, err := t.ln.Accept()
+		raw, err := t.ln.Accept()
 		if err != nil {
 			if retry.Retry(err) {
 				continue
 			}
 			return
 		}
+		c := tls.Server(raw, t.serverTLS)
 		shake, ok := t.admit(c)
 		if !ok {
 			_ = c.Close()
@@ -378,8 +395,11 @@ func (t *TCP) release(c net.Conn, shake *list.Element) {
 // serve runs the acceptor's side of a connection, whose entry in t.shaking
 // is shake. It returns nil when the connection ends normally and an error
 // when it is rejected.
-func (t *TCP) serve(c net.Conn, shake *list.Element) error {
+func (t *TCP) serve(c *tls.Conn, shake *list.Element) error {
 	_ = c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	if err := c.Handshake(); err != nil {
+		return fmt.Errorf("TLS handshake: %v", err)
+	}
 	nonceA := make([]byte, nonceLen)
 	_, _ = rand.Read(nonceA)
 	me := u64(t.cfg.NodeID)
@@ -594,10 +614,11 @@ func (t *TCP) dial(p *peer) (net.Conn, []byte, []byte, error) {
 	addr := p.addr
 	p.mu.Unlock()
 	d := net.Dialer{Timeout: t.cfg.HandshakeTimeout}
-	c, err := d.Dial("tcp", addr)
+	raw, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	c := tls.Client(raw, t.clientTLS)
 	if !t.track(c) {
 		_ = c.Close()
 		return nil, nil, nil, errors.New("transport closed")
@@ -607,6 +628,9 @@ func (t *TCP) dial(p *peer) (net.Conn, []byte, []byte, error) {
 		return nil, nil, nil, err
 	}
 	_ = c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	if err := c.Handshake(); err != nil {
+		return fail(fmt.Errorf("TLS handshake with %s (does it hold the same cluster key?): %v", addr, err))
+	}
 	ch := make([]byte, len(magic)+8+nonceLen)
 	if _, err := io.ReadFull(c, ch); err != nil {
 		return fail(fmt.Errorf("handshake: %v", err))
@@ -660,10 +684,11 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 		return nil, fmt.Errorf("transport: call of %d bytes exceeds the limit of %d", len(req), MaxCallBytes)
 	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("transport: cannot reach %s: %w", addr, err)
 	}
+	c := tls.Client(raw, t.clientTLS)
 	defer c.Close()
 	deadline := time.Now().Add(t.cfg.HandshakeTimeout)
 	if d, ok := ctx.Deadline(); ok {
@@ -671,8 +696,11 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	}
 	_ = c.SetDeadline(deadline)
 	ch := make([]byte, len(magic)+8+nonceLen)
+	if err := c.Handshake(); err != nil {
+		return nil, tlsError(addr, err)
+	}
 	if _, err := io.ReadFull(c, ch); err != nil {
-		return nil, fmt.Errorf("transport: %s: handshake: %v", addr, err)
+		return nil, tlsError(addr, err)
 	}
 	if string(ch[:len(magic)]) != magic {
 		return nil, fmt.Errorf("transport: %s is not a parsec cluster address", addr)
@@ -709,6 +737,19 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 // ErrKeyMismatch is the error of a call to a node that does not hold the
 // caller's cluster key.
 var ErrKeyMismatch = errors.New("the nodes do not hold the same cluster key")
+
+// tlsError is the error of a call whose TLS handshake with addr failed
+// (in TLS 1.3 the acceptor's refusal of the caller's certificate comes with
+// the first read, as an alert): ErrKeyMismatch when either side refused the
+// other's certificate.
+func tlsError(addr string, err error) error {
+	var ve *tls.CertificateVerificationError
+	var oe *net.OpError
+	if errors.As(err, &ve) || (errors.As(err, &oe) && oe.Op == "remote error") {
+		return fmt.Errorf("transport: %s refused the TLS handshake (%v): %w", addr, err, ErrKeyMismatch)
+	}
+	return fmt.Errorf("transport: %s: handshake: %v", addr, err)
+}
 
 // CallError is the error a call's handler returned.
 type CallError struct{ Msg string }

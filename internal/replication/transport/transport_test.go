@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -174,11 +175,27 @@ func TestTCPRoundTrip(t *testing.T) {
 	}
 }
 
-// rawDial performs the dialer's handshake by hand with key k and returns
-// the connection and the nonces.
+// peerClientTLS returns the dialing side's TLS configuration of a node of
+// the cluster of key k.
+func peerClientTLS(t *testing.T, k []byte) *tls.Config {
+	t.Helper()
+	a, err := newAuthority(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, client, err := a.peerTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// rawDial performs the dialer's handshake by hand, over TLS as a node of
+// the cluster of key key, with the MAC key k, and returns the connection
+// and the nonces.
 func rawDial(t *testing.T, addr string, k []byte, me uint64) (net.Conn, []byte, []byte) {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c, err := tls.Dial("tcp", addr, peerClientTLS(t, key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,6 +304,132 @@ func TestTCPWrongKey(t *testing.T) {
 	expectClosed(t, c)
 	if !strings.Contains(lg.String(), "cluster key") {
 		t.Fatalf("no reason logged: %q", lg)
+	}
+}
+
+// recorder is a TCP proxy in front of addr that keeps every byte it passes,
+// both ways.
+type recorder struct {
+	ln  net.Listener
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func newRecorder(t *testing.T, addr string) *recorder {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", addr)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			t.Cleanup(func() { in.Close(); out.Close() })
+			go r.copy(out, in)
+			go r.copy(in, out)
+		}
+	}()
+	return r
+}
+
+func (r *recorder) copy(dst, src net.Conn) {
+	b := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(b)
+		if n > 0 {
+			r.mu.Lock()
+			r.buf.Write(b[:n])
+			r.mu.Unlock()
+			if _, err := dst.Write(b[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			dst.Close()
+			return
+		}
+	}
+}
+
+func (r *recorder) bytes() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return bytes.Clone(r.buf.Bytes())
+}
+
+// TestTCPEncrypted checks that an item's bytes sent to a peer, and the
+// handshake, do not cross the network in the clear.
+func TestTCPEncrypted(t *testing.T) {
+	lg := &logs{}
+	a, _ := newTCP(t, 1, key, lg, nil)
+	b, cb := newTCP(t, 2, key, lg, nil)
+	rec := newRecorder(t, b.Addr().String())
+	a.AddPeer(2, rec.ln.Addr().String())
+	const item = `{"id":"card-1","number":"4111 1111 1111 1111"}`
+	a.Send(2, []Envelope{{Group: 1, Msg: msg(raftpb.MsgApp, 1, 2, 1, item)}})
+	waitFor(t, "the message", func() bool { return cb.count(1) == 1 })
+	if got := string(cb.got[1][0].Msg.Entries[0].Data); got != item {
+		t.Fatalf("received %q, want %q", got, item)
+	}
+	seen := rec.bytes()
+	for _, clear := range []string{"4111 1111", "card-1", magic} {
+		if bytes.Contains(seen, []byte(clear)) {
+			t.Fatalf("%q crossed the network in the clear", clear)
+		}
+	}
+}
+
+// TestTCPRefusesPlainPeers checks that a connection that does not speak
+// TLS, or does with a certificate the cluster's authority did not issue,
+// is refused before the transport's handshake starts.
+func TestTCPRefusesPlainPeers(t *testing.T) {
+	lg := &logs{}
+	b, cb := newTCP(t, 2, key, lg, nil)
+	// A plain TCP peer reads no challenge and is closed.
+	c, err := net.Dial("tcp", b.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = c.Write(bytes.Repeat([]byte{1}, 8+nonceLen+macLen))
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the plain connection was not closed")
+	}
+	if bytes.Contains(got, []byte(magic)) {
+		t.Fatalf("a plain connection was answered with the challenge: %q", got)
+	}
+	waitFor(t, "the rejection", func() bool { return b.Stats().Rejected == 1 })
+	// TLS with a certificate of its own making, or none, is refused.
+	other := peerClientTLS(t, bytes.Repeat([]byte("o"), 32))
+	other.RootCAs = peerClientTLS(t, key).RootCAs // it trusts the cluster
+	for i, cfg := range []*tls.Config{other, {RootCAs: other.RootCAs, ServerName: peerName}} {
+		tc, err := tls.Dial("tcp", b.Addr().String(), cfg)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		_ = tc.SetReadDeadline(time.Now().Add(20 * time.Second))
+		got, err := io.ReadAll(tc)
+		tc.Close()
+		var oe *net.OpError
+		if len(got) != 0 || !errors.As(err, &oe) || oe.Op != "remote error" {
+			t.Fatalf("dial %d: read %q, %v; want a TLS alert", i, got, err)
+		}
+	}
+	waitFor(t, "the rejections", func() bool { return b.Stats().Rejected == 3 })
+	if cb.count(1) != 0 || !strings.Contains(lg.String(), "TLS handshake") {
+		t.Fatalf("received %d messages; log %q", cb.count(1), lg)
 	}
 }
 
