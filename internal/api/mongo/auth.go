@@ -95,7 +95,7 @@ const maxAuthFailureDelay = 10 * time.Second
 func (r *request) failed() error {
 	failures := r.c.auth.failures + 1
 	r.c.auth = connAuth{failures: failures}
-	r.s.sleep(min(time.Duration(failures)*r.s.cfg.AuthFailureDelay, maxAuthFailureDelay))
+	r.s.cfg.sleep(min(time.Duration(failures)*r.s.cfg.AuthFailureDelay, maxAuthFailureDelay))
 	return newErr(18, "AuthenticationFailed", "Authentication failed.")
 }
 

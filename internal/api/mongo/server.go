@@ -89,6 +89,8 @@ type Config struct {
 	// that much times the connection's failures so far (at most 10 s).
 	// Default DefaultAuthFailureDelay.
 	AuthFailureDelay time.Duration
+	// sleep waits out that delay. Default time.Sleep (tests record it).
+	sleep func(time.Duration)
 }
 
 // Server serves the MongoDB wire protocol on Parsec's engine.
@@ -101,8 +103,6 @@ type Server struct {
 	started time.Time
 	auth    *authenticator // nil: no authentication
 	initErr error          // why New could not set the server up; Serve returns it
-	// sleep waits after a failed authentication (tests record it).
-	sleep func(time.Duration)
 
 	mu     sync.Mutex
 	lns    map[net.Listener]bool
@@ -160,7 +160,10 @@ func New(cfg Config) *Server {
 	if cfg.AuthFailureDelay <= 0 {
 		cfg.AuthFailureDelay = DefaultAuthFailureDelay
 	}
-	s := &Server{cfg: cfg, eng: cfg.Engine, sleep: time.Sleep,
+	if cfg.sleep == nil {
+		cfg.sleep = time.Sleep
+	}
+	s := &Server{cfg: cfg, eng: cfg.Engine,
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]*slot{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
 	if cfg.AccountName == "" {
