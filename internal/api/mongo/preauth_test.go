@@ -1,7 +1,6 @@
 package mongo
 
 import (
-	"encoding/binary"
 	"slices"
 	"sync"
 	"testing"
@@ -21,53 +20,55 @@ func authEnv(t *testing.T, cfg func(*Config)) *testEnv {
 	}})
 }
 
-// A connection that has not authenticated may not announce a message over
-// MaxUnauthenticatedMessageBytes; one that has may.
+// A connection that has not authenticated may not send a message over
+// MaxUnauthenticatedMessageBytes, even a handshake; one that has may.
 func TestUnauthenticatedMessageLimit(t *testing.T) {
 	env := authEnv(t, nil)
 	c := dialRaw(t, env)
-	hdr := binary.LittleEndian.AppendUint32(nil, DefaultMaxUnauthenticatedMessageBytes+1)
-	hdr = append(hdr, 1, 0, 0, 0, 0, 0, 0, 0, 0xdd, 7, 0, 0)
-	if _, err := c.nc.Write(hdr); err != nil {
+	pad := make([]byte, DefaultMaxUnauthenticatedMessageBytes)
+	if _, err := c.nc.Write(opMsg(1, 0, mustMarshal(t, bson.D{{Key: "hello", Value: 1}, {Key: "pad", Value: pad}, {Key: "$db", Value: "admin"}}), "")); err != nil {
 		t.Fatal(err)
 	}
 	if !c.closed() {
-		t.Fatal("a connection that has not authenticated announced a message over the limit and was not closed")
+		t.Fatal("a connection that has not authenticated sent a message over the limit and was not closed")
 	}
 	coll := env.connectAs(t, DefaultAccountName, testPrimaryKey, "").Database("d").Collection("c")
-	big := make([]byte, 2*DefaultMaxUnauthenticatedMessageBytes)
-	if _, err := coll.InsertOne(ctxT(t), bson.D{{Key: "_id", Value: 1}, {Key: "b", Value: big}}); err != nil {
-		t.Fatalf("an authenticated insert of %d bytes: %v", len(big), err)
+	if _, err := coll.InsertOne(ctxT(t), bson.D{{Key: "_id", Value: 1}, {Key: "b", Value: pad}}); err != nil {
+		t.Fatalf("an authenticated insert of %d bytes: %v", len(pad), err)
 	}
 }
 
 // Before authentication a message must arrive whole within MessageTimeout
-// of its first bytes, and the connection may wait at most AuthIdleTimeout
-// for its next message.
-func TestUnauthenticatedTimeouts(t *testing.T) {
-	env := authEnv(t, func(c *Config) { c.MessageTimeout, c.AuthIdleTimeout = 100*time.Millisecond, 100*time.Millisecond })
-	partial := dialRaw(t, env)
+// of its first bytes.
+func TestUnauthenticatedMessageTimeout(t *testing.T) {
+	env := authEnv(t, func(c *Config) { c.MessageTimeout, c.AuthIdleTimeout = 100*time.Millisecond, time.Hour })
+	c := dialRaw(t, env)
 	msg := opMsg(1, 0, mustMarshal(t, bson.D{{Key: "hello", Value: 1}, {Key: "$db", Value: "admin"}}), "")
-	if _, err := partial.nc.Write(msg[:len(msg)-1]); err != nil {
+	if _, err := c.nc.Write(msg[:len(msg)-1]); err != nil {
 		t.Fatal(err)
 	}
-	silent := dialRaw(t, env)
-	if !partial.closed() {
+	if !c.closed() {
 		t.Error("a message that never arrived whole did not close the connection")
 	}
-	if !silent.closed() {
-		t.Error("a connection that sent nothing without authenticating was not closed")
-	}
-	// An authenticated client is held to IdleTimeout only: it keeps
-	// working after more than AuthIdleTimeout idle.
+}
+
+// Before authentication a connection may wait at most AuthIdleTimeout for
+// its next message; once authenticated, IdleTimeout.
+func TestUnauthenticatedIdleTimeout(t *testing.T) {
+	env := authEnv(t, func(c *Config) { c.MessageTimeout, c.AuthIdleTimeout = time.Hour, 100*time.Millisecond })
 	c := env.connectAs(t, DefaultAccountName, testPrimaryKey, "")
 	ctx := ctxT(t)
 	if err := c.Ping(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !dialRaw(t, env).closed() {
-		t.Fatal("a later silent connection was not closed")
+	raw := dialRaw(t, env)
+	if _, d := raw.roundTrip(opMsg(1, 0, mustMarshal(t, bson.D{{Key: "hello", Value: 1}, {Key: "$db", Value: "admin"}}), "")); toMap(d)["ok"] != 1.0 {
+		t.Fatalf("hello: %v", d)
 	}
+	if !raw.closed() {
+		t.Fatal("a connection that sent nothing more without authenticating was not closed")
+	}
+	// The authenticated client's connection, idle meanwhile, still serves.
 	if _, err := c.Database("d").Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
 		t.Fatalf("an authenticated client after a wait: %v", err)
 	}

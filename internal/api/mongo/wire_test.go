@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,11 +123,12 @@ func (c *rawConn) read() (wiremessage.OpCode, bson.D) {
 	return op, d
 }
 
-// closed reports whether the server closed the connection.
+// closed reports whether the server closed the connection (a reset when
+// it closed with bytes left unread).
 func (c *rawConn) closed() bool {
 	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, err := c.r.ReadByte()
-	return err == io.EOF
+	return err == io.EOF || errors.Is(err, syscall.ECONNRESET)
 }
 
 func TestWireHandshakeAndSections(t *testing.T) {
