@@ -83,6 +83,11 @@ type Options struct {
 	// the primary key, or "parsec-readonly" and the read-only key); with the
 	// emulator key, which is only served on loopback, they need not.
 	MongoListen string
+	// MongoAuthIdleTimeout is how long a MongoDB connection that has not
+	// authenticated may wait for its next message, when clients must
+	// authenticate (mongo.Config.AuthIdleTimeout). Default
+	// mongo.DefaultAuthIdleTimeout.
+	MongoAuthIdleTimeout time.Duration
 	// Consistency is the account's default consistency level (strong,
 	// bounded, session, prefix or eventual; default session), with the
 	// bounds of bounded staleness (defaults 100,000 operations and 5
@@ -414,7 +419,7 @@ func Start(o Options) (*Server, error) {
 		// Clients authenticate with SCRAM-SHA-256 and the keys; with a
 		// key of one's own they must (see mongo.Config).
 		s.mongo = mongo.New(mongo.Config{Engine: eng, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
-			RequireAuth: !sameKey(key, auth.EmulatorKey)})
+			RequireAuth: !sameKey(key, auth.EmulatorKey), AuthIdleTimeout: o.MongoAuthIdleTimeout})
 		s.mongoLn = mln
 		s.mongoDone = make(chan error, 1)
 		go func() { s.mongoDone <- s.mongo.Serve(mln) }()
