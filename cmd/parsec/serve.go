@@ -52,6 +52,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.MongoMaxCursors, "mongo-max-cursors", mongo.DefaultMaxCursors, "MongoDB API: cursors open at once; the read-only user and unauthenticated connections may each hold a quarter, the primary user all")
 	fs.Var(byteSize{&o.MongoMaxCursorBytes}, "mongo-max-cursor-bytes", "MongoDB API: results the open cursors keep in memory between getMores, BSON bytes or with a unit (default 1000MiB); shared as --mongo-max-cursors, and at most 100MiB for one cursor")
 	fs.IntVar(&o.MongoMaxSessions, "mongo-max-sessions", mongo.DefaultMaxSessions, "MongoDB API: sessions with a transaction kept at once; shared as --mongo-max-cursors")
+	fs.DurationVar(&o.MongoAuthIdleTimeout, "mongo-auth-idle-timeout", mongo.DefaultAuthIdleTimeout, "with --mongo-listen and --key: time a MongoDB connection that has not authenticated may wait for its next message before it is closed")
 	fs.StringVar(&o.Consistency, "consistency", "session", "the account's default consistency level: strong, bounded, session, prefix or eventual; a request may ask for a weaker level (x-ms-consistency-level), never a stronger one")
 	fs.Int64Var(&o.MaxStalenessPrefix, "max-staleness-prefix", 0, "with --consistency bounded: how many operations a read may lag (default 100000)")
 	fs.DurationVar(&o.MaxStalenessInterval, "max-staleness-interval", 0, "with --consistency bounded: how long a read may lag, whole seconds from 5s to 24h (default 5m)")

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"regexp"
 	"strings"
 	"syscall"
@@ -14,16 +16,16 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// TestServeMongoListen runs `parsec serve --mongo-listen 127.0.0.1:0`,
-// connects the Go driver to the address it prints, writes and reads a
-// document, checks that --mongo-max-cursors reaches the server, then stops
-// the server with SIGINT.
-func TestServeMongoListen(t *testing.T) {
+// serveMongo runs `parsec serve --in-memory --listen 127.0.0.1:0
+// --mongo-listen 127.0.0.1:0` with args, and returns the Mongo address it
+// prints and a stop function that ends it with SIGINT and checks its exit.
+func serveMongo(t *testing.T, args ...string) (addr string, stop func()) {
+	t.Helper()
 	stdout := &lineWatch{want: "MongoDB API on", seen: make(chan struct{})}
 	var stderr lineWatch
 	done := make(chan int, 1)
 	go func() {
-		done <- run([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0", "--mongo-listen", "127.0.0.1:0", "--mongo-max-cursors", "4"}, stdout, &stderr)
+		done <- run(append([]string{"serve", "--in-memory", "--listen", "127.0.0.1:0", "--mongo-listen", "127.0.0.1:0"}, args...), stdout, &stderr)
 	}()
 	select {
 	case <-stdout.seen:
@@ -36,9 +38,31 @@ func TestServeMongoListen(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no Mongo address in %q", stdout.String())
 	}
+	return m[1], func() {
+		t.Helper()
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("parsec serve did not stop on SIGINT")
+		}
+	}
+}
+
+// TestServeMongoListen runs `parsec serve --mongo-listen 127.0.0.1:0`,
+// connects the Go driver to the address it prints, writes and reads a
+// document, checks that --mongo-max-cursors reaches the server, then stops
+// the server with SIGINT.
+func TestServeMongoListen(t *testing.T) {
+	addr, stop := serveMongo(t, "--mongo-max-cursors", "4")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + m[1] + "/?directConnection=true"))
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/?directConnection=true"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,17 +89,36 @@ func TestServeMongoListen(t *testing.T) {
 		t.Fatalf("a second open cursor of an unauthenticated client, with --mongo-max-cursors 4: %v", err)
 	}
 	client.Disconnect(ctx)
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+	stop()
+}
+
+// TestServeMongoAuthIdleTimeout: with a key of one's own,
+// --mongo-auth-idle-timeout closes a connection that sends nothing
+// without authenticating, while a client with the key is served.
+func TestServeMongoAuthIdleTimeout(t *testing.T) {
+	const key = "cHJpbWFyeXByaW1hcnlwcmltYXJ5cHJpbWFyeXByaW1hcnlwcmltYXJ5cHJpbWFyeQ=="
+	addr, stop := serveMongo(t, "--key", key, "--mongo-auth-idle-timeout", "100ms")
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("parsec serve did not stop on SIGINT")
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a silent connection: %v, want it closed", err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/?directConnection=true").
+		SetAuth(options.Credential{Username: "parsec", Password: key}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Database("d").Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	client.Disconnect(ctx)
+	stop()
 }
 
 // TestServeMongoRefusedOffLoopback: with the emulator key the Mongo

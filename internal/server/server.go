@@ -110,6 +110,11 @@ type Options struct {
 	MongoMaxCursors     int
 	MongoMaxCursorBytes int64
 	MongoMaxSessions    int
+	// MongoAuthIdleTimeout is how long a MongoDB connection that has not
+	// authenticated may wait for its next message, when clients must
+	// authenticate (mongo.Config.AuthIdleTimeout). Default
+	// mongo.DefaultAuthIdleTimeout.
+	MongoAuthIdleTimeout time.Duration
 	// Consistency is the account's default consistency level (strong,
 	// bounded, session, prefix or eventual; default session), with the
 	// bounds of bounded staleness (defaults 100,000 operations and 5
@@ -456,8 +461,8 @@ func Start(o Options) (*Server, error) {
 		// Clients authenticate with SCRAM-SHA-256 and the keys; with a
 		// key of one's own they must (see mongo.Config).
 		s.mongo = mongo.New(mongo.Config{Engine: eng, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
-			RequireAuth: !sameKey(key, auth.EmulatorKey),
-			MaxCursors:  o.MongoMaxCursors, MaxCursorBytes: o.MongoMaxCursorBytes, MaxSessions: o.MongoMaxSessions})
+			RequireAuth: !sameKey(key, auth.EmulatorKey), AuthIdleTimeout: o.MongoAuthIdleTimeout,
+			MaxCursors: o.MongoMaxCursors, MaxCursorBytes: o.MongoMaxCursorBytes, MaxSessions: o.MongoMaxSessions})
 		s.mongoLn = mln
 		s.mongoDone = make(chan error, 1)
 		go func() { s.mongoDone <- s.mongo.Serve(mln) }()

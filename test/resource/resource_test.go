@@ -61,17 +61,25 @@ const (
 var serverFlags = []string{"--read-timeout", "2s", "--write-timeout", "2s", "--idle-timeout", "10s", "--max-connections", "256"}
 
 type proc struct {
-	cmd    *exec.Cmd
-	url    string
-	addr   string
-	exited chan struct{} // closed when the process has exited
+	cmd       *exec.Cmd
+	url       string
+	addr      string
+	mongoAddr string        // the MongoDB API's address, when served
+	exited    chan struct{} // closed when the process has exited
 }
 
-var urlRe = regexp.MustCompile(`on (http://[^ ]+) `)
+var (
+	urlRe   = regexp.MustCompile(`on (http://[^ ]+) `)
+	mongoRe = regexp.MustCompile(`MongoDB API on mongodb://([^/]+)/`)
+)
 
-func start(t *testing.T) *proc {
+// start runs the server with the suite's flags, the key, and extra; with
+// --mongo-listen among extra it waits for the MongoDB API's address too.
+func start(t *testing.T, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--no-throttle"}, serverFlags...)
+	args := append([]string{"serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--no-throttle", "--key", serverKey}, serverFlags...)
+	args = append(args, extra...)
+	wantMongo := slices.Contains(extra, "--mongo-listen")
 	cmd := exec.Command(parsecBin, args...)
 	if prlimit, err := exec.LookPath("prlimit"); err == nil {
 		// prlimit sets the limit and execs the server: same process.
@@ -88,18 +96,27 @@ func start(t *testing.T) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	found := make(chan string, 1)
+	found := make(chan [2]string, 1)
 	go func() {
+		var u, m string
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if m := urlRe.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+			if s := urlRe.FindStringSubmatch(sc.Text()); s != nil {
+				u = s[1]
+			}
+			if s := mongoRe.FindStringSubmatch(sc.Text()); s != nil {
+				m = s[1]
+			}
+			if u != "" && (m != "" || !wantMongo) {
+				found <- [2]string{u, m}
+				u = ""
 			}
 		}
 	}()
 	select {
-	case u := <-found:
-		p := &proc{cmd: cmd, url: u, addr: strings.TrimPrefix(u, "http://"), exited: make(chan struct{})}
+	case f := <-found:
+		u := f[0]
+		p := &proc{cmd: cmd, url: u, addr: strings.TrimPrefix(u, "http://"), mongoAddr: f[1], exited: make(chan struct{})}
 		go func() {
 			cmd.Wait()
 			close(p.exited)
@@ -122,7 +139,11 @@ func start(t *testing.T) *proc {
 	return nil
 }
 
-var key, _ = auth.DecodeKey(auth.EmulatorKey)
+// serverKey is the server's primary key: one of its own, so that MongoDB
+// clients must authenticate.
+const serverKey = "cmVzb3VyY2VyZXNvdXJjZXJlc291cmNlcmVzb3VyY2VyZXNvdXJjZXJlc291cmNlcmU="
+
+var key, _ = auth.DecodeKey(serverKey)
 
 // head returns the head of a signed HTTP/1.1 request (up to the blank line).
 func head(method, path, host string, length int, extra ...string) string {
@@ -384,13 +405,19 @@ func (a *attack) spawn(n int, f func()) {
 }
 
 func (a *attack) dial(p *proc) net.Conn {
-	c, err := net.Dial("tcp", p.addr)
+	c, _ := dialAddr(a, p.addr)
+	return c
+}
+
+// dialAddr connects to addr, counting a failure and pausing after one.
+func dialAddr(a *attack, addr string) (net.Conn, error) {
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		a.dialErr.Add(1)
 		time.Sleep(50 * time.Millisecond)
-		return nil
+		return nil, err
 	}
-	return c
+	return c, nil
 }
 
 // slowUploaders: authenticated item writes whose 2 MB body comes one byte

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/xdg-go/scram"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -81,6 +82,21 @@ type connAuth struct {
 	conv     *scram.ServerConversation
 	user     string // set once authenticated
 	readOnly bool
+	failures int // failed conversations on the connection
+}
+
+// maxAuthFailureDelay caps the delay after a failed authentication.
+const maxAuthFailureDelay = 10 * time.Second
+
+// failed answers a failed SCRAM conversation after a delay that grows with
+// the connection's failures (Config.AuthFailureDelay times their number,
+// up to maxAuthFailureDelay), which slows the guessing of keys; only the
+// connection waits.
+func (r *request) failed() error {
+	failures := r.c.auth.failures + 1
+	r.c.auth = connAuth{failures: failures}
+	r.s.cfg.sleep(min(time.Duration(failures)*r.s.cfg.AuthFailureDelay, maxAuthFailureDelay))
+	return newErr(18, "AuthenticationFailed", "Authentication failed.")
 }
 
 // anonymousCommands run before a connection authenticates.
@@ -106,12 +122,26 @@ func (r *request) authorize() error {
 		if anonymousCommands[r.name] || !r.s.cfg.RequireAuth {
 			return nil
 		}
-		return newErr(13, "Unauthorized", "command %s requires authentication", r.name)
+		return unauthenticated(r.name)
 	}
 	if r.c.auth.readOnly && (writeCommands[r.name] || r.name == "customAction" && !readOnlyAction(r)) {
 		return newErr(13, "Unauthorized", "not authorized to run %s: %s authenticated with the read-only key", r.name, r.c.auth.user)
 	}
 	return nil
+}
+
+// unauthenticated is the error of a command run before authenticating on
+// a server that requires it.
+func unauthenticated(name string) *cmdError {
+	return newErr(13, "Unauthorized", "command %s requires authentication", name)
+}
+
+// handshakeOnly reports whether the connection may run only the handshake
+// commands: the server requires authentication and the connection has not
+// authenticated yet. Such a connection is also held to the limits of
+// Config before authentication.
+func (c *conn) handshakeOnly() bool {
+	return c.s.auth != nil && c.s.cfg.RequireAuth && c.auth.user == ""
 }
 
 // readOnlyAction reports whether a customAction command only reads.
@@ -133,7 +163,7 @@ func cmdSASL(r *request) (bson.D, error) {
 		if mech, _ := r.str("mechanism"); mech != scramMechanism {
 			return nil, newErr(2, "BadValue", "Received authentication for mechanism %s which is not enabled: this server supports %s", mech, scramMechanism)
 		}
-		r.c.auth = connAuth{conv: a.server.NewConversation()}
+		r.c.auth = connAuth{conv: a.server.NewConversation(), failures: r.c.auth.failures}
 	} else if r.c.auth.conv == nil {
 		return nil, newErr(17, "ProtocolError", "No SASL session state found: send saslStart first")
 	}
@@ -144,17 +174,16 @@ func cmdSASL(r *request) (bson.D, error) {
 	conv := r.c.auth.conv
 	resp, err := conv.Step(string(payload))
 	if err != nil {
-		r.c.auth = connAuth{}
-		return nil, newErr(18, "AuthenticationFailed", "Authentication failed.")
+		return nil, r.failed()
 	}
 	done := conv.Done()
 	if done {
 		if !conv.Valid() {
-			r.c.auth = connAuth{}
-			return nil, newErr(18, "AuthenticationFailed", "Authentication failed.")
+			return nil, r.failed()
 		}
 		user := conv.Username()
 		r.c.auth = connAuth{user: user, readOnly: a.readOnly[user]}
+		r.s.authenticated(r.c)
 	}
 	return bson.D{
 		{Key: "conversationId", Value: int32(1)},

@@ -355,6 +355,9 @@ func cmdHostInfo(r *request) (bson.D, error) {
 func cmdServerStatus(r *request) (bson.D, error) {
 	host, _ := os.Hostname()
 	up := r.s.cfg.Now().Sub(r.s.started)
+	r.s.mu.Lock()
+	open := r.s.open
+	r.s.mu.Unlock()
 	return bson.D{
 		{Key: "host", Value: host},
 		{Key: "version", Value: serverVersion},
@@ -364,8 +367,8 @@ func cmdServerStatus(r *request) (bson.D, error) {
 		{Key: "uptimeMillis", Value: up.Milliseconds()},
 		{Key: "localTime", Value: bson.NewDateTimeFromTime(r.s.cfg.Now())},
 		{Key: "connections", Value: bson.D{
-			{Key: "current", Value: int32(len(r.s.slots))},
-			{Key: "available", Value: int32(cap(r.s.slots) - len(r.s.slots))},
+			{Key: "current", Value: int32(open)},
+			{Key: "available", Value: int32(r.s.cfg.MaxConnections - open)},
 		}},
 		{Key: "metrics", Value: bson.D{{Key: "cursor", Value: bson.D{{Key: "open", Value: bson.D{{Key: "total", Value: int64(r.s.cursors.len())}}}}}}},
 	}, nil

@@ -10,12 +10,20 @@
 //     into the command as arrays, the CRC-32C checksum verified, moreToCome
 //     answered with nothing) and the legacy OP_QUERY handshake, answered
 //     with OP_REPLY. A message that breaks the protocol closes its
-//     connection with a logged reason. BSON is the driver's (bson,
-//     bsoncore, wiremessage); this package writes no codec of its own.
+//     connection with a logged reason. Before anything recurses into a
+//     command, checkDepth walks it without recursion and refuses one
+//     nested deeper than MaxCommandDepth (code 15), so that no message can
+//     exhaust a goroutine's stack; before authentication (when it is
+//     required) only the handshake commands are decoded at all. BSON is
+//     the driver's (bson, bsoncore, wiremessage); this package writes no
+//     codec of its own.
 //
 //   - server.go runs one goroutine per connection, bounded in number,
 //     closing connections idle past Config.IdleTimeout; a handler's panic
-//     becomes an InternalError reply, never a crash.
+//     becomes an InternalError reply, never a crash. Connections that have
+//     not authenticated are held to tighter limits (Config): a short wait
+//     for each message, a small message size, and a share of the slots
+//     that a newcomer takes from the oldest of them.
 //
 //   - commands.go maps a command's name to its handler; handlers return a
 //     reply document or an error, and toCmdError (errors.go) is the one

@@ -3,6 +3,7 @@ package mongo
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -29,6 +30,16 @@ const (
 	// DefaultMaxCursorBytes is ten cursors of mongod's 100 MB
 	// blocking-sort limit (maxBufferedBytes).
 	DefaultMaxCursorBytes = 10 * maxBufferedBytes
+
+	// Defaults of the limits before authentication (see Config).
+	// DefaultAuthIdleTimeout is three of the drivers' heartbeats
+	// (heartbeatFrequencyMS, 10 s by default in the server discovery and
+	// monitoring specification), which their monitoring connections send
+	// without authenticating.
+	DefaultAuthIdleTimeout                = 30 * time.Second
+	DefaultMessageTimeout                 = 10 * time.Second
+	DefaultMaxUnauthenticatedMessageBytes = 64 << 10
+	DefaultAuthFailureDelay               = time.Second
 )
 
 // Config configures a Mongo API server. Zero values take the defaults.
@@ -70,6 +81,29 @@ type Config struct {
 	// (a transaction that would start one more fails with code 261
 	// TooManyLogicalSessions); users share it as the cursor caps.
 	MaxSessions int
+
+	// Limits on connections that have not authenticated, with RequireAuth
+	// and a key. AuthIdleTimeout closes one that sends nothing for that
+	// long, in place of IdleTimeout. MessageTimeout closes one whose
+	// message does not arrive whole within that long of its first bytes.
+	// MaxUnauthenticatedMessageBytes caps one message (a handshake needs
+	// far less; a longer message closes the connection).
+	// MaxUnauthenticatedConnections caps how many are held at once, as
+	// does MaxConnections all of them: one more closes the oldest
+	// connection that has not authenticated, so that those who have keep
+	// their slots and newcomers can still authenticate. Defaults
+	// DefaultAuthIdleTimeout, DefaultMessageTimeout,
+	// DefaultMaxUnauthenticatedMessageBytes and half of MaxConnections.
+	AuthIdleTimeout                time.Duration
+	MessageTimeout                 time.Duration
+	MaxUnauthenticatedMessageBytes int
+	MaxUnauthenticatedConnections  int
+	// AuthFailureDelay delays the reply to a failed authentication by
+	// that much times the connection's failures so far (at most 10 s).
+	// Default DefaultAuthFailureDelay.
+	AuthFailureDelay time.Duration
+	// sleep waits out that delay. Default time.Sleep (tests record it).
+	sleep func(time.Duration)
 }
 
 // Server serves the MongoDB wire protocol on Parsec's engine.
@@ -80,16 +114,25 @@ type Server struct {
 	txns    *sessionTable
 	connID  atomic.Int32
 	started time.Time
-	slots   chan struct{}
 	auth    *authenticator // nil: no authentication
 	initErr error          // why New could not set the server up; Serve returns it
 
 	mu     sync.Mutex
 	lns    map[net.Listener]bool
-	conns  map[net.Conn]bool
+	conns  map[net.Conn]*slot
+	open   int // connections holding a slot
+	unauth int // of which not authenticated yet
+	seq    uint64
 	closed bool
 	wg     sync.WaitGroup
 	stop   chan struct{}
+}
+
+// slot is a connection's place among the open ones.
+type slot struct {
+	seq     uint64 // order of acceptance
+	unauth  bool   // counted in Server.unauth
+	evicted bool   // closed for a newcomer; its slot is already free
 }
 
 // New returns a server on cfg.Engine; call Serve to accept connections.
@@ -121,8 +164,26 @@ func New(cfg Config) *Server {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
 	}
-	s := &Server{cfg: cfg, eng: cfg.Engine, slots: make(chan struct{}, cfg.MaxConnections),
-		lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
+	if cfg.AuthIdleTimeout <= 0 {
+		cfg.AuthIdleTimeout = DefaultAuthIdleTimeout
+	}
+	if cfg.MessageTimeout <= 0 {
+		cfg.MessageTimeout = DefaultMessageTimeout
+	}
+	if cfg.MaxUnauthenticatedMessageBytes <= 0 {
+		cfg.MaxUnauthenticatedMessageBytes = DefaultMaxUnauthenticatedMessageBytes
+	}
+	if cfg.MaxUnauthenticatedConnections <= 0 {
+		cfg.MaxUnauthenticatedConnections = max(cfg.MaxConnections/2, 1)
+	}
+	if cfg.AuthFailureDelay <= 0 {
+		cfg.AuthFailureDelay = DefaultAuthFailureDelay
+	}
+	if cfg.sleep == nil {
+		cfg.sleep = time.Sleep
+	}
+	s := &Server{cfg: cfg, eng: cfg.Engine,
+		lns: map[net.Listener]bool{}, conns: map[net.Conn]*slot{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
 	if cfg.AccountName == "" {
 		cfg.AccountName = DefaultAccountName
@@ -178,24 +239,82 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return err
 		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
+		sl, ok, closed := s.admit(c)
+		if closed {
+			c.Close()
+			return nil
+		}
+		if !ok {
 			s.cfg.Logger.Printf("closing connection from %s: %d connections are open (the limit)", c.RemoteAddr(), s.cfg.MaxConnections)
 			c.Close()
 			continue
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			<-s.slots
-			return nil
+		go s.serveConn(c, sl)
+	}
+}
+
+// admit gives a new connection a slot, when one is free or when the
+// oldest connection that has not authenticated can give up its own, which
+// is then closed; ok is false when none can.
+func (s *Server) admit(c net.Conn) (sl *slot, ok, closed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false, true
+	}
+	gated := s.auth != nil && s.cfg.RequireAuth
+	if gated && (s.open >= s.cfg.MaxConnections || s.unauth >= s.cfg.MaxUnauthenticatedConnections) {
+		var oldest net.Conn
+		for nc, o := range s.conns {
+			if o.unauth && !o.evicted && (oldest == nil || o.seq < s.conns[oldest].seq) {
+				oldest = nc
+			}
 		}
-		s.conns[c] = true
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serveConn(c)
+		if oldest != nil {
+			o := s.conns[oldest]
+			o.evicted, o.unauth = true, false
+			s.open--
+			s.unauth--
+			s.cfg.Logger.Printf("closing connection from %s: not authenticated, and its slot is given to a new connection (%d connections have not authenticated)", oldest.RemoteAddr(), s.unauth+1)
+			oldest.Close()
+		}
+	}
+	if s.open >= s.cfg.MaxConnections {
+		return nil, false, false
+	}
+	s.seq++
+	sl = &slot{seq: s.seq, unauth: gated}
+	s.conns[c] = sl
+	s.open++
+	if gated {
+		s.unauth++
+	}
+	s.wg.Add(1)
+	return sl, true, false
+}
+
+// authenticated frees the connection's place among those that have not
+// authenticated.
+func (s *Server) authenticated(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.slot.unauth {
+		c.slot.unauth = false
+		s.unauth--
+	}
+}
+
+// release frees a closed connection's slot.
+func (s *Server) release(nc net.Conn, sl *slot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, nc)
+	if sl.evicted {
+		return
+	}
+	s.open--
+	if sl.unauth {
+		s.unauth--
 	}
 }
 
@@ -224,39 +343,27 @@ func (s *Server) Close() error {
 type conn struct {
 	s      *Server
 	nc     net.Conn
+	slot   *slot
 	id     int32
 	remote string
 	auth   connAuth
 }
 
-func (s *Server) serveConn(nc net.Conn) {
+func (s *Server) serveConn(nc net.Conn, sl *slot) {
 	defer func() {
 		nc.Close()
-		s.mu.Lock()
-		delete(s.conns, nc)
-		s.mu.Unlock()
-		<-s.slots
+		s.release(nc, sl)
 		s.wg.Done()
 	}()
-	c := &conn{s: s, nc: nc, id: s.connID.Add(1), remote: nc.RemoteAddr().String()}
+	c := &conn{s: s, nc: nc, slot: sl, id: s.connID.Add(1), remote: nc.RemoteAddr().String()}
 	r := bufio.NewReaderSize(nc, 64<<10)
 	w := bufio.NewWriterSize(nc, 64<<10)
 	var out []byte
 	for {
-		nc.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
-		m, err := ReadMessage(r)
+		m, err := c.read(r)
 		if err != nil {
-			switch {
-			case errors.Is(err, errMalformed):
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.cfg.Logger.Printf("closing connection %d from %s: %v", c.id, c.remote, err)
-			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
-			default:
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() {
-					s.cfg.Logger.Printf("closing connection %d from %s: idle for %v", c.id, c.remote, s.cfg.IdleTimeout)
-				} else {
-					s.cfg.Logger.Printf("closing connection %d from %s: %v", c.id, c.remote, err)
-				}
 			}
 			return
 		}
@@ -278,6 +385,46 @@ func (s *Server) serveConn(nc net.Conn) {
 			out = nil
 		}
 	}
+}
+
+// read reads the next message. Before authentication (handshakeOnly) the
+// connection may wait AuthIdleTimeout for it instead of IdleTimeout, and
+// the message must be at most MaxUnauthenticatedMessageBytes and arrive
+// whole within MessageTimeout of its first bytes.
+func (c *conn) read(r *bufio.Reader) (*Message, error) {
+	cfg := &c.s.cfg
+	gated := c.handshakeOnly()
+	idle, maxBytes := cfg.IdleTimeout, int32(MaxMessageBytes)
+	if gated {
+		idle, maxBytes = cfg.AuthIdleTimeout, int32(min(cfg.MaxUnauthenticatedMessageBytes, MaxMessageBytes))
+	}
+	c.nc.SetReadDeadline(time.Now().Add(idle))
+	if _, err := r.Peek(1); err != nil {
+		if isTimeout(err) {
+			if gated {
+				return nil, fmt.Errorf("sent nothing for %v without authenticating", idle)
+			}
+			return nil, fmt.Errorf("idle for %v", idle)
+		}
+		return nil, err
+	}
+	if gated {
+		c.nc.SetReadDeadline(time.Now().Add(cfg.MessageTimeout))
+	}
+	m, err := ReadMessage(r, maxBytes, gated)
+	if isTimeout(err) {
+		if gated {
+			return nil, fmt.Errorf("a message did not arrive whole within %v", cfg.MessageTimeout)
+		}
+		return nil, fmt.Errorf("idle for %v", idle)
+	}
+	c.nc.SetReadDeadline(time.Time{})
+	return m, err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // handle answers one message; it returns the reply's bytes (none for
@@ -309,6 +456,9 @@ func (c *conn) run(m *Message) (reply bson.D) {
 			reply = errorReply(newErr(1, "InternalError", "internal error"))
 		}
 	}()
+	if m.refused != nil {
+		return errorReply(m.refused)
+	}
 	cmd := bson.Raw(m.Command)
 	if m.OpCode == opQuery {
 		return c.runQuery(m.Namespace, cmd)

@@ -24,6 +24,13 @@ const (
 	maxCommandBytes = MaxDocumentBytes + 16<<10
 	// maxSections bounds the sections of one OP_MSG.
 	maxSections = 64
+	// MaxCommandDepth bounds the nesting of a command's documents and
+	// arrays, the command itself counting as one level: mongod's default
+	// maxBSONDepth (BSONDepth::kDefaultMaxAllowableDepth, 200), twice
+	// the 100 levels of a stored document (maxDepth), so that any stored
+	// document fits in the command that writes it. A deeper command is
+	// answered code 15 (Overflow) without being decoded.
+	MaxCommandDepth = 200
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -47,19 +54,28 @@ type Message struct {
 	Command bsoncore.Document
 	// Namespace is OP_QUERY's full collection name.
 	Namespace string
+	// refused, when set, is the reply: the message was whole, but its
+	// command is not decoded (too deep, or not allowed yet).
+	refused *cmdError
 }
 
-// ReadMessage reads and decodes one message. An error wrapping
-// errMalformed means the stream broke the protocol; other errors are the
-// reader's.
-func ReadMessage(r io.Reader) (*Message, error) {
+// ReadMessage reads and decodes one message of at most maxBytes (at most
+// MaxMessageBytes). With handshakeOnly, only the handshake commands
+// (anonymousCommands) are decoded: any other is refused with code 13
+// from its name alone. An error wrapping errMalformed means the stream
+// broke the protocol; other errors are the reader's.
+func ReadMessage(r io.Reader, maxBytes int32, handshakeOnly bool) (*Message, error) {
 	var hdr [16]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
 	}
+	maxBytes = min(maxBytes, MaxMessageBytes)
 	length := int32(binary.LittleEndian.Uint32(hdr[:4]))
-	if length < 16 || length > MaxMessageBytes {
-		return nil, malformed("message length %d is outside [16, %d]", length, MaxMessageBytes)
+	if length < 16 || length > maxBytes {
+		if handshakeOnly {
+			return nil, malformed("message length %d is outside [16, %d] (the limit before authentication)", length, maxBytes)
+		}
+		return nil, malformed("message length %d is outside [16, %d]", length, maxBytes)
 	}
 	// The buffer grows as the bytes arrive, so that a header claiming 48 MB
 	// costs nothing until the client sends them.
@@ -72,11 +88,12 @@ func ReadMessage(r io.Reader) (*Message, error) {
 		}
 		return nil, err
 	}
-	return DecodeMessage(buf.Bytes())
+	return DecodeMessage(buf.Bytes(), handshakeOnly)
 }
 
-// DecodeMessage decodes one whole message (header included).
-func DecodeMessage(buf []byte) (*Message, error) {
+// DecodeMessage decodes one whole message (header included); handshakeOnly
+// is ReadMessage's.
+func DecodeMessage(buf []byte, handshakeOnly bool) (*Message, error) {
 	length, reqID, _, op, rem, ok := wiremessage.ReadHeader(buf)
 	if !ok || int(length) != len(buf) {
 		return nil, malformed("bad header")
@@ -84,7 +101,7 @@ func DecodeMessage(buf []byte) (*Message, error) {
 	m := &Message{RequestID: reqID, OpCode: op}
 	switch op {
 	case wiremessage.OpMsg:
-		return m, decodeMsg(m, buf, rem)
+		return m, decodeMsg(m, buf, rem, handshakeOnly)
 	case opQuery:
 		return m, decodeQuery(m, rem)
 	default:
@@ -92,7 +109,7 @@ func DecodeMessage(buf []byte) (*Message, error) {
 	}
 }
 
-func decodeMsg(m *Message, whole, body []byte) error {
+func decodeMsg(m *Message, whole, body []byte, handshakeOnly bool) error {
 	flags, rem, ok := wiremessage.ReadMsgFlags(body)
 	if !ok {
 		return malformed("OP_MSG without flags")
@@ -138,6 +155,15 @@ func decodeMsg(m *Message, whole, body []byte) error {
 			if !ok {
 				return malformed("truncated kind-0 section")
 			}
+			if handshakeOnly {
+				if name := commandName(doc); !anonymousCommands[name] {
+					m.refused = unauthenticated(name)
+					return nil
+				}
+			}
+			if err := checkDepth(doc, MaxCommandDepth); err != nil {
+				return depthRefusal(m, err)
+			}
 			if err := doc.Validate(); err != nil {
 				return malformed("invalid command document: %v", err)
 			}
@@ -146,6 +172,11 @@ func decodeMsg(m *Message, whole, body []byte) error {
 			}
 			cmd = doc
 		case wiremessage.DocumentSequence:
+			if handshakeOnly {
+				// No handshake command has a document sequence.
+				m.refused = unauthenticated("with a document sequence")
+				return nil
+			}
 			if len(rem) < 4 {
 				return malformed("truncated kind-1 section")
 			}
@@ -158,6 +189,10 @@ func decodeMsg(m *Message, whole, body []byte) error {
 				return malformed("invalid kind-1 section")
 			}
 			for _, d := range docs {
+				// The documents become an array's members in the command.
+				if err := checkDepth(d, MaxCommandDepth-2); err != nil {
+					return depthRefusal(m, err)
+				}
 				if err := d.Validate(); err != nil {
 					return malformed("invalid document in sequence %q: %v", id, err)
 				}
@@ -229,6 +264,9 @@ func decodeQuery(m *Message, body []byte) error {
 	if !ok {
 		return malformed("truncated OP_QUERY query")
 	}
+	if err := checkDepth(q, MaxCommandDepth); err != nil {
+		return depthRefusal(m, err)
+	}
 	if err := q.Validate(); err != nil {
 		return malformed("invalid OP_QUERY query: %v", err)
 	}
@@ -237,6 +275,90 @@ func decodeQuery(m *Message, body []byte) error {
 	}
 	m.Command = q
 	return nil
+}
+
+// errTooDeep is checkDepth's error for a document nested too deep.
+var errTooDeep = errors.New("nested too deep")
+
+// checkDepth returns errTooDeep when doc nests documents and arrays (code
+// with scope included) more than max levels deep, doc itself counting as
+// one. It keeps a stack of the documents it is in instead of recursing,
+// and steps over each element by its length (bsoncore.ReadElement does
+// not look inside), so that no depth of input can exhaust the goroutine's
+// stack; it must run before anything that recurses into the document
+// (bson.Unmarshal). Bytes it cannot walk are malformed.
+func checkDepth(doc bsoncore.Document, max int) error {
+	body, ok := docBody(doc)
+	if !ok {
+		return malformed("invalid document length")
+	}
+	stack := [][]byte{body}
+	for len(stack) > 0 {
+		top := len(stack) - 1
+		if len(stack[top]) == 0 {
+			stack = stack[:top]
+			continue
+		}
+		e, rest, ok := bsoncore.ReadElement(stack[top])
+		if !ok {
+			return malformed("invalid element in a document")
+		}
+		stack[top] = rest
+		var sub bsoncore.Document
+		switch v := e.Value(); v.Type {
+		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
+			sub = v.Data
+		case bsoncore.TypeCodeWithScope:
+			if _, sub, ok = v.CodeWithScopeOK(); !ok {
+				return malformed("invalid code with scope")
+			}
+		default:
+			continue
+		}
+		if len(stack) >= max {
+			return errTooDeep
+		}
+		b, ok := docBody(sub)
+		if !ok {
+			return malformed("invalid length of an embedded document")
+		}
+		stack = append(stack, b)
+	}
+	return nil
+}
+
+// docBody returns the elements of a document whose length prefix matches
+// its bytes and which ends with its terminating zero.
+func docBody(doc []byte) ([]byte, bool) {
+	n, _, ok := bsoncore.ReadLength(doc)
+	if !ok || n < 5 || int(n) != len(doc) || doc[n-1] != 0 {
+		return nil, false
+	}
+	return doc[4 : n-1], true
+}
+
+// depthRefusal answers a command that checkDepth refused; other errors
+// break the protocol.
+func depthRefusal(m *Message, err error) error {
+	if !errors.Is(err, errTooDeep) {
+		return err
+	}
+	m.refused = newErr(15, "Overflow", "the command nests documents and arrays deeper than %d levels", MaxCommandDepth)
+	return nil
+}
+
+// commandName is the first key of a command ("" when it has none),
+// read without looking into any value.
+func commandName(doc bsoncore.Document) string {
+	body, ok := docBody(doc)
+	if !ok {
+		return ""
+	}
+	e, _, ok := bsoncore.ReadElement(body)
+	if !ok {
+		return ""
+	}
+	return e.Key()
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,11 +123,12 @@ func (c *rawConn) read() (wiremessage.OpCode, bson.D) {
 	return op, d
 }
 
-// closed reports whether the server closed the connection.
+// closed reports whether the server closed the connection (a reset when
+// it closed with bytes left unread).
 func (c *rawConn) closed() bool {
 	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, err := c.r.ReadByte()
-	return err == io.EOF
+	return err == io.EOF || errors.Is(err, syscall.ECONNRESET)
 }
 
 func TestWireHandshakeAndSections(t *testing.T) {
@@ -204,9 +207,12 @@ func FuzzReadMessage(f *testing.F) {
 		// The bytes as a stream of messages: read until an error.
 		r := bytes.NewReader(b)
 		for range 8 {
-			m, err := ReadMessage(r)
+			m, err := ReadMessage(r, MaxMessageBytes, false)
 			if err != nil {
 				return
+			}
+			if m.refused != nil {
+				continue
 			}
 			if err := m.Command.Validate(); err != nil {
 				t.Fatalf("decoded an invalid command: %v", err)
