@@ -10,6 +10,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
@@ -175,9 +176,15 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 		return spec, errBadRequest("the container has no \"id\" property")
 	}
 	spec.ID = *in.ID
-	if p := bytes.TrimSpace(in.IndexingPolicy); len(p) > 0 && bytes.Equal(bytes.Join(bytes.Fields(p), nil), []byte("{}")) {
-		// An empty policy is the default one, as the service fills it in.
-		in.IndexingPolicy = nil
+	if len(bytes.TrimSpace(in.IndexingPolicy)) > 0 {
+		// Stored and returned as the service normalises it: the legacy
+		// form read, the defaults filled in (an empty policy is the
+		// default one).
+		p, err := index.Normalize(in.IndexingPolicy)
+		if err != nil {
+			return spec, errBadRequest("%v", err)
+		}
+		in.IndexingPolicy = p
 	}
 	if in.PartitionKey == nil || len(in.PartitionKey.Paths) == 0 || in.PartitionKey.SystemKey != nil && *in.PartitionKey.SystemKey {
 		// A fixed container (the 2017 model): one partition, never split.

@@ -1,0 +1,112 @@
+// What applications written against the service send and expect, through
+// the JavaScript SDK: the legacy indexing-policy form, enumerations in the
+// SDK's lower case.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { CosmosClient, PermissionMode, TriggerType, TriggerOperation } from "@azure/cosmos";
+import { startServer, emulatorKey } from "./server.js";
+
+let server;
+let client;
+let database;
+
+before(async () => {
+  server = await startServer();
+  client = new CosmosClient({ endpoint: server.endpoint, key: emulatorKey });
+  ({ database } = await client.databases.createIfNotExists({ id: "compat" }));
+});
+
+after(async () => {
+  client?.dispose?.();
+  await server?.stop();
+});
+
+test("a legacy indexing policy is accepted and returned normalised", async () => {
+  // The pre-2018 form, as the SDK's IndexingPolicy type still declares it
+  // (IndexedPath.indexes with kind, dataType and precision: see
+  // sdk/cosmosdb/cosmos/src/documents/IndexingPolicy.ts). The service
+  // range-indexes every scalar path whatever the kind, and returns the
+  // policy with the root path "/*" and /"_etag"/? excluded
+  // (https://learn.microsoft.com/azure/cosmos-db/index-policy).
+  const legacy = {
+    indexingMode: "Consistent",
+    automatic: true,
+    includedPaths: [
+      {
+        path: "/",
+        indexes: [
+          { kind: "Hash", dataType: "String", precision: 3 },
+          { kind: "Range", dataType: "Number", precision: -1 },
+        ],
+      },
+    ],
+    excludedPaths: [],
+  };
+  const { resource: def } = await database.containers.create({ id: "legacy", partitionKey: { paths: ["/pk"] }, indexingPolicy: legacy });
+  assert.equal(def.indexingPolicy.indexingMode, "consistent");
+  assert.deepEqual(def.indexingPolicy.includedPaths, [{ path: "/*" }]);
+  assert.deepEqual(def.indexingPolicy.excludedPaths, [{ path: '/"_etag"/?' }]);
+
+  // The 2017 samples' /* form with Range and Spatial indexes.
+  const { resource: star } = await database.containers.create({
+    id: "legacy-star",
+    partitionKey: { paths: ["/pk"] },
+    indexingPolicy: {
+      includedPaths: [{ path: "/*", indexes: [{ kind: "Range", dataType: "String", precision: -1 }, { kind: "Spatial", dataType: "Point" }] }],
+    },
+  });
+  assert.deepEqual(star.indexingPolicy.includedPaths, [{ path: "/*" }]);
+  assert.equal(star.indexingPolicy.automatic, true);
+
+  // The modern form gains the _etag exclusion too.
+  const { resource: modern } = await database.containers.create({
+    id: "modern",
+    partitionKey: { paths: ["/pk"] },
+    indexingPolicy: { indexingMode: "consistent", includedPaths: [{ path: "/a/?" }], excludedPaths: [{ path: "/*" }] },
+  });
+  assert.deepEqual(modern.indexingPolicy.excludedPaths, [{ path: "/*" }, { path: '/"_etag"/?' }]);
+
+  // The container works: items are written and queried by an indexed path.
+  const c = database.container("legacy");
+  await c.items.create({ id: "1", pk: "p", n: 5 });
+  const { resources } = await c.items.query("SELECT VALUE c.id FROM c WHERE c.n > 1").fetchAll();
+  assert.deepEqual(resources, ["1"]);
+
+  // An index kind the service never had is still refused.
+  await assert.rejects(
+    database.containers.create({ id: "bad", partitionKey: { paths: ["/pk"] }, indexingPolicy: { includedPaths: [{ path: "/*", indexes: [{ kind: "Btree" }] }] } }),
+    (e) => e.code === 400 && /Btree/.test(e.message),
+  );
+});
+
+test("enumerations in the SDK's lower case", async () => {
+  // The SDK's enums are lower case (PermissionMode.Read = "read",
+  // TriggerType.Pre = "pre", TriggerOperation.All = "all":
+  // sdk/cosmosdb/cosmos/src/documents/PermissionMode.ts, TriggerType.ts,
+  // TriggerOperation.ts), and the service accepts them.
+  assert.equal(PermissionMode.Read, "read");
+  const { container } = await database.containers.createIfNotExists({ id: "enums", partitionKey: { paths: ["/pk"] } });
+  await container.scripts.triggers.create({
+    id: "stamp",
+    triggerType: TriggerType.Pre,
+    triggerOperation: TriggerOperation.All,
+    body: "function () { var r = getContext().getRequest(); var d = r.getBody(); d.stamped = true; r.setBody(d); }",
+  });
+  const { resource } = await container.items.create({ id: "t", pk: "p" }, { preTriggerInclude: ["stamp"] });
+  assert.equal(resource.stamped, true);
+
+  await database.users.create({ id: "reader" });
+  const { resource: perm } = await database.user("reader").permissions.create({ id: "p", permissionMode: PermissionMode.Read, resource: container.url });
+  assert.match(perm._token, /^type=resource/);
+  const { resource: all } = await database.user("reader").permissions.create({ id: "q", permissionMode: PermissionMode.All, resource: container.url });
+  assert.equal(all.permissionMode.toLowerCase(), "all");
+  // A token of the "read" permission reads and may not write.
+  const reader = new CosmosClient({ endpoint: server.endpoint, tokenProvider: async () => perm._token });
+  try {
+    const c = reader.database("compat").container("enums");
+    assert.equal((await c.item("t", "p").read()).resource.id, "t");
+    await assert.rejects(c.items.create({ id: "u", pk: "p" }), (e) => e.code === 403);
+  } finally {
+    reader.dispose?.();
+  }
+});
