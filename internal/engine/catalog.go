@@ -434,8 +434,8 @@ func validateNewIDChars(what, id string) error {
 }
 
 // validateIDChars checks that id is not empty, is UTF-8 and has none of the
-// characters ids cannot hold. It allows control characters, which older
-// versions accepted, so that such items can still be read and deleted.
+// characters ids cannot hold. It allows control characters, which item ids
+// may hold.
 func validateIDChars(what, id string) error {
 	if id == "" {
 		return badRequest("the %s id is missing or empty", what)

@@ -564,8 +564,14 @@ func TestAwkwardIDsAndKeys(t *testing.T) {
 		{"100%", "per%25cent"},
 		{"día-ü-日本", "ключ"},
 		{"emoji-😀", "😀"},
-		{"quote\"d", "tab\there"}, // ids cannot hold control characters; key values can
+		{"quote\"d", "tab\there"},
 		{"plus+and&amp=", "a+b"},
+		// The service takes control characters in item ids (its only
+		// refused characters are / \ ? #, and ? only in resource links:
+		// https://learn.microsoft.com/rest/api/cosmos-db/documents).
+		{"tab\there", "k"},
+		{"cr\rlf\n", "k"},
+		{"what?x=1", "q"},
 	} {
 		body, _ := json.Marshal(map[string]string{"id": tc.id, "pk": tc.pk})
 		pk := azcosmos.NewPartitionKeyString(tc.pk)

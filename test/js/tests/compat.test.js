@@ -110,3 +110,21 @@ test("enumerations in the SDK's lower case", async () => {
     reader.dispose?.();
   }
 });
+
+test("item ids with '?' and control characters", async () => {
+  // The SDK puts the id into the URL without escaping '?' and signs the
+  // whole link (createDocumentUri in sdk/cosmosdb/cosmos/src/common/uriFactory.ts);
+  // the service reads such items back. Control characters are accepted in
+  // ids by the service (https://learn.microsoft.com/rest/api/cosmos-db/documents).
+  const { container } = await database.containers.createIfNotExists({ id: "ids", partitionKey: { paths: ["/pk"] } });
+  for (const id of ["what?x", "a b?c=d&e", "tab\there", "line\r\nbreak"]) {
+    const created = await container.items.create({ id, pk: "p" });
+    assert.equal(created.statusCode, 201, JSON.stringify(id));
+    const read = await container.item(id, "p").read();
+    assert.equal(read.statusCode, 200, JSON.stringify(id));
+    assert.equal(read.resource.id, id);
+    const replaced = await container.item(id, "p").replace({ id, pk: "p", v: 2 });
+    assert.equal(replaced.resource.v, 2);
+    assert.equal((await container.item(id, "p").delete()).statusCode, 204);
+  }
+});
