@@ -128,3 +128,23 @@ test("item ids with '?' and control characters", async () => {
     assert.equal((await container.item(id, "p").delete()).statusCode, 204);
   }
 });
+
+test("a bulk request's invalid operation fails alone", async () => {
+  // Each operation of a bulk request has its own status; with
+  // continueOnError false the service stops at the failed one and answers
+  // 424 for the rest (BulkOptions.continueOnError in
+  // sdk/cosmosdb/cosmos/src/utils/batch.ts; the x-ms-cosmos-batch-continue-on-error
+  // header: https://learn.microsoft.com/rest/api/cosmos-db/common-cosmosdb-rest-request-headers).
+  const { container } = await database.containers.createIfNotExists({ id: "bulk", partitionKey: { paths: ["/pk"] } });
+  const ops = (tag) => [
+    { operationType: "Create", partitionKey: "p", resourceBody: { id: `${tag}1`, pk: "p" } },
+    { operationType: "Patch", id: `${tag}1`, partitionKey: "p", resourceBody: { operations: [{ op: "bogus", path: "/n" }] } },
+    { operationType: "Create", partitionKey: "p", resourceBody: { id: `${tag}3`, pk: "p" } },
+  ];
+  const go = await container.items.bulk(ops("go"), { continueOnError: true });
+  assert.deepEqual(go.map((r) => r.statusCode), [201, 400, 201]);
+  const stop = await container.items.bulk(ops("stop"), { continueOnError: false });
+  assert.deepEqual(stop.map((r) => r.statusCode), [201, 400, 424]);
+  assert.equal((await container.item("stop3", "p").read()).statusCode, 404);
+  assert.equal((await container.item("go3", "p").read()).statusCode, 200);
+});
