@@ -221,8 +221,7 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 		return err
 	}
 	req.w.Header()["Etag"] = []string{r.Etag}
-	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == r.Etag || inm == "*") {
-		s.writeJSON(req, http.StatusNotModified, nil)
+	if s.notModified(req, r.Etag) {
 		return nil
 	}
 	s.writeJSON(req, successStatus(engine.OpRead, false), r.Doc)

@@ -343,12 +343,28 @@ func (s *Server) containers(req *request, op operation) error {
 
 // writeResource sends one metadata resource with its etag.
 func (s *Server) writeResource(req *request, status int, etag string, v any) {
+	if status == http.StatusOK && s.notModified(req, etag) {
+		return
+	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("BUG: cannot encode resource: %v", err))
 	}
 	req.w.Header().Set("etag", etag)
 	s.writeJSON(req, status, body)
+}
+
+// notModified answers 304 to a read whose If-None-Match is the resource's
+// current etag (or *), as the service does for every resource read, and
+// reports whether it did.
+func (s *Server) notModified(req *request, etag string) bool {
+	inm := req.r.Header.Get("If-None-Match")
+	if req.r.Method != http.MethodGet || inm == "" || inm != etag && inm != "*" {
+		return false
+	}
+	req.w.Header().Set("etag", etag)
+	s.writeJSON(req, http.StatusNotModified, nil)
+	return true
 }
 
 // writeFeed sends a feed envelope {"_rid", key: [...], "_count"}.

@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { CosmosClient, PermissionMode, TriggerType, TriggerOperation } from "@azure/cosmos";
-import { startServer, emulatorKey } from "./server.js";
+import { startServer, emulatorKey, rawRequest } from "./server.js";
 
 let server;
 let client;
@@ -147,4 +147,45 @@ test("a bulk request's invalid operation fails alone", async () => {
   assert.deepEqual(stop.map((r) => r.statusCode), [201, 400, 424]);
   assert.equal((await container.item("stop3", "p").read()).statusCode, 404);
   assert.equal((await container.item("go3", "p").read()).statusCode, 200);
+});
+
+test("a read with If-None-Match of the current etag is 304", async () => {
+  // The service answers 304 Not Modified to a resource read whose
+  // If-None-Match is the resource's etag
+  // (https://learn.microsoft.com/rest/api/cosmos-db/common-cosmosdb-rest-request-headers,
+  // If-None-Match); the SDK sends it from RequestOptions.accessCondition.
+  const { container } = await database.containers.createIfNotExists({ id: "etags", partitionKey: { paths: ["/pk"] } });
+  await container.scripts.triggers.create({ id: "t", triggerType: "Pre", triggerOperation: "All", body: "function () {}" });
+  await database.users.upsert({ id: "etag-user" });
+  const reads = {
+    database: (o) => database.read(o),
+    trigger: (o) => container.scripts.trigger("t").read(o),
+    user: (o) => database.user("etag-user").read(o),
+  };
+  for (const [what, read] of Object.entries(reads)) {
+    const first = await read();
+    assert.equal(first.statusCode, 200, what);
+    const etag = first.resource._etag;
+    const again = await read({ accessCondition: { type: "IfNoneMatch", condition: etag } });
+    assert.equal(again.statusCode, 304, what);
+    const other = await read({ accessCondition: { type: "IfNoneMatch", condition: '"other"' } });
+    assert.equal(other.statusCode, 200, what);
+  }
+  // The SDK's client-side encryption reads its keys so, and takes 304 as
+  // "unchanged" (fetchClientEncryptionKey in
+  // sdk/cosmosdb/cosmos/src/encryption/EncryptionProcessor.ts); a
+  // container read is signed and sent the same way.
+  const cek = {
+    id: "cek",
+    encryptionAlgorithm: "AEAD_AES_256_CBC_HMAC_SHA256",
+    wrappedDataEncryptionKey: Buffer.from("wrapped").toString("base64"),
+    keyWrapMetadata: { type: "LOCAL", name: "kek", value: "local/kek", algorithm: "RSA-OAEP" },
+  };
+  assert.equal((await rawRequest(server.endpoint, "POST", "/dbs/compat/clientencryptionkeys", {}, emulatorKey, cek)).status, 201);
+  for (const path of ["/dbs/compat/clientencryptionkeys/cek", "/dbs/compat/colls/etags"]) {
+    const first = await rawRequest(server.endpoint, "GET", path);
+    assert.equal(first.status, 200, path);
+    const again = await rawRequest(server.endpoint, "GET", path, { "If-None-Match": first.body._etag });
+    assert.equal(again.status, 304, path);
+  }
 });
