@@ -27,7 +27,14 @@ type Throughput struct {
 	AutoscaleMax int
 }
 
-// partitionCount returns N = ceil(T / t) for a provisioned throughput.
+// NewPartitionRUs is the throughput per physical partition that the service
+// gives a new container: T RU/s (manual, or the autoscale maximum) start on
+// ceil(T / 6,000) partitions, so that each can grow before it must split.
+const NewPartitionRUs = 6000
+
+// partitionCount returns the number of partitions of a new container
+// provisioned with t: N = ceil(T / min(NewPartitionRUs, PartitionMaxRUs)).
+// Splits on later throughput changes follow PartitionMaxRUs alone.
 func (e *Engine) partitionCount(t Throughput) int {
 	rus := t.RUs
 	if t.AutoscaleMax > 0 {
@@ -36,7 +43,8 @@ func (e *Engine) partitionCount(t Throughput) int {
 	if rus <= 0 {
 		rus = DefaultThroughput
 	}
-	return (rus + e.opts.PartitionMaxRUs - 1) / e.opts.PartitionMaxRUs
+	per := min(NewPartitionRUs, e.opts.PartitionMaxRUs)
+	return (rus + per - 1) / per
 }
 
 // CreateDatabase creates a database. It fails with ErrConflict if id exists.

@@ -70,3 +70,39 @@ func TestIntendedContainerRid(t *testing.T) {
 	_, err = cc.ReadItem(ctx(), pk, "1", nil)
 	must(t, err, "a read with the current rid")
 }
+
+// TestInitialPartitionLayout checks the number of physical partitions of a
+// new container: the service starts a container of T RU/s (manual, or the
+// autoscale maximum) on ceil(T / 6,000) partitions
+// (https://learn.microsoft.com/azure/cosmos-db/scaling-provisioned-throughput-best-practices),
+// while a throughput change splits only past 10,000 RU/s per partition
+// (--partition-max-rus).
+func TestInitialPartitionLayout(t *testing.T) {
+	s := startServer(t, server.Options{})
+	c := newClient(t, s, auth.EmulatorKey, nil)
+	setup(t, c, "layout", "probe", hashPK("/pk"), 400)
+	d, err := c.NewDatabase("layout")
+	must(t, err, "database client")
+	f := func(id string, tp azcosmos.ThroughputProperties, want int) *azcosmos.ContainerClient {
+		t.Helper()
+		_, err := d.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: id, PartitionKeyDefinition: hashPK("/pk")}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
+		must(t, err, "create "+id)
+		cc, _ := d.NewContainer(id)
+		rs, err := cc.ReadFeedRanges(ctx(), nil)
+		must(t, err, "feed ranges of "+id)
+		if len(rs) != want {
+			t.Fatalf("%s: %d ranges, want %d", id, len(rs), want)
+		}
+		return cc
+	}
+	f("m6000", azcosmos.NewManualThroughputProperties(6000), 1)
+	m := f("m6100", azcosmos.NewManualThroughputProperties(6100), 2)
+	f("m40000", azcosmos.NewManualThroughputProperties(40000), 7)
+	f("a12000", azcosmos.NewAutoscaleThroughputProperties(12000), 2)
+	// 2 partitions serve up to 20,000 RU/s: raising to it splits nothing.
+	_, err = m.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(20000), nil)
+	must(t, err, "replace throughput")
+	if rs, err := m.ReadFeedRanges(ctx(), nil); err != nil || len(rs) != 2 {
+		t.Fatalf("20,000 RU/s on 2 partitions: %d ranges (%v), want 2", len(rs), err)
+	}
+}
