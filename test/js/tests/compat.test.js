@@ -189,3 +189,22 @@ test("a read with If-None-Match of the current etag is 304", async () => {
     assert.equal(again.status, 304, path);
   }
 });
+
+test("offers queried as the older SDKs query them", async () => {
+  // The .NET SDK v2 (DocumentClient.CreateOfferQuery with
+  // "SELECT * FROM root r WHERE r.resource = @link") and v3 (CosmosOffers:
+  // "select * from root r where r.offerResourceId= @offerResourceId") query
+  // /offers with an alias and parameters; the service runs any query there.
+  const { container } = await database.containers.createIfNotExists({ id: "offered", partitionKey: { paths: ["/pk"] } }, { offerThroughput: 500 });
+  const { resource: def } = await container.read();
+  const { resources: byLink } = await client.offers
+    .query({ query: "SELECT * FROM root r WHERE r.resource = @link", parameters: [{ name: "@link", value: def._self }] })
+    .fetchAll();
+  assert.equal(byLink.length, 1);
+  assert.equal(byLink[0].content.offerThroughput, 500);
+  const { resources: byRid } = await client.offers
+    .query({ query: "select * from root r where r.offerResourceId= @offerResourceId", parameters: [{ name: "@offerResourceId", value: def._rid }] })
+    .fetchAll();
+  assert.deepEqual(byRid.map((o) => o.id), [byLink[0].id]);
+  await assert.rejects(client.offers.query("SELECT * FROM r WHERE").fetchAll(), (e) => e.code === 400);
+});
