@@ -3,7 +3,7 @@
 // SDK's lower case.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { CosmosClient, PermissionMode, TriggerType, TriggerOperation } from "@azure/cosmos";
+import { ChangeFeedStartFrom, CosmosClient, PermissionMode, TriggerType, TriggerOperation } from "@azure/cosmos";
 import { startServer, emulatorKey, rawRequest } from "./server.js";
 
 let server;
@@ -207,4 +207,54 @@ test("offers queried as the older SDKs query them", async () => {
     .fetchAll();
   assert.deepEqual(byRid.map((o) => o.id), [byLink[0].id]);
   await assert.rejects(client.offers.query("SELECT * FROM r WHERE").fetchAll(), (e) => e.code === 400);
+});
+
+test("details clients look at", async () => {
+  const { container } = await database.containers.createIfNotExists({ id: "details", partitionKey: { paths: ["/pk"] } });
+  await container.items.create({ id: "a", pk: "p", g: "x", n: 1 });
+  await container.items.create({ id: "b", pk: "p", g: "y" });
+
+  // Latest-version change feed items carry _lsn, as the service's do
+  // (https://learn.microsoft.com/azure/cosmos-db/nosql/change-feed-modes#parse-the-response-object).
+  const it = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
+  const page = await it.readNext();
+  assert.equal(page.result.length, 2);
+  assert.ok(page.result.every((d) => Number.isInteger(d._lsn) && d._lsn > 0), JSON.stringify(page.result));
+
+  // A container read with quota info carries collectionSize, which the
+  // SDK's readPartitionKeyRanges-free size checks read
+  // (https://learn.microsoft.com/rest/api/cosmos-db/common-cosmosdb-rest-response-headers, x-ms-resource-quota).
+  const read = await container.read({ populateQuotaInfo: true });
+  assert.match(read.headers["x-ms-resource-quota"], /collectionSize=/);
+
+  // The service refuses a partition key path with two names in one segment.
+  await assert.rejects(
+    database.containers.create({ id: "badpath", partitionKey: { paths: ["/id ds"] } }),
+    (e) => e.code === 400 && e.message.includes("The partition key component definition path '/id ds' could not be accepted, failed near position '4'."),
+  );
+
+  // GROUP BY: a group whose aggregate is undefined has no such property
+  // (https://learn.microsoft.com/azure/cosmos-db/nosql/query/group-by).
+  const { resources: groups } = await container.items
+    .query("SELECT c.g, MAX(c.n) AS m FROM c GROUP BY c.g", { partitionKey: "p" })
+    .fetchAll();
+  const byG = Object.fromEntries(groups.map((r) => [r.g, r]));
+  assert.deepEqual(byG.x, { g: "x", m: 1 });
+  assert.deepEqual(byG.y, { g: "y" });
+
+  // A 404 on a point read carries the session token of the item's range.
+  const missing = await container.item("nope", "p").read();
+  assert.equal(missing.statusCode, 404);
+  assert.match(missing.headers["x-ms-session-token"] ?? "", /^\d+:/);
+
+  // The stored procedure API: getResponse().appendValue("Body", ...) and
+  // console.log with %s (the server-side JavaScript API,
+  // https://azure.github.io/azure-cosmosdb-js-server/).
+  await container.scripts.storedProcedures.create({
+    id: "say",
+    body: 'function (who) { var r = getContext().getResponse(); r.setBody("hi "); r.appendValue("Body", who); console.log("said hi to %s, %s times", who, 1); }',
+  });
+  const ran = await container.scripts.storedProcedure("say").execute("p", ["ann"], { enableScriptLogging: true });
+  assert.equal(ran.resource, "hi ann");
+  assert.equal(decodeURIComponent(ran.headers["x-ms-documentdb-script-log-results"]).trimEnd(), "said hi to ann, 1 times");
 });
