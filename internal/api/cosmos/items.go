@@ -362,7 +362,7 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 	// unless the client continues on error, the operations after it are
 	// not run (424), as on the service.
 	continueOnError := !strings.EqualFold(r.Header.Get(hdrBatchContinueOnError), "false")
-	cmd := &engine.Command{Atomic: atomic, Ops: make([]engine.Op, 0, len(in))}
+	cmd := &engine.Command{Atomic: atomic, StopOnError: !atomic && !continueOnError, Ops: make([]engine.Op, 0, len(in))}
 	at := make([]int, 0, len(in)) // the position in the request of each operation of cmd
 	ops := make([]engine.Op, len(in))
 	invalid := make([]error, len(in))

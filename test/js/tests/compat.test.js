@@ -147,6 +147,18 @@ test("a bulk request's invalid operation fails alone", async () => {
   assert.deepEqual(stop.map((r) => r.statusCode), [201, 400, 424]);
   assert.equal((await container.item("stop3", "p").read()).statusCode, 404);
   assert.equal((await container.item("go3", "p").read()).statusCode, 200);
+
+  // The same for an operation that fails when it runs (a create of an
+  // item that exists): the ones after it are not run.
+  const conflict = await container.items.bulk(
+    [
+      { operationType: "Create", partitionKey: "p", resourceBody: { id: "go1", pk: "p" } },
+      { operationType: "Create", partitionKey: "p", resourceBody: { id: "after", pk: "p" } },
+    ],
+    { continueOnError: false },
+  );
+  assert.deepEqual(conflict.map((r) => r.statusCode), [409, 424]);
+  assert.equal((await container.item("after", "p").read()).statusCode, 404);
 });
 
 test("a read with If-None-Match of the current etag is 304", async () => {
