@@ -233,6 +233,16 @@ test("details clients look at", async () => {
   assert.equal(page.result.length, 2);
   assert.ok(page.result.every((d) => Number.isInteger(d._lsn) && d._lsn > 0), JSON.stringify(page.result));
 
+  // A continuation the service cannot use is refused in its words
+  // (https://github.com/Azure/azure-cosmos-dotnet-v3/issues/3416 quotes
+  // them): here a change feed continuation whose position was altered.
+  const cont = JSON.parse(page.continuationToken);
+  for (const c of cont.Continuation) c.continuationToken = '"not-a-position"';
+  await assert.rejects(
+    container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(JSON.stringify(cont)) }).readNext(),
+    (e) => e.code === 400 && e.message.includes("The continuation token specified in the request is malformed. Re-run the query without it and iterate."),
+  );
+
   // A container read with quota info carries collectionSize, which the
   // SDK's readPartitionKeyRanges-free size checks read
   // (https://learn.microsoft.com/rest/api/cosmos-db/common-cosmosdb-rest-response-headers, x-ms-resource-quota).
