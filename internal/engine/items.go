@@ -211,8 +211,8 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	if cmd.Atomic {
 		for i := range cmd.Ops {
 			if k := cmd.Ops[i].Key; !k.Equal(cmd.Ops[0].Key) {
-				return nil, Session{}, badRequest("all operations of a transactional batch must have the same partition key: operation %d has %s, operation 0 has %s",
-					i, k, cmd.Ops[0].Key)
+				return nil, Session{}, fmt.Errorf("%w: %s (operation %d has %s, operation 0 has %s)",
+					ErrPartitionKeyMismatch, MsgBatchKeyMismatch, i, k, cmd.Ops[0].Key)
 			}
 		}
 	}

@@ -377,6 +377,9 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 			e := &apiError{status: http.StatusBadRequest, code: "BadRequest", msg: fmt.Sprintf("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err))}
 			if errors.Is(err, engine.ErrPartitionKeyMismatch) {
 				e.sub = subPartitionKeyMismatch
+				if atomic {
+					e.msg = fmt.Sprintf("%s (operation %d (%s): %s)", engine.MsgBatchKeyMismatch, i, bo.OperationType, messageOf(err))
+				}
 			}
 			if atomic {
 				return e
@@ -389,6 +392,12 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 		}
 		if err := checkScopeKey(req, i, op.Key); err != nil {
 			return err
+		}
+		if atomic && bo.PartitionKey != nil {
+			if hk, err := c.ResolveKey(hdrKey); err == nil && !hk.Equal(op.Key) {
+				return &apiError{status: http.StatusBadRequest, sub: subPartitionKeyMismatch, code: "BadRequest",
+					msg: fmt.Sprintf("%s (operation %d has %s, the request %s)", engine.MsgBatchKeyMismatch, i, op.Key, hk)}
+			}
 		}
 		ops[i] = op
 		cmd.Ops = append(cmd.Ops, op)

@@ -243,6 +243,18 @@ test("details clients look at", async () => {
     (e) => e.code === 400 && e.message.includes("The continuation token specified in the request is malformed. Re-run the query without it and iterate."),
   );
 
+  // A transactional batch with an item of another partition key is
+  // refused in the service's words (quoted in
+  // https://github.com/Azure/azure-sdk-for-js/issues/17387).
+  const batch = container.items.batch(
+    [
+      { operationType: "Create", resourceBody: { id: "b1", pk: "p" } },
+      { operationType: "Create", resourceBody: { id: "b2", pk: "other" } },
+    ],
+    "p",
+  );
+  await assert.rejects(batch, (e) => e.message.includes("One or more operations within the batch request have a different partition key value than the request."));
+
   // A container read with quota info carries collectionSize, which the
   // SDK's readPartitionKeyRanges-free size checks read
   // (https://learn.microsoft.com/rest/api/cosmos-db/common-cosmosdb-rest-response-headers, x-ms-resource-quota).
