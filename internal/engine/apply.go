@@ -82,6 +82,10 @@ type Command struct {
 	// Expired marks the deletes of a command as the time to live's: the
 	// server deleting expired items (ttl.go).
 	Expired bool
+	// StopOnError makes a non-atomic command stop at its first failed
+	// operation: the operations after it are not applied and fail with
+	// ErrFailedDependency (a bulk request that does not continue on error).
+	StopOnError bool
 	// Ts is the timestamp (epoch seconds) written into changed items.
 	Ts int64
 	// Limits are the storage limits the operations are applied under.
@@ -432,6 +436,10 @@ func apply(ac *applyCtx, t *txn, cmd *Command, seq, lsn uint64, st *partState) (
 	}
 	failed := -1
 	for i := range cmd.Ops {
+		if failed >= 0 && cmd.StopOnError {
+			res[i] = OpResult{Err: fmt.Errorf("%w: operation %d of the batch failed", ErrFailedDependency, failed)}
+			continue
+		}
 		sp := t.savepoint()
 		r, err := applyOp(ac, t, st, &cmd.Ops[i], cmd, seq+uint64(i), lsn)
 		if err != nil {

@@ -27,7 +27,14 @@ type Throughput struct {
 	AutoscaleMax int
 }
 
-// partitionCount returns N = ceil(T / t) for a provisioned throughput.
+// NewPartitionRUs is the throughput per physical partition that the service
+// gives a new container: T RU/s (manual, or the autoscale maximum) start on
+// ceil(T / 6,000) partitions, so that each can grow before it must split.
+const NewPartitionRUs = 6000
+
+// partitionCount returns the number of partitions of a new container
+// provisioned with t: N = ceil(T / min(NewPartitionRUs, PartitionMaxRUs)).
+// Splits on later throughput changes follow PartitionMaxRUs alone.
 func (e *Engine) partitionCount(t Throughput) int {
 	rus := t.RUs
 	if t.AutoscaleMax > 0 {
@@ -36,7 +43,8 @@ func (e *Engine) partitionCount(t Throughput) int {
 	if rus <= 0 {
 		rus = DefaultThroughput
 	}
-	return (rus + e.opts.PartitionMaxRUs - 1) / e.opts.PartitionMaxRUs
+	per := min(NewPartitionRUs, e.opts.PartitionMaxRUs)
+	return (rus + per - 1) / per
 }
 
 // CreateDatabase creates a database. It fails with ErrConflict if id exists.
@@ -456,8 +464,8 @@ func validateNewIDChars(what, id string) error {
 }
 
 // validateIDChars checks that id is not empty, is UTF-8 and has none of the
-// characters ids cannot hold. It allows control characters, which older
-// versions accepted, so that such items can still be read and deleted.
+// characters ids cannot hold. It allows control characters, which item ids
+// may hold.
 func validateIDChars(what, id string) error {
 	if id == "" {
 		return badRequest("the %s id is missing or empty", what)

@@ -216,7 +216,7 @@ func (c *Container) ChangeFeed(scope ChangeFeedScope, start ChangeFeedStart, max
 				if start.Since != 0 && docTs(d) < start.Since || x.expired(d) {
 					return true, nil
 				}
-				doc = append([]byte(nil), d...)
+				doc = withLSN(d, seq)
 			}
 			pg.Docs = append(pg.Docs, doc)
 			size += len(doc)
@@ -251,4 +251,22 @@ func docTs(doc []byte) int64 {
 	}
 	ts, _ := strconv.ParseInt(string(s.Values[0]), 10, 64)
 	return ts
+}
+
+// withLSN returns a copy of the item d with "_lsn" appended: the position
+// of its change, which the service's latest-version change feed items
+// carry. An item that has an "_lsn" of its own keeps it.
+func withLSN(d []byte, lsn uint64) []byte {
+	end := bytes.LastIndexByte(d, '}')
+	if end < 0 || bytes.Contains(d, []byte(`"_lsn"`)) {
+		return append([]byte(nil), d...)
+	}
+	out := make([]byte, 0, len(d)+32)
+	out = append(out, d[:end]...)
+	if t := bytes.TrimRight(out, " \t\r\n"); len(t) > 0 && t[len(t)-1] != '{' {
+		out = append(out, ',')
+	}
+	out = append(out, `"_lsn":`...)
+	out = strconv.AppendUint(out, lsn, 10)
+	return append(out, d[end:]...)
 }

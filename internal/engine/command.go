@@ -16,11 +16,13 @@ import (
 // storage keys: a later version decodes every earlier one.
 //
 //	command   = version:1 kind:1 body
-//	version   = 0x01 | 0x02 | 0x03 (0x02 adds the items flag bits 1 and 2,
-//	            0x03 bit 3; an earlier command decodes as before)
+//	version   = 0x01 | 0x02 | 0x03 | 0x04 (0x02 adds the items flag bits 1
+//	            and 2, 0x03 bits 3 and 4, 0x04 bit 5; an earlier command
+//	            decodes as before)
 //	kind      = 0x01 items | 0x02 split | 0x03 reindex
 //	items     = flags:1 (bit 0: atomic, bit 1: ifVersion follows,
-//	            bit 2: ifSeq follows, bit 3: keep versions, bit 4: expiry)
+//	            bit 2: ifSeq follows, bit 3: keep versions, bit 4: expiry,
+//	            bit 5: stop on error)
 //	            ts:varint logicalLimit:varint partitionLimit:varint
 //	            [ifVersion:uvarint] [ifSeq:uvarint] count:uvarint op*
 //	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
@@ -40,7 +42,7 @@ import (
 // (compiled when applied), and for a split the boundaries and the child
 // range ids. The sequence numbers of new resource ids and etags are the
 // partition's own (partState.takeSeqs).
-const commandVersion = 3
+const commandVersion = 4
 
 // catalogVersion is the version byte of catalog entries (log.go).
 const catalogVersion = 1
@@ -121,6 +123,9 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	}
 	if c.Expired {
 		flags |= 16
+	}
+	if c.StopOnError {
+		flags |= 32
 	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, c.Ts)
@@ -205,12 +210,14 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
 		flags := d.Byte()
-		known := byte(31)
+		known := byte(63)
 		switch version {
 		case 1:
 			known = 1
 		case 2:
 			known = 7
+		case 3:
+			known = 31
 		}
 		if flags&^known != 0 {
 			d.Fail("unknown flags %#x", flags)
@@ -218,6 +225,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Atomic = flags&1 != 0
 		c.Versions = flags&8 != 0
 		c.Expired = flags&16 != 0
+		c.StopOnError = flags&32 != 0
 		c.Ts = d.Varint()
 		c.Limits.LogicalBytes = d.Varint()
 		c.Limits.PartitionBytes = d.Varint()

@@ -34,6 +34,7 @@ func sampleCommands() []*Command {
 			{Kind: OpCreate, ID: "q", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"q","pk":"k"}`)}}},
 		{Versions: true, Ops: []Op{{Kind: OpDelete, ID: "v", Key: epk.Key{epk.String("k")}, EPK: "0A1B"}}},
 		{Versions: true, Expired: true, Ops: []Op{{Kind: OpDelete, ID: "x", Key: epk.Key{epk.String("k")}, EPK: "0A1B", IfMatch: `"e"`}}},
+		{StopOnError: true, Ops: []Op{{Kind: OpDelete, ID: "x", Key: epk.Key{epk.String("k")}, EPK: "0A1B"}, {Kind: OpDelete, ID: "y", Key: epk.Key{epk.String("k")}, EPK: "0A1B"}}},
 		{IfVersion: ptrTo(uint64(0)), Ops: []Op{{Kind: OpCreate, ID: "z", Key: epk.Key{epk.String("k")}, EPK: "0A1B", Body: []byte(`{"id":"z","pk":"k"}`)}}},
 		{Split: &SplitCommand{Range: "12", Bounds: []string{"1F", "3FFF"}, FirstChild: 77, RangesSeq: 9}},
 		{Split: &SplitCommand{Range: "0", FirstChild: 1}},
@@ -72,7 +73,7 @@ func ptrTo[T any](v T) *T { return &v }
 // take the new flag.
 func TestCommandVersion1Decodes(t *testing.T) {
 	for i, c := range sampleCommands() {
-		if c.IfVersion != nil || c.IfSeq != nil || c.Versions || c.Expired {
+		if c.IfVersion != nil || c.IfSeq != nil || c.Versions || c.Expired || c.StopOnError {
 			continue
 		}
 		b := EncodeCommand(nil, c)
@@ -92,6 +93,11 @@ func TestCommandVersion1Decodes(t *testing.T) {
 	b[0] = 2
 	if _, err := DecodeCommand(b); !errors.Is(err, errBadCommand) {
 		t.Fatalf("a version 2 command with the versions flag decoded: %v", err)
+	}
+	b = EncodeCommand(nil, &Command{StopOnError: true, Ops: []Op{{Kind: OpDelete, ID: "a"}}})
+	b[0] = 3
+	if _, err := DecodeCommand(b); !errors.Is(err, errBadCommand) {
+		t.Fatalf("a version 3 command with the stop-on-error flag decoded: %v", err)
 	}
 }
 

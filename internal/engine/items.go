@@ -27,20 +27,10 @@ const MaxIDBytes = 1023
 // first 101 bytes, but the whole value is the item's key).
 const MaxKeyStringBytes = 2048
 
-// validateItemID checks the id of an item being written: 1 to MaxIDBytes
-// bytes of UTF-8 without control characters or the characters ids cannot
-// hold.
+// validateItemID checks the id of an item: 1 to MaxIDBytes bytes of UTF-8
+// without the characters ids cannot hold. Control characters are allowed,
+// as the service allows them: storage keys frame the id by its length.
 func validateItemID(id string) error {
-	if len(id) > MaxIDBytes {
-		return badRequest("the item id is %d bytes long; the limit is %d bytes", len(id), MaxIDBytes)
-	}
-	return validateNewIDChars("item", id)
-}
-
-// validateLookupItemID checks the id of an item being read, patched or
-// deleted: as validateItemID, but control characters, which older versions
-// accepted, are allowed so that such items can still be cleaned up.
-func validateLookupItemID(id string) error {
 	if len(id) > MaxIDBytes {
 		return badRequest("the item id is %d bytes long; the limit is %d bytes", len(id), MaxIDBytes)
 	}
@@ -161,7 +151,7 @@ func (c *Container) PrepareWrite(kind OpKind, body []byte, header epk.Key, hasHe
 // PrepareKeyed returns an operation on an existing item addressed by partition
 // key and id (read, delete, patch).
 func (c *Container) PrepareKeyed(kind OpKind, id string, header epk.Key, hasHeader bool) (Op, error) {
-	if err := validateLookupItemID(id); err != nil {
+	if err := validateItemID(id); err != nil {
 		return Op{}, err
 	}
 	if !hasHeader && !c.fixed {
@@ -224,8 +214,8 @@ func (c *Container) Execute(cmd *Command, rangeID string) ([]OpResult, Session, 
 	if cmd.Atomic {
 		for i := range cmd.Ops {
 			if k := cmd.Ops[i].Key; !k.Equal(cmd.Ops[0].Key) {
-				return nil, Session{}, badRequest("all operations of a transactional batch must have the same partition key: operation %d has %s, operation 0 has %s",
-					i, k, cmd.Ops[0].Key)
+				return nil, Session{}, fmt.Errorf("%w: %s (operation %d has %s, operation 0 has %s)",
+					ErrPartitionKeyMismatch, MsgBatchKeyMismatch, i, k, cmd.Ops[0].Key)
 			}
 		}
 	}

@@ -684,7 +684,7 @@ func (sc *scriptColl) Query(text string, params []byte, p script.Page) ([][]byte
 			state, err = plan.UnmarshalState(b)
 		}
 		if err != nil {
-			return nil, "", badRequest("the continuation %q is not one this query returned", p.Continuation)
+			return nil, "", badContinuation("the continuation %q is not one this query returned", p.Continuation)
 		}
 	}
 	docs, err := sc.all()

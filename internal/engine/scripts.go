@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/parsecdb/parsec/internal/script"
 	"github.com/parsecdb/parsec/internal/storage"
@@ -35,7 +36,19 @@ const (
 	TriggerPost = "Post"
 )
 
-var triggerOperations = map[string]bool{"All": true, "Create": true, "Update": true, "Delete": true, "Replace": true, "Upsert": true}
+var triggerOperations = []string{"All", "Create", "Update", "Delete", "Replace", "Upsert"}
+
+// canonicalName returns the name of names that v spells in any case: the
+// service reads enumerated values case-insensitively (the JavaScript SDK
+// sends "pre", "all", "read").
+func canonicalName(v string, names ...string) (string, bool) {
+	for _, n := range names {
+		if strings.EqualFold(v, n) {
+			return n, true
+		}
+	}
+	return v, false
+}
 
 // MaxScriptBytes is the longest script body accepted (Cosmos's limit is
 // 256 KB per stored procedure, trigger or user-defined function).
@@ -87,10 +100,10 @@ func validateScript(kind ScriptKind, spec ScriptSpec) error {
 		return fmt.Errorf("%w: the body of %s %q is %d bytes; the limit is %d bytes", ErrTooLarge, kind, spec.ID, len(spec.Body), MaxScriptBytes)
 	}
 	if kind == Trigger {
-		if spec.TriggerType != TriggerPre && spec.TriggerType != TriggerPost {
+		if _, ok := canonicalName(spec.TriggerType, TriggerPre, TriggerPost); !ok {
 			return badRequest("the trigger %q has triggerType %q; it must be Pre or Post", spec.ID, spec.TriggerType)
 		}
-		if !triggerOperations[spec.TriggerOperation] {
+		if _, ok := canonicalName(spec.TriggerOperation, triggerOperations...); !ok {
 			return badRequest("the trigger %q has triggerOperation %q; it must be All, Create, Replace, Upsert or Delete", spec.ID, spec.TriggerOperation)
 		}
 	} else if spec.TriggerType != "" || spec.TriggerOperation != "" {
@@ -149,8 +162,10 @@ func (c *Container) putScript(kind ScriptKind, spec ScriptSpec, replace bool, if
 	if err != nil {
 		return ScriptInfo{}, err
 	}
-	info := ScriptInfo{Kind: kind, ID: spec.ID, Body: spec.Body, TriggerType: spec.TriggerType,
-		TriggerOperation: spec.TriggerOperation, Ts: c.e.now(), Seq: s}
+	typ, _ := canonicalName(spec.TriggerType, TriggerPre, TriggerPost)
+	op, _ := canonicalName(spec.TriggerOperation, triggerOperations...)
+	info := ScriptInfo{Kind: kind, ID: spec.ID, Body: spec.Body, TriggerType: typ,
+		TriggerOperation: op, Ts: c.e.now(), Seq: s}
 	if found {
 		info.Rid = cur.Rid
 	} else {

@@ -274,7 +274,8 @@ func (e *Engine) putPermission(dbID, userID string, spec PermissionSpec, replace
 	if err := validateResourceID("permission", spec.ID); err != nil {
 		return PermissionInfo{}, err
 	}
-	if spec.Mode != PermissionRead && spec.Mode != PermissionAll {
+	mode, ok := canonicalName(spec.Mode, PermissionRead, PermissionAll)
+	if !ok {
 		return PermissionInfo{}, badRequest("permissionMode must be %q or %q, not %q", PermissionRead, PermissionAll, spec.Mode)
 	}
 	e.mu.Lock()
@@ -294,7 +295,7 @@ func (e *Engine) putPermission(dbID, userID string, spec PermissionSpec, replace
 	case replace && ifMatch != "" && ifMatch != "*" && ifMatch != old.Etag():
 		return PermissionInfo{}, fmt.Errorf("%w: the permission's etag is %s, not %s", ErrPreconditionFailed, old.Etag(), ifMatch)
 	}
-	info := PermissionInfo{ID: spec.ID, DB: dbID, User: userID, Mode: spec.Mode}
+	info := PermissionInfo{ID: spec.ID, DB: dbID, User: userID, Mode: mode}
 	if err := resolvePermissionResource(db, &info, spec); err != nil {
 		return PermissionInfo{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ErrInvalidDefinition is wrapped by every error about a partition key
@@ -32,7 +33,8 @@ type Definition struct {
 
 // Validate checks the definition: Hash has exactly one path and version 1 or
 // 2; MultiHash has 2 or 3 distinct paths and version 2; every path parses
-// with ParsePath. Errors wrap ErrInvalidDefinition.
+// with ParsePath, and has no whitespace between two names of one segment
+// (the service refuses /id ds). Errors wrap ErrInvalidDefinition.
 func (d Definition) Validate() error {
 	switch d.Kind {
 	case Hash:
@@ -54,7 +56,7 @@ func (d Definition) Validate() error {
 	}
 	seen := make(map[string]bool, len(d.Paths))
 	for _, p := range d.Paths {
-		segs, err := ParsePath(p)
+		segs, err := parsePath(p, true)
 		if err != nil {
 			return err
 		}
@@ -85,6 +87,13 @@ func SplitPath(p string) []string {
 // must be non-empty, and the wildcards * and ? are not allowed. Errors wrap
 // ErrInvalidDefinition.
 func ParsePath(p string) ([]string, error) {
+	return parsePath(p, false)
+}
+
+// parsePath is ParsePath; strict, for a new definition, also refuses what
+// the service refuses and containers created before kept: whitespace
+// between two names in one unquoted segment.
+func parsePath(p string, strict bool) ([]string, error) {
 	var i int // the position reached, which the message names
 	fail := func(why string) ([]string, error) {
 		return nil, fmt.Errorf("%w: The partition key component definition path '%s' could not be accepted, failed near position '%d'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character. (The path %s.)",
@@ -131,10 +140,33 @@ func ParsePath(p string) ([]string, error) {
 		case strings.ContainsRune(s, '"'):
 			return fail("has a '\"' inside an unquoted segment")
 		}
+		if k := nextWord(s); strict && k > 0 {
+			// The service reads whitespace as a separator: /id ds is
+			// the name id followed by an unexpected ds.
+			i += k
+			return fail("has two names in one segment; quote a name with spaces: /\"a b\"")
+		}
 		segs = append(segs, s)
 		i += j
 	}
 	return segs, nil
+}
+
+// nextWord returns the index in the unquoted segment s of a name that
+// follows whitespace after a first one, or 0 if there is none.
+func nextWord(s string) int {
+	space := false
+	for k, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			space = true
+		case space && k > 0 && strings.TrimSpace(s[:k]) != "":
+			return k
+		default:
+			space = false
+		}
+	}
+	return 0
 }
 
 // quotedEnd returns the index just past the closing quote of the quoted

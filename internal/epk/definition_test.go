@@ -85,6 +85,22 @@ func TestParsePath(t *testing.T) {
 	e(`/""`, "empty segment")
 	e(`/a"b`, `'"' inside an unquoted segment`)
 	e(`/"\q"`, "invalid quoted segment")
+
+	// A new definition is read as the service reads it: whitespace
+	// separates names, so /id ds is refused near the second name.
+	v := func(path, want string) {
+		t.Helper()
+		err := Definition{Kind: Hash, Version: 2, Paths: []string{path}}.Validate()
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Fatalf("Validate(%q) = %v, want %q", path, err, want)
+		}
+	}
+	v("/id ds", "The partition key component definition path '/id ds' could not be accepted, failed near position '4'.")
+	v("/asdwqr31 @#$#$WRadf", "failed near position '10'")
+	v("/a/b c/d", "failed near position '5'")
+	v(`/"id ds"`, "")
+	v("/id ", "")
+	v("/ id", "")
 }
 
 func TestDefinitionJSON(t *testing.T) {

@@ -201,13 +201,22 @@ func (r *run) install(call *Call, queryAPI bool) {
 		r.body, r.bodySet = v, true
 		r.checkBody()
 	})
-	_ = response.Set("appendBody", func(v goja.Value) {
+	appendBody := func(v goja.Value) {
 		s := ""
 		if !goja.IsUndefined(r.body) && !goja.IsNull(r.body) {
 			s = r.body.String()
 		}
 		r.body, r.bodySet = rt.ToValue(s+v.String()), true
 		r.checkBody()
+	}
+	_ = response.Set("appendBody", appendBody)
+	// appendValue(key, value) is the older form: the response has one
+	// value, its "Body".
+	_ = response.Set("appendValue", func(key string, v goja.Value) {
+		if !strings.EqualFold(key, "Body") {
+			panic(rt.NewTypeError("getResponse().appendValue: the response has only the value \"Body\", not %q", key))
+		}
+		appendBody(v)
 	})
 	_ = response.Set("getMaxResponseBodySize", func() int { return r.lim.MaxResponseBytes })
 	ctx := rt.NewObject()
@@ -224,16 +233,53 @@ func (r *run) install(call *Call, queryAPI bool) {
 		if r.log.Len() >= MaxLogBytes {
 			return goja.Undefined()
 		}
-		for i, a := range c.Arguments {
-			if i > 0 {
-				r.log.WriteByte(' ')
-			}
-			r.log.WriteString(a.String())
-		}
+		r.log.WriteString(logLine(c.Arguments))
 		r.log.WriteByte('\n')
 		return goja.Undefined()
 	})
 	_ = rt.Set("console", console)
+}
+
+// logLine formats console.log's arguments as the service does: a first
+// argument that is a string may hold %s (the next argument as a string)
+// and %% (a percent sign); the arguments left over follow, separated by
+// spaces.
+func logLine(args []goja.Value) string {
+	var b strings.Builder
+	rest := args
+	if len(args) > 0 {
+		if f, ok := args[0].Export().(string); ok {
+			rest = args[1:]
+			for i := 0; i < len(f); i++ {
+				if f[i] != '%' || i+1 == len(f) {
+					b.WriteByte(f[i])
+					continue
+				}
+				switch f[i+1] {
+				case 's':
+					if len(rest) == 0 {
+						b.WriteString("%s")
+					} else {
+						b.WriteString(rest[0].String())
+						rest = rest[1:]
+					}
+					i++
+				case '%':
+					b.WriteByte('%')
+					i++
+				default:
+					b.WriteByte('%')
+				}
+			}
+		}
+	}
+	for i, a := range rest {
+		if i > 0 || b.Len() > 0 || len(rest) < len(args) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.String())
+	}
+	return b.String()
 }
 
 // checkBody throws when the response body has passed its limit.

@@ -297,6 +297,26 @@ func TestConsoleLog(t *testing.T) {
 	}
 }
 
+func TestConsoleLogSubstitutions(t *testing.T) {
+	res, err := runScript(t, `function () { console.log("%s of %s: %s%%", "a", 2, true, "rest"); console.log("%s"); console.log(""); }`,
+		&memColl{docs: map[string]string{}}, &Call{}, Limits{})
+	if err != nil || res.Log != "a of 2: true% rest\n%s\n\n" {
+		t.Fatalf("log %q, %v", res.Log, err)
+	}
+}
+
+func TestResponseAppendValue(t *testing.T) {
+	res, err := runScript(t, `function () { var r = getContext().getResponse(); r.setBody("a"); r.appendValue("Body", "b"); r.appendBody("c"); }`,
+		&memColl{docs: map[string]string{}}, &Call{}, Limits{})
+	if err != nil || string(res.Body) != `"abc"` {
+		t.Fatalf("body %s, %v", res.Body, err)
+	}
+	if _, err := runScript(t, `function () { getContext().getResponse().appendValue("Other", "b"); }`,
+		&memColl{docs: map[string]string{}}, &Call{}, Limits{}); err == nil || !strings.Contains(err.Error(), "Body") {
+		t.Fatalf("appendValue of another key: %v", err)
+	}
+}
+
 func TestQueryAPI(t *testing.T) {
 	coll := &memColl{docs: map[string]string{
 		"a": `{"id":"a","n":3,"tags":["x","y"]}`, "b": `{"id":"b","n":1,"tags":["z"]}`, "c": `{"id":"c","n":2,"tags":[]}`}}

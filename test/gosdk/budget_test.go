@@ -24,7 +24,7 @@ func TestQueryPageSizeCap(t *testing.T) {
 	for _, coll := range []struct {
 		name string
 		rus  int32
-	}{{"one", 400}, {"four", 40000}} {
+	}{{"one", 400}, {"four", 24000}} {
 		cc := setup(t, c, "db", coll.name, hashPK("/pk"), coll.rus)
 		for i := 0; i < n; i++ {
 			doc := fmt.Sprintf(`{"id":"%d","pk":"k%d","n":%d,"pad":%q}`, i, i, n-i, pad)

@@ -22,7 +22,7 @@ func TestSDKWorkloadUnderConnectionLimits(t *testing.T) {
 	s := startServer(t, server.Options{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
 		IdleTimeout: 3 * time.Second, MaxConnections: 32, NoThrottle: true})
 	c := newClient(t, s, auth.EmulatorKey, nil)
-	cc := setup(t, c, "db", "w", hashPK("/pk"), 20000)
+	cc := setup(t, c, "db", "w", hashPK("/pk"), 12000)
 
 	const workers, items = 16, 25
 	pad := strings.Repeat("z", 1900<<10)

@@ -312,7 +312,7 @@ func TestCorpusThroughGoSDK(t *testing.T) {
 	}
 	s := startServer(t, server.Options{})
 	c := newClient(t, s, auth.EmulatorKey, nil)
-	cc := setup(t, c, "corpus", "docs", hashPK("/id"), 40000)
+	cc := setup(t, c, "corpus", "docs", hashPK("/id"), 24000)
 	raw := newRaw(t, s, auth.EmulatorKey)
 	rs := ranges(t, raw, "corpus", "docs")
 	if len(rs) != 4 {

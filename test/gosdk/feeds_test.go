@@ -83,7 +83,7 @@ func TestQueriesOverDatabasesAndContainers(t *testing.T) {
 func TestReadFeedByPartitionKey(t *testing.T) {
 	s := startServer(t, server.Options{NoThrottle: true})
 	c := newClient(t, s, auth.EmulatorKey, nil)
-	cc := setup(t, c, "db", "c", hashPK("/pk"), 40000)
+	cc := setup(t, c, "db", "c", hashPK("/pk"), 24000)
 	for i := range 60 {
 		pk := []string{"a", "b", "c"}[i%3]
 		_, err := cc.CreateItem(ctx(), azcosmos.NewPartitionKeyString(pk), []byte(fmt.Sprintf(`{"id":"i%03d","pk":%q}`, i, pk)), nil)

@@ -53,9 +53,9 @@ func indexMetrics(t *testing.T, cc *azcosmos.ContainerClient, q string, params .
 func TestIndexedQueriesThroughSDK(t *testing.T) {
 	s := startServer(t, server.Options{})
 	c := newClient(t, s, auth.EmulatorKey, nil)
-	indexed := setup(t, c, "db", "indexed", hashPK("/pk"), 40000)
+	indexed := setup(t, c, "db", "indexed", hashPK("/pk"), 24000)
 	d, _ := c.NewDatabase("db")
-	tp := azcosmos.NewManualThroughputProperties(40000)
+	tp := azcosmos.NewManualThroughputProperties(24000)
 	_, err := d.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: "scanned", PartitionKeyDefinition: hashPK("/pk"),
 		IndexingPolicy: &azcosmos.IndexingPolicy{IndexingMode: azcosmos.IndexingModeNone}}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
 	must(t, err, "create the unindexed container")
@@ -150,7 +150,7 @@ func TestHierarchicalPrefixQueries(t *testing.T) {
 	s := startServer(t, server.Options{})
 	c := newClient(t, s, auth.EmulatorKey, nil)
 	def := azcosmos.PartitionKeyDefinition{Kind: azcosmos.PartitionKeyKindMultiHash, Version: 2, Paths: []string{"/tenant", "/user"}}
-	cc := setup(t, c, "db", "h", def, 40000)
+	cc := setup(t, c, "db", "h", def, 24000)
 	for i := range 300 {
 		tenant, user := fmt.Sprint("t", i%6), fmt.Sprint("u", i%15)
 		doc := fmt.Sprintf(`{"id":"%d","tenant":%q,"user":%q,"n":%d}`, i, tenant, user, i)

@@ -34,7 +34,7 @@ func queryAll(t *testing.T, cc *azcosmos.ContainerClient, q string, pk azcosmos.
 func TestQueriesAcrossPartitions(t *testing.T) {
 	s := startServer(t, server.Options{})
 	c := newClient(t, s, auth.EmulatorKey, nil)
-	cc := setup(t, c, "db", "q", hashPK("/pk"), 40000)
+	cc := setup(t, c, "db", "q", hashPK("/pk"), 24000)
 	if rs := ranges(t, newRaw(t, s, auth.EmulatorKey), "db", "q"); len(rs) != 4 {
 		t.Fatalf("%d ranges", len(rs))
 	}

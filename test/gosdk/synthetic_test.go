@@ -68,7 +68,7 @@ func TestSyntheticKeyThroughSDK(t *testing.T) {
 	r := newRaw(t, s, auth.EmulatorKey)
 	c := newClient(t, s, auth.EmulatorKey, nil)
 	const expr = `concat(/date, ".", hash(/vin, 400))`
-	createSynthetic(t, r, "db", "telemetry", expr, 40000)
+	createSynthetic(t, r, "db", "telemetry", expr, 24000)
 	cc, err := c.NewContainer("db", "telemetry")
 	must(t, err, "container client")
 	x := synthkey.MustParse(expr)
@@ -204,7 +204,7 @@ func TestSyntheticRandomSuffix(t *testing.T) {
 	r := newRaw(t, s, auth.EmulatorKey)
 	c := newClient(t, s, auth.EmulatorKey, nil)
 	const expr = `concat(/date, "|", /site, ".", random(1, 10))`
-	createSynthetic(t, r, "db", "events", expr, 40000)
+	createSynthetic(t, r, "db", "events", expr, 24000)
 	cc, err := c.NewContainer("db", "events")
 	must(t, err, "container client")
 	suffixes := map[string]bool{}

@@ -51,7 +51,7 @@ func rangeOfKey(t *testing.T, rs []pkRange, key string) string {
 func TestReadAndReplaceThroughputSplitsRanges(t *testing.T) {
 	s := startServer(t, server.Options{})
 	c := newClient(t, s, auth.EmulatorKey, nil)
-	cc := setup(t, c, "db", "c", hashPK("/pk"), 10000)
+	cc := setup(t, c, "db", "c", hashPK("/pk"), 6000)
 	raw := newRaw(t, s, auth.EmulatorKey)
 	for i := 0; i < 300; i++ {
 		pk := fmt.Sprint("k", i)
@@ -59,12 +59,12 @@ func TestReadAndReplaceThroughputSplitsRanges(t *testing.T) {
 		must(t, err, "create")
 	}
 	if rs := ranges(t, raw, "db", "c"); len(rs) != 1 {
-		t.Fatalf("10,000 RU/s gave %d ranges, want 1", len(rs))
+		t.Fatalf("6,000 RU/s gave %d ranges, want 1", len(rs))
 	}
 	tr, err := cc.ReadThroughput(ctx(), nil)
 	must(t, err, "read throughput")
-	if v, ok := tr.ThroughputProperties.ManualThroughput(); !ok || v != 10000 {
-		t.Fatalf("ReadThroughput = %v %v, want 10000", v, ok)
+	if v, ok := tr.ThroughputProperties.ManualThroughput(); !ok || v != 6000 {
+		t.Fatalf("ReadThroughput = %v %v, want 6000", v, ok)
 	}
 	rr, err := cc.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(40000), nil)
 	must(t, err, "replace throughput")

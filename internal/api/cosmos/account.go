@@ -14,7 +14,7 @@ const queryEngineConfiguration = `{"maxSqlQueryInputLength":262144,"maxJoinsPerS
 // advertise URL, or the scheme and Host of the request.
 func (s *Server) endpoint(r *http.Request) string {
 	if s.cfg.Advertise != "" {
-		return strings.TrimSuffix(s.cfg.Advertise, "/") + "/"
+		return strings.TrimRight(s.cfg.Advertise, "/") + "/"
 	}
 	scheme := "http"
 	if r.TLS != nil {

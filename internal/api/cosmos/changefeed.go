@@ -52,7 +52,7 @@ func (s *Server) changeFeed(req *request, c *engine.Container) error {
 	default:
 		n, err := strconv.ParseUint(strings.Trim(inm, `"`), 10, 64)
 		if err != nil {
-			return errBadRequest("If-None-Match %q is not a change feed continuation: send back the etag of the previous change feed response, or * to start from now", inm)
+			return errBadRequest("%s (If-None-Match %q is not a change feed continuation: send back the etag of the previous change feed response, or * to start from now)", engine.MsgBadContinuation, inm)
 		}
 		start.After = n
 	}

@@ -50,6 +50,7 @@ const (
 	subPartitionKeyMismatch  = 1001
 	subPartitionKeyRangeGone = 1002
 	subLogicalPartitionFull  = 1014
+	subIncorrectContainerRid = 1024
 	subRequestRateTooLarge   = 3200
 )
 

@@ -17,6 +17,12 @@ import (
 const (
 	hdrPartitionKey = "x-ms-documentdb-partitionkey"
 	hdrRangeID      = "x-ms-documentdb-partitionkeyrangeid"
+	// hdrBatchContinueOnError is "false" when a bulk request stops at
+	// its first failed operation.
+	hdrBatchContinueOnError = "x-ms-cosmos-batch-continue-on-error"
+	// hdrIntendedContainerRid names the container rid a client's caches
+	// hold (client-side encryption sends it on item requests).
+	hdrIntendedContainerRid = "x-ms-cosmos-intended-collection-rid"
 )
 
 // openContainer resolves the container of a request and sets the headers
@@ -49,6 +55,12 @@ func (s *Server) items(req *request, op operation) error {
 	c, err := s.openContainer(req, op.db, op.coll)
 	if err != nil {
 		return err
+	}
+	if rid := req.r.Header.Get(hdrIntendedContainerRid); rid != "" && rid != c.Info().Rid {
+		// The container was deleted and created again: the client's
+		// caches (and encryption settings) are of the old one.
+		return &apiError{status: http.StatusBadRequest, sub: subIncorrectContainerRid, code: "BadRequest",
+			msg: fmt.Sprintf("the intended collection rid %q is not the rid of container %q (%s): the container was recreated", rid, op.coll, c.Info().Rid)}
 	}
 	switch op.kind {
 	case opReadFeed:
@@ -209,8 +221,7 @@ func (s *Server) readItem(req *request, c *engine.Container, id string) error {
 		return err
 	}
 	req.w.Header()["Etag"] = []string{r.Etag}
-	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == r.Etag || inm == "*") {
-		s.writeJSON(req, http.StatusNotModified, nil)
+	if s.notModified(req, r.Etag) {
 		return nil
 	}
 	s.writeJSON(req, successStatus(engine.OpRead, false), r.Doc)
@@ -347,35 +358,72 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 	if atomic && !hasHdr {
 		return errBadRequest("a transactional batch needs the %s header", hdrPartitionKey)
 	}
-	cmd := &engine.Command{Atomic: atomic, Ops: make([]engine.Op, len(in))}
+	// A bulk request's invalid operation fails alone, with its own status;
+	// unless the client continues on error, the operations after it are
+	// not run (424), as on the service.
+	continueOnError := !strings.EqualFold(r.Header.Get(hdrBatchContinueOnError), "false")
+	cmd := &engine.Command{Atomic: atomic, StopOnError: !atomic && !continueOnError, Ops: make([]engine.Op, 0, len(in))}
+	at := make([]int, 0, len(in)) // the position in the request of each operation of cmd
+	ops := make([]engine.Op, len(in))
+	invalid := make([]error, len(in))
+	stopped := -1
 	for i, bo := range in {
+		if stopped >= 0 {
+			invalid[i] = fmt.Errorf("%w: operation %d of the batch failed", engine.ErrFailedDependency, stopped)
+			continue
+		}
 		op, err := prepareBatchOp(c, bo, hdrKey, hasHdr)
 		if err != nil {
 			e := &apiError{status: http.StatusBadRequest, code: "BadRequest", msg: fmt.Sprintf("operation %d (%s) of the batch is invalid: %s", i, bo.OperationType, messageOf(err))}
 			if errors.Is(err, engine.ErrPartitionKeyMismatch) {
 				e.sub = subPartitionKeyMismatch
+				if atomic {
+					e.msg = fmt.Sprintf("%s (operation %d (%s): %s)", engine.MsgBatchKeyMismatch, i, bo.OperationType, messageOf(err))
+				}
 			}
-			return e
+			if atomic {
+				return e
+			}
+			invalid[i] = e
+			if !continueOnError {
+				stopped = i
+			}
+			continue
 		}
 		if err := checkScopeKey(req, i, op.Key); err != nil {
 			return err
 		}
-		cmd.Ops[i] = op
+		if atomic && bo.PartitionKey != nil {
+			if hk, err := c.ResolveKey(hdrKey); err == nil && !hk.Equal(op.Key) {
+				return &apiError{status: http.StatusBadRequest, sub: subPartitionKeyMismatch, code: "BadRequest",
+					msg: fmt.Sprintf("%s (operation %d has %s, the request %s)", engine.MsgBatchKeyMismatch, i, op.Key, hk)}
+			}
+		}
+		ops[i] = op
+		cmd.Ops = append(cmd.Ops, op)
+		at = append(at, i)
 	}
+	res := make([]engine.OpResult, len(in))
 	if len(cmd.Ops) > 0 {
 		if err := s.routeWrite(c, cmd.Ops[0].EPK); err != nil {
 			return err
 		}
-	}
-	res, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
-	req.itemSession(session)
-	if err != nil {
-		return err
+		done, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
+		req.itemSession(session)
+		if err != nil {
+			return err
+		}
+		for j, x := range done {
+			res[at[j]] = x
+		}
 	}
 	out := make([]batchResult, len(res))
 	status := http.StatusOK
 	minimal := preferMinimal(r)
 	for i, x := range res {
+		if invalid[i] != nil {
+			x.Err = invalid[i]
+		}
 		req.charge += x.Charge
 		br := batchResult{RequestCharge: x.Charge, ETag: x.Etag}
 		if x.Err != nil {
@@ -383,8 +431,8 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 			br.StatusCode, br.SubStatusCode, _ = statusOf(x.Err)
 			br.Message = messageOf(x.Err)
 		} else {
-			br.StatusCode = successStatus(cmd.Ops[i].Kind, x.Created)
-			if br.StatusCode != http.StatusNoContent && (cmd.Ops[i].Kind == engine.OpRead || !minimal) {
+			br.StatusCode = successStatus(ops[i].Kind, x.Created)
+			if br.StatusCode != http.StatusNoContent && (ops[i].Kind == engine.OpRead || !minimal) {
 				br.ResourceBody = x.Doc
 			}
 		}

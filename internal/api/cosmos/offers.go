@@ -3,8 +3,6 @@ package cosmos
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
-	"strings"
 
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/throughput"
@@ -42,23 +40,12 @@ func (s *Server) offers(req *request, op operation) error {
 	req.charge = throughput.MetadataCharge
 	switch op.kind {
 	case opListOffers:
-		s.writeOffers(req, s.engine.Offers())
+		s.writeFeed(req, "", "Offers", renderOffers(s.engine.Offers()))
 	case opQueryOffers:
-		body, err := readBody(req)
-		if err != nil {
-			return err
-		}
-		match, err := offerFilter(body)
-		if err != nil {
-			return err
-		}
-		var out []engine.Offer
-		for _, o := range s.engine.Offers() {
-			if match(o) {
-				out = append(out, o)
-			}
-		}
-		s.writeOffers(req, out)
+		// Any query over the offers' JSON, as the SDKs send them:
+		// SELECT * FROM c WHERE c.offerResourceId = '...', and the older
+		// SELECT * FROM root r WHERE r.resource = @link.
+		return s.queryFeed(req, "", "Offers", renderOffers(s.engine.Offers()))
 	case opReadOffer:
 		o, err := s.engine.Offer(op.id)
 		if err != nil {
@@ -106,65 +93,12 @@ func (s *Server) writeOffer(req *request, o engine.Offer) {
 	s.writeResource(req, http.StatusOK, o.Etag(), renderOffer(o))
 }
 
-func (s *Server) writeOffers(req *request, offers []engine.Offer) {
+func renderOffers(offers []engine.Offer) []any {
 	list := make([]any, len(offers))
 	for i, o := range offers {
 		list[i] = renderOffer(o)
 	}
-	s.writeFeed(req, "", "Offers", list)
-}
-
-// offerQuery is the one query shape the SDKs send to /offers:
-// SELECT * FROM c [WHERE c.<property> = <string or @parameter>].
-var offerQuery = regexp.MustCompile(`(?is)^\s*SELECT\s+\*\s+FROM\s+(\w+)(?:\s+WHERE\s+(\w+)\.(\w+)\s*=\s*(?:'([^']*)'|"([^"]*)"|(@\w+)))?\s*$`)
-
-// offerFilter returns the filter of an offers query.
-func offerFilter(body []byte) (func(engine.Offer) bool, error) {
-	var q struct {
-		Query      string `json:"query"`
-		Parameters []struct {
-			Name  string `json:"name"`
-			Value any    `json:"value"`
-		} `json:"parameters"`
-	}
-	if err := decodeStrict(body, &q); err != nil {
-		return nil, err
-	}
-	m := offerQuery.FindStringSubmatch(q.Query)
-	if m == nil {
-		return nil, errBadRequest("offers accept only queries of the form SELECT * FROM c [WHERE c.<property> = 'value'], not %q", q.Query)
-	}
-	if m[2] == "" {
-		return func(engine.Offer) bool { return true }, nil
-	}
-	if !strings.EqualFold(m[1], m[2]) {
-		return nil, errBadRequest("the query refers to %q, but its collection alias is %q", m[2], m[1])
-	}
-	value := m[4] + m[5]
-	if m[6] != "" {
-		found := false
-		for _, p := range q.Parameters {
-			if p.Name == m[6] {
-				v, ok := p.Value.(string)
-				if !ok {
-					return nil, errBadRequest("parameter %s must be a string", m[6])
-				}
-				value, found = v, true
-			}
-		}
-		if !found {
-			return nil, errBadRequest("the query uses %s, but no such parameter was given", m[6])
-		}
-	}
-	switch m[3] {
-	case "offerResourceId":
-		return func(o engine.Offer) bool { return o.ResourceRid == value }, nil
-	case "resource":
-		return func(o engine.Offer) bool { return offerResource(o) == value }, nil
-	case "id", "_rid":
-		return func(o engine.Offer) bool { return strings.EqualFold(o.ID, value) }, nil
-	}
-	return nil, errBadRequest("offers can be filtered by offerResourceId, resource or id, not %q", m[3])
+	return list
 }
 
 func itoa(n int) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/index"
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
@@ -185,9 +186,15 @@ func parseContainer(body []byte) (engine.ContainerSpec, error) {
 		return spec, errBadRequest("the container has no \"id\" property")
 	}
 	spec.ID = *in.ID
-	if p := bytes.TrimSpace(in.IndexingPolicy); len(p) > 0 && bytes.Equal(bytes.Join(bytes.Fields(p), nil), []byte("{}")) {
-		// An empty policy is the default one, as the service fills it in.
-		in.IndexingPolicy = nil
+	if len(bytes.TrimSpace(in.IndexingPolicy)) > 0 {
+		// Stored and returned as the service normalises it: the legacy
+		// form read, the defaults filled in (an empty policy is the
+		// default one).
+		p, err := index.Normalize(in.IndexingPolicy)
+		if err != nil {
+			return spec, errBadRequest("%v", err)
+		}
+		in.IndexingPolicy = p
 	}
 	if in.PartitionKey == nil || len(in.PartitionKey.Paths) == 0 || in.PartitionKey.SystemKey != nil && *in.PartitionKey.SystemKey {
 		// A fixed container (the 2017 model): one partition, never split.
@@ -346,12 +353,28 @@ func (s *Server) containers(req *request, op operation) error {
 
 // writeResource sends one metadata resource with its etag.
 func (s *Server) writeResource(req *request, status int, etag string, v any) {
+	if status == http.StatusOK && s.notModified(req, etag) {
+		return
+	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("BUG: cannot encode resource: %v", err))
 	}
 	req.w.Header().Set("etag", etag)
 	s.writeJSON(req, status, body)
+}
+
+// notModified answers 304 to a read whose If-None-Match is the resource's
+// current etag (or *), as the service does for every resource read, and
+// reports whether it did.
+func (s *Server) notModified(req *request, etag string) bool {
+	inm := req.r.Header.Get("If-None-Match")
+	if req.r.Method != http.MethodGet || inm == "" || inm != etag && inm != "*" {
+		return false
+	}
+	req.w.Header().Set("etag", etag)
+	s.writeJSON(req, http.StatusNotModified, nil)
+	return true
 }
 
 // writeFeed sends a feed envelope {"_rid", key: [...], "_count"}.

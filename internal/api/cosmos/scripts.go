@@ -97,6 +97,9 @@ func (s *Server) scripts(req *request, op operation) error {
 			return err
 		}
 		req.w.Header().Set("etag", sc.Etag())
+		if s.notModified(req, sc.Etag()) {
+			return nil
+		}
 		s.writeJSON(req, http.StatusOK, renderScript(info, sc))
 		return nil
 	case opDeleteScript:

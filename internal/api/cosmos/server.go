@@ -147,6 +147,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.w = &req.lw
 	w = req.w
 
+	foldItemQuery(r.URL)
 	if r.URL.Path == ReadyPath {
 		if s.cfg.Ready != nil {
 			if err := s.cfg.Ready(); err != nil {
@@ -188,6 +189,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.route(req, op)
+}
+
+// foldItemQuery puts a raw '?' of an item link back into the item id. The
+// REST API has no query parameters, and a client that does not escape '?'
+// in an id (the JavaScript SDK) signs the whole link, so the id is the
+// last segment with what the URL parser took for a query: authentication
+// and routing both read the folded path.
+func foldItemQuery(u *url.URL) {
+	if u.RawQuery == "" && !u.ForceQuery {
+		return
+	}
+	segs := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	if len(segs) != 6 || segs[0] != "dbs" || segs[2] != "colls" || segs[4] != "docs" {
+		return
+	}
+	q, err := url.PathUnescape(u.RawQuery)
+	if err != nil {
+		return
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "?" + q
+	u.RawPath, u.RawQuery, u.ForceQuery = "", "", false
 }
 
 // splitPath splits an escaped URL path into percent-decoded segments,

@@ -39,7 +39,7 @@ func TestShardedCollection(t *testing.T) {
 	env := newEnv(t, envOptions{})
 	ctx := ctxT(t)
 	db := env.client.Database("geo")
-	createSharded(t, db, "people", "region", 40000)
+	createSharded(t, db, "people", "region", 24000)
 	ec := mustContainer(t, env, "geo", "people")
 	if n := len(ec.Partitions()); n != 4 {
 		t.Fatalf("%d partitions, want 4", n)
@@ -49,7 +49,7 @@ func TestShardedCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := toMap(got)
-	if fmt.Sprint(m["shardKeyDefinition"]) != fmt.Sprint(bson.D{{Key: "region", Value: "Hash"}}) || m["provisionedThroughput"] != int32(40000) {
+	if fmt.Sprint(m["shardKeyDefinition"]) != fmt.Sprint(bson.D{{Key: "region", Value: "Hash"}}) || m["provisionedThroughput"] != int32(24000) {
 		t.Fatalf("GetCollection: %v", got)
 	}
 	c := db.Collection("people")

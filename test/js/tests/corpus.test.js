@@ -338,7 +338,7 @@ before(async () => {
   const { database } = await client.databases.createIfNotExists({ id: "corpus" });
   ({ container } = await database.containers.createIfNotExists(
     { id: "docs", partitionKey: { paths: ["/id"] } },
-    { offerThroughput: 40000 },
+    { offerThroughput: 24000 },
   ));
   for (const doc of JSON.parse(readFileSync(new URL("dataset.json", testdata), "utf8"))) {
     await container.items.create(doc);

@@ -11,7 +11,7 @@ import { startServer, emulatorKey } from "./server.js";
 // Parsec Explorer in headless Debian Chromium, against a real server, with
 // the JavaScript SDK as the independent witness of what the page did. The
 // tests run in order on one page, as a user would: sign in; create a
-// database and a 40,000 RU/s container; edit items (and meet a 412);
+// database and a 24,000 RU/s container; edit items (and meet a 412);
 // query; watch the partitions while a hot key is driven; raise throughput;
 // run the advisor; switch the theme. Any console error, page error, failed
 // request or unexpected error status fails the run; screenshots go to
@@ -125,19 +125,19 @@ test("a wrong key is refused in plain words", async () => {
   await other.close();
 });
 
-test("create a database and a 40,000 RU/s container from the page", async () => {
+test("create a database and a 24,000 RU/s container from the page", async () => {
   await page.fill("#new-db-id", "shop");
   await page.click("#new-db button[type=submit]");
   await page.waitForSelector('#tree li[data-db="shop"] form');
   await page.fill("#new-coll-shop", "orders");
   await page.fill("#new-pk-shop", "/customer");
-  await page.fill("#new-rus-shop", "40000");
+  await page.fill("#new-rus-shop", "24000");
   await page.click('#tree li[data-db="shop"] form button[type=submit]');
   await page.waitForSelector("#view-items");
   const { resource } = await client.database("shop").container("orders").read();
   assert.deepEqual(resource.partitionKey.paths, ["/customer"]);
   const offer = await client.database("shop").container("orders").readOffer();
-  assert.equal(offer.resource.content.offerThroughput, 40000);
+  assert.equal(offer.resource.content.offerThroughput, 24000);
   noProblems();
 });
 
@@ -228,7 +228,7 @@ test("a cross-partition query with parameters shows results, charge, metrics and
   assert.ok(charge > 0, `the charge is shown: ${charge}`);
   assert.match(await page.textContent("#query-metrics"), /retrievedDocumentCount/);
   const parts = (await page.textContent("#query-partitions")).replace("partitions read: ", "").split(", ");
-  assert.equal(parts.length, 4, `a 40,000 RU/s container has 4 partitions, all read: ${parts}`);
+  assert.equal(parts.length, 4, `a 24,000 RU/s container has 4 partitions, all read: ${parts}`);
 
   // The table view shows the same rows.
   await page.check("#as-table");
@@ -322,7 +322,7 @@ test("the partitions strip turns the hot key's partition warm within seconds and
 
 test("raising throughput from the settings splits the container, and the strip shows the new partitions live", async () => {
   await openTab("settings");
-  await page.waitForFunction(() => document.getElementById("throughput").value === "40000");
+  await page.waitForFunction(() => document.getElementById("throughput").value === "24000");
   await page.fill("#throughput", "80000");
   await act("#save-throughput");
   await page.waitForFunction(() => document.getElementById("status").textContent.includes("80,000 RU/s"));

@@ -13,7 +13,7 @@ before(async () => {
   const { database } = await client.databases.createIfNotExists({ id: "query" });
   ({ container } = await database.containers.createIfNotExists(
     { id: "c", partitionKey: { paths: ["/pk"] } },
-    { offerThroughput: 40000 },
+    { offerThroughput: 24000 },
   ));
   const ops = [];
   for (let n = 0; n < 60; n++) {

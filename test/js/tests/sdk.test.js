@@ -108,7 +108,7 @@ test("bulk into a container with 4 physical partitions lands every item in its r
   const { database } = await client.databases.createIfNotExists({ id: "bulk" });
   const { container } = await database.containers.createIfNotExists(
     { id: "events", partitionKey: { paths: ["/device"] } },
-    { offerThroughput: 40000 },
+    { offerThroughput: 24000 },
   );
   const { resources: ranges } = await container.readPartitionKeyRanges().fetchAll();
   assert.equal(ranges.length, 4);
@@ -164,7 +164,7 @@ test("bulk into a V1-hashed container with 4 partitions, string and number keys"
   const { database } = await client.databases.createIfNotExists({ id: "bulkv1" });
   const { container } = await database.containers.createIfNotExists(
     { id: "v1", partitionKey: { paths: ["/k"], version: 1 } },
-    { offerThroughput: 40000 },
+    { offerThroughput: 24000 },
   );
   const { resource: def } = await container.read();
   assert.equal(def.partitionKey.version, 1);
