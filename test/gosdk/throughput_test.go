@@ -377,8 +377,9 @@ func TestThroughputAndPartitionCaps(t *testing.T) {
 	_, err = db.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: "max", PartitionKeyDefinition: hashPK("/pk")}, &azcosmos.CreateContainerOptions{ThroughputProperties: &max})
 	must(t, err, "create a container at 1,000,000 RU/s")
 	raw := newRaw(t, s, auth.EmulatorKey)
-	if rs := ranges(t, raw, "db", "max"); len(rs) != 100 {
-		t.Fatalf("1,000,000 RU/s gave %d ranges, want 100", len(rs))
+	// A new container gets ceil(RU / 6,000) partitions, as on the service.
+	if rs := ranges(t, raw, "db", "max"); len(rs) != 167 {
+		t.Fatalf("1,000,000 RU/s gave %d ranges, want 167", len(rs))
 	}
 	mc, _ := db.NewContainer("max")
 	_, err = mc.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(2_000_000), nil)
@@ -396,13 +397,13 @@ func TestThroughputAndPartitionCaps(t *testing.T) {
 		_, err := db.CreateContainer(ctx(), azcosmos.ContainerProperties{ID: id, PartitionKeyDefinition: hashPK("/pk")}, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
 		return err
 	}
-	must(t, create("a", 20000), "create a container of 2 partitions")
-	err = create("b", 20000)
+	must(t, create("a", 12000), "create a container of 2 partitions")
+	err = create("b", 12000)
 	wantStatus(t, err, http.StatusBadRequest, "2 more partitions past the server's 3")
 	if !strings.Contains(err.Error(), "at most 3") {
 		t.Errorf("the error does not name the cap: %v", err)
 	}
-	must(t, create("b", 10000), "create the third partition")
+	must(t, create("b", 6000), "create the third partition")
 	ac, _ := db.NewContainer("a")
 	_, err = ac.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(40000), nil)
 	wantStatus(t, err, http.StatusBadRequest, "a throughput raise that splits past the server's 3 partitions")
@@ -411,8 +412,8 @@ func TestThroughputAndPartitionCaps(t *testing.T) {
 	}
 	rt, err := ac.ReadThroughput(ctx(), nil)
 	must(t, err, "read the throughput")
-	if v, _ := rt.ThroughputProperties.ManualThroughput(); v != 20000 {
-		t.Fatalf("the refused raise left %v RU/s, want 20000", v)
+	if v, _ := rt.ThroughputProperties.ManualThroughput(); v != 12000 {
+		t.Fatalf("the refused raise left %v RU/s, want 12000", v)
 	}
 	_, err = ac.ReplaceThroughput(ctx(), azcosmos.NewManualThroughputProperties(15000), nil)
 	must(t, err, "a change that needs no new partition")

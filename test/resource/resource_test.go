@@ -549,7 +549,7 @@ const groupItems = 640
 func seedGroups(t *testing.T, p *proc) {
 	t.Helper()
 	must(t, p, "POST", "/dbs/db/colls", []byte(`{"id":"g","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`), 201,
-		"x-ms-offer-throughput", "160000")
+		"x-ms-offer-throughput", "96000") // 16 partitions of 6,000 RU/s
 	for i := range groupItems {
 		pk := fmt.Sprintf("g%d", i)
 		must(t, p, "POST", "/dbs/db/colls/g/docs", fmt.Appendf(nil, `{"id":"%d","pk":%q}`, i, pk), 201,
