@@ -170,7 +170,7 @@ group "query-cross (1 KB)"
 row "durable" "$durable_url" --workload query-cross --items "$items" --item-size 1024 --container ycsb
 
 group "physical partitions (1 KB reads)"
-for layout in "1 10000" "4 40000" "16 160000"; do
+for layout in "1 6000" "4 24000" "16 96000"; do
   set -- $layout
   row "durable, partition key ranges: {ranges}" "$durable_url" --workload read --items "$items" --item-size 1024 \
     --throughput "$2" --container "p$1"

@@ -343,7 +343,7 @@ func TestAdviseLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := epk.Definition{Kind: epk.Hash, Version: 2, Paths: []string{"/deviceId"}}
-	if _, err := e.CreateContainer("iot", engine.ContainerSpec{ID: "readings", PartitionKey: def}, engine.Throughput{RUs: 40000}); err != nil {
+	if _, err := e.CreateContainer("iot", engine.ContainerSpec{ID: "readings", PartitionKey: def}, engine.Throughput{RUs: 24000}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := e.Container("iot", "readings")

@@ -28,7 +28,7 @@ func TestClusterStatus(t *testing.T) {
 	if _, err := e.CreateDatabase("db", engine.Throughput{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, rus := range map[string]int{"big": 30000, "small": 400} {
+	for name, rus := range map[string]int{"big": 18000, "small": 400} {
 		if _, err := e.CreateContainer("db", engine.ContainerSpec{ID: name, PartitionKey: epk.Definition{Kind: epk.Hash, Version: 2, Paths: []string{"/pk"}}}, engine.Throughput{RUs: rus}); err != nil {
 			t.Fatal(err)
 		}

@@ -88,7 +88,9 @@ const (
 	DefaultDuration    = 10 * time.Second
 	DefaultDatabase    = "bench"
 	DefaultContainer   = "items"
-	DefaultThroughput  = 40000
+	// DefaultThroughput gives a new container 4 partitions (a new
+	// container gets one per 6,000 RU/s).
+	DefaultThroughput = 24000
 )
 
 // Limits of the options.
