@@ -113,7 +113,38 @@ func cmdCreate(r *request) (bson.D, error) {
 	if _, ok := r.get("viewOn"); ok {
 		return nil, newErr(115, "CommandNotSupported", "views are not supported")
 	}
-	return nil, r.s.createColl(r.db, name, "", engine.Throughput{})
+	err = r.s.createColl(r.db, name, "", engine.Throughput{})
+	if ce, ok := err.(*cmdError); ok && ce.Code == 48 {
+		// As in MongoDB, creating a collection that exists with the same
+		// options succeeds. Parsec records no collection options, so the
+		// same options are none, on an unsharded collection.
+		col, oerr := r.s.openColl(r.db, name)
+		if oerr != nil {
+			return nil, oerr
+		}
+		if opt := r.collectionOption(); opt != "" || col.shard != "" {
+			return nil, newErr(48, "NamespaceExists", "Collection %s already exists with different options", col.ns())
+		}
+		return nil, nil
+	}
+	return nil, err
+}
+
+// createOptions are the create command's collection options (the fields
+// that are not generic command arguments).
+var createOptions = []string{"capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel",
+	"validationAction", "indexOptionDefaults", "storageEngine", "collation", "timeseries", "expireAfterSeconds",
+	"clusteredIndex", "changeStreamPreAndPostImages", "encryptedFields", "pipeline"}
+
+// collectionOption returns the first collection option the create command
+// gives ("" if none).
+func (r *request) collectionOption() string {
+	for _, o := range createOptions {
+		if _, ok := r.get(o); ok {
+			return o
+		}
+	}
+	return ""
 }
 
 // namedColl opens the existing collection the command names first.
@@ -125,15 +156,22 @@ func (r *request) namedColl() (*coll, error) {
 	return r.s.openColl(r.db, name)
 }
 
+// dropMissingReply is drop's answer for a collection that does not exist:
+// MongoDB 7.0 makes that drop a no-op that succeeds.
+func dropMissingReply() bson.D { return bson.D{{Key: "info", Value: "ns not found"}} }
+
 func cmdDrop(r *request) (bson.D, error) {
 	col, err := r.namedColl()
+	if isNotFound(err) {
+		return dropMissingReply(), nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	nIdx := int32(len(col.indexes()) + 1)
 	if err := r.s.eng.DeleteContainer(r.db, col.name); err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
-			return nil, newErr(26, "NamespaceNotFound", "ns not found")
+			return dropMissingReply(), nil
 		}
 		return nil, toCmdError(err)
 	}
@@ -159,7 +197,7 @@ func (col *coll) indexes() []bson.D {
 	if err := bson.UnmarshalExtJSON(append(append([]byte(`{"v":`), raw...), '}'), false, &wrap); err != nil {
 		return nil
 	}
-	out, _ := docs(wrap.V)
+	out, _ := docs(unescapeNames(wrap.V))
 	return out
 }
 

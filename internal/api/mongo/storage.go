@@ -69,6 +69,52 @@ func unescapeName(k string) string {
 	return k
 }
 
+// storedName returns the stored name of a field at any level: a name that
+// starts with '$' after any number of '~' gets one more '~' in front, so
+// that Extended JSON cannot read its document as a type wrapper
+// ({"$date": 1} is stored as {"~$date": 1}); DBRef's $ref, $id and $db
+// are stored as they are. Top-level names are then escaped as escapeName
+// says. Both mappings are bijections on disjoint sets of names.
+func storedName(k string, top bool) string {
+	if dollarName(k) && k != "$ref" && k != "$id" && k != "$db" {
+		k = "~" + k
+	}
+	if top {
+		k = escapeName(k)
+	}
+	return k
+}
+
+// dollarName reports a name that starts with '$' after any '~'s.
+func dollarName(k string) bool {
+	return strings.HasPrefix(strings.TrimLeft(k, "~"), "$")
+}
+
+// unescapeDollar reverses storedName's '$' escape.
+func unescapeDollar(k string) string {
+	if strings.HasPrefix(k, "~") && dollarName(k) {
+		return k[1:]
+	}
+	return k
+}
+
+// unescapeNames reverses storedName's '$' escape in every document
+// nested in v, in place, and returns v.
+func unescapeNames(v any) any {
+	switch x := v.(type) {
+	case bson.D:
+		for i := range x {
+			x[i].Key = unescapeDollar(x[i].Key)
+			x[i].Value = unescapeNames(x[i].Value)
+		}
+	case bson.A:
+		for i := range x {
+			x[i] = unescapeNames(x[i])
+		}
+	}
+	return v
+}
+
 // maxDepth bounds the nesting of a stored document (mongod allows 100
 // levels of BSON; Extended JSON wrappers add up to two more).
 const maxDepth = 100
@@ -93,24 +139,14 @@ func encodeItem(doc bson.Raw, id string, sk []byte) ([]byte, error) {
 			return nil, badValue("the document has the field %q twice", k)
 		}
 		seen[k] = true
-		if err := checkFieldName(k); err != nil {
-			return nil, err
-		}
 		out = append(out, ',')
-		out = jsondoc.AppendQuote(out, escapeName(k))
+		out = jsondoc.AppendQuote(out, storedName(k, true))
 		out = append(out, ':')
 		if out, err = appendValue(out, e.Value(), 1); err != nil {
 			return nil, err
 		}
 	}
 	return append(out, '}'), nil
-}
-
-func checkFieldName(k string) error {
-	if strings.HasPrefix(k, "$") && k != "$ref" && k != "$id" && k != "$db" {
-		return &cmdError{Code: 52, CodeName: "DollarPrefixedFieldName", Msg: fmt.Sprintf("field names cannot start with '$' (%q) in stored documents", k)}
-	}
-	return nil
 }
 
 // appendValue appends one value: documents and arrays member by member,
@@ -135,13 +171,10 @@ func appendValue(out []byte, v bson.RawValue, depth int) ([]byte, error) {
 				return nil, badValue("a document has the field %q twice", k)
 			}
 			seen[k] = true
-			if err := checkFieldName(k); err != nil {
-				return nil, err
-			}
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = jsondoc.AppendQuote(out, k)
+			out = jsondoc.AppendQuote(out, storedName(k, false))
 			out = append(out, ':')
 			if out, err = appendValue(out, e.Value(), depth+1); err != nil {
 				return nil, err
@@ -215,6 +248,9 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 			return nil, "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
 		}
 	}
+	// Only an item with a member name starting with "~ can hold an
+	// escaped '$' name.
+	escaped := bytes.Contains(raw, []byte(`"~`))
 	out := make(bson.D, 0, len(d)+1)
 	etag := ""
 	var itemID any
@@ -232,7 +268,10 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 		if e.Key == "_id" {
 			hasID = true
 		}
-		e.Key = unescapeName(e.Key)
+		e.Key = unescapeDollar(unescapeName(e.Key))
+		if escaped {
+			e.Value = unescapeNames(e.Value)
+		}
 		out = append(out, e)
 	}
 	if !hasID && itemID != nil {

@@ -3,6 +3,7 @@ package mongo
 import (
 	"errors"
 	"sort"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -24,8 +25,10 @@ func parseModifier(u any, arrayFilters []bson.D) (*modifier, error) {
 				return nil, newErr(72, "InvalidOptions", "arrayFilters may only be given with update operators")
 			}
 			for _, e := range x {
-				if err := checkFieldName(e.Key); err != nil {
-					return nil, err
+				if strings.HasPrefix(e.Key, "$") {
+					// MongoDB refuses top-level '$' names in a replacement
+					// (they read as update operators), not in an insert.
+					return nil, newErr(52, "DollarPrefixedFieldName", "The dollar ($) prefixed field '%s' in '%s' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.", e.Key, e.Key)
 				}
 			}
 			return &modifier{repl: x}, nil
