@@ -656,10 +656,23 @@ func cmdAggregate(r *request) (bson.D, error) {
 	if !ok {
 		return nil, typeMismatch("'pipeline' must be an array of documents")
 	}
-	for _, st := range stages {
+	var statsDoc bson.D
+	var err error
+	for i, st := range stages {
 		if len(st) == 1 && (st[0].Key == "$out" || st[0].Key == "$merge") {
 			return nil, newErr(115, "CommandNotSupported", "%s is not supported", st[0].Key)
 		}
+		if len(st) > 0 && st[0].Key == "$collStats" {
+			if i > 0 {
+				return nil, newErr(40602, "Location40602", "$collStats is only valid as the first stage in a pipeline")
+			}
+			if statsDoc, err = r.collStatsStage(name, st[0].Value); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if statsDoc != nil {
+		stages = stages[1:]
 	}
 	cd, err := r.doc("cursor")
 	if err != nil {
@@ -696,6 +709,8 @@ func cmdAggregate(r *request) (bson.D, error) {
 	var input []bson.D
 	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	switch {
+	case statsDoc != nil:
+		input, err = []bson.D{statsDoc}, nil
 	case err == nil:
 		var raw bson.D
 		if len(stages) > 0 && len(stages[0]) == 1 && stages[0][0].Key == "$match" {

@@ -75,7 +75,7 @@ func cmdListCollections(r *request) (bson.D, error) {
 		if !nameOnly {
 			doc = append(doc,
 				bson.E{Key: "options", Value: bson.D{}},
-				bson.E{Key: "info", Value: bson.D{{Key: "readOnly", Value: false}}},
+				bson.E{Key: "info", Value: bson.D{{Key: "readOnly", Value: false}, {Key: "uuid", Value: collUUID(ci)}}},
 				bson.E{Key: "idIndex", Value: idIndex()})
 		}
 		if f.Match(doc) {
@@ -562,50 +562,6 @@ func throughputFields(rus, autoMax int) bson.D {
 		return bson.D{{Key: "provisionedThroughput", Value: int32(rus)}}
 	}
 	return nil
-}
-
-func cmdCollStats(r *request) (bson.D, error) {
-	col, err := r.namedColl()
-	if err != nil {
-		return nil, err
-	}
-	items, size := col.c.Usage()
-	if len(col.uniques()) > 0 {
-		// Leave the unique indexes' guard items out of the count.
-		if items, err = countAll(col); err != nil {
-			return nil, err
-		}
-	}
-	nidx := int32(len(col.indexes()) + 1)
-	out := bson.D{{Key: "ns", Value: col.ns()}, {Key: "count", Value: items}, {Key: "size", Value: size},
-		{Key: "storageSize", Value: size}, {Key: "nindexes", Value: nidx}, {Key: "totalIndexSize", Value: int64(0)},
-		{Key: "sharded", Value: col.shard != ""}}
-	if items > 0 {
-		out = append(out, bson.E{Key: "avgObjSize", Value: size / items})
-	}
-	if col.shard != "" {
-		out = append(out, bson.E{Key: "shardKey", Value: bson.D{{Key: col.shard, Value: "hashed"}}},
-			bson.E{Key: "physicalPartitions", Value: int32(len(col.c.Partitions()))})
-	}
-	return out, nil
-}
-
-func cmdDBStats(r *request) (bson.D, error) {
-	cs, err := r.s.eng.Containers(r.db)
-	if err != nil && !errors.Is(err, engine.ErrNotFound) {
-		return nil, toCmdError(err)
-	}
-	var items, size int64
-	for _, ci := range cs {
-		if c, err := r.s.eng.Container(r.db, ci.ID); err == nil {
-			n, b := c.Usage()
-			items += n
-			size += b
-		}
-	}
-	return bson.D{{Key: "db", Value: r.db}, {Key: "collections", Value: int32(len(cs))}, {Key: "views", Value: int32(0)},
-		{Key: "objects", Value: items}, {Key: "dataSize", Value: float64(size)}, {Key: "storageSize", Value: float64(size)},
-		{Key: "indexes", Value: int32(len(cs))}, {Key: "indexSize", Value: 0.0}}, nil
 }
 
 // checkUnique refuses a unique index Parsec cannot enforce: on a
