@@ -29,6 +29,9 @@ type coll struct {
 	// scans see the transaction's writes, and its writes are buffered
 	// in it (txn.go).
 	tx *transaction
+	// limit is the maxTimeMS of the command that reads it: each page a
+	// scan reads checks it.
+	limit *timeLimit
 }
 
 func (c *coll) ns() string { return c.db + "." + c.name }
@@ -404,6 +407,9 @@ func (s *scanner) count() (int64, error) {
 }
 
 func (s *scanner) fill() error {
+	if err := s.c.limit.check(); err != nil {
+		return err
+	}
 	c := s.c.c
 	if s.begun || s.after != nil {
 		// A cursor's later pages: the collection must still be the one

@@ -21,6 +21,8 @@ type request struct {
 	// sess is the session whose transaction the command is part of
 	// (locked while it runs); nil outside transactions.
 	sess *session
+	// limit is the command's maxTimeMS (nil: none).
+	limit *timeLimit
 }
 
 type handler func(r *request) (bson.D, error)
@@ -140,6 +142,11 @@ func (r *request) run() bson.D {
 	if r.db == "" {
 		return errorReply(newErr(40571, "Location40571", "OP_MSG requests require a $db argument"))
 	}
+	limit, err := r.parseMaxTimeMS()
+	if err != nil {
+		return errorReply(toCmdError(err))
+	}
+	r.limit = limit
 	ta, err := r.txnFields()
 	if err != nil {
 		return errorReply(toCmdError(err))
@@ -421,6 +428,7 @@ func cursorReply(id int64, ns, field string, batch bson.A) bson.D {
 // cursor if it has more.
 func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D, error) {
 	cur.owner = r.c.principal()
+	cur.limit = r.limit
 	n := int(batchSize)
 	if batchSize < 0 {
 		return nil, badValue("batchSize must not be negative")
@@ -429,6 +437,9 @@ func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D,
 		// An empty first batch with a live cursor.
 		if err := r.s.cursors.add(cur); err != nil {
 			return nil, err
+		}
+		if cur.limit != nil {
+			cur.leftover = cur.limit.left()
 		}
 		return cursorReply(cur.id, cur.ns, "firstBatch", bson.A{}), nil
 	}
@@ -441,6 +452,9 @@ func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D,
 	}
 	if err := r.s.cursors.add(cur); err != nil {
 		return nil, err
+	}
+	if cur.limit != nil {
+		cur.leftover = cur.limit.left()
 	}
 	return cursorReply(cur.id, cur.ns, "firstBatch", batch), nil
 }
@@ -466,9 +480,22 @@ func cmdGetMore(r *request) (bson.D, error) {
 	if want := r.db + "." + collName; cur.ns != want && !strings.HasSuffix(cur.ns, ".$cmd.listCollections") {
 		return nil, newErr(13, "Unauthorized", "cursor %d belongs to %s, not %s", id, cur.ns, want)
 	}
+	if r.limit != nil {
+		// Parsec's cursors are never tailable: mongod refuses this for
+		// every cursor that is not awaitData.
+		return nil, badValue("cannot set maxTimeMS on getMore command for a non-awaitData cursor")
+	}
 	cur.mu.Lock()
 	defer cur.mu.Unlock()
+	if cur.limit != nil {
+		// The time the cursor's command had left is spent over its
+		// getMores.
+		cur.limit.deadline = r.s.cfg.Now().Add(cur.leftover)
+	}
 	batch, done, err := cur.batch(int(max(n, 0)))
+	if cur.limit != nil {
+		cur.leftover = cur.limit.left()
+	}
 	if err != nil {
 		r.s.cursors.remove(id, who)
 		return nil, err

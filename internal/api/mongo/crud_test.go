@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"testing"
@@ -92,7 +93,7 @@ func TestKillCursors(t *testing.T) {
 		t.Fatalf("reading a cursor of a dropped collection: %v", cur.Err())
 	}
 	// getMore on the killed cursor is CursorNotFound.
-	err = env.client.Database("d").RunCommand(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "k"}}).Err()
+	err = env.client.Database("d").RunCommand(context.Background(), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "k"}}).Err()
 	if cmdCode(err) != 43 {
 		t.Fatalf("getMore after kill: %v", err)
 	}

@@ -83,6 +83,10 @@ type cursor struct {
 	owner    principal // who opened it, the only one who may read it
 	charged  int64     // the bytes of the cursor set's quota it uses
 	lastUsed time.Time
+	// limit is the maxTimeMS of the command that opened the cursor (nil:
+	// none), and leftover the time it has left between getMores.
+	limit    *timeLimit
+	leftover time.Duration
 }
 
 // maxBatchBytes keeps a batch and its reply's envelope under the 16 MiB
@@ -94,6 +98,9 @@ const maxBatchBytes = MaxDocumentBytes - 64<<10
 func (c *cursor) batch(n int) (docs bson.A, done bool, err error) {
 	docs = bson.A{}
 	size := 0
+	if err := c.limit.check(); err != nil {
+		return nil, false, err
+	}
 	for n <= 0 || len(docs) < n {
 		if c.left == 0 {
 			return docs, true, nil

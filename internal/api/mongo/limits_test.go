@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -96,7 +97,7 @@ func TestCursorTimeoutAndCap(t *testing.T) {
 	if env.srv.cursors.len() != 0 {
 		t.Fatal("idle cursors survived the timeout")
 	}
-	err = env.client.Database("d").RunCommand(ctx, bson.D{{Key: "getMore", Value: id1}, {Key: "collection", Value: "cur"}}).Err()
+	err = env.client.Database("d").RunCommand(context.Background(), bson.D{{Key: "getMore", Value: id1}, {Key: "collection", Value: "cur"}}).Err()
 	if cmdCode(err) != 43 {
 		t.Fatalf("getMore on an expired cursor: %v", err)
 	}
