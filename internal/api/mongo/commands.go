@@ -499,7 +499,12 @@ func cmdGetMore(r *request) (bson.D, error) {
 		// getMores.
 		cur.limit.deadline = r.s.cfg.Now().Add(cur.leftover)
 	}
-	batch, done, err := cur.batch(int(max(n, 0)))
+	err = cur.src.refresh()
+	var batch bson.A
+	var done bool
+	if err == nil {
+		batch, done, err = cur.batch(int(max(n, 0)))
+	}
 	if cur.limit != nil {
 		cur.leftover = cur.limit.left()
 	}

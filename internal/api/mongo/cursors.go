@@ -17,6 +17,9 @@ type source interface {
 	// held is how many bytes of documents the source keeps in memory
 	// between calls: what an open cursor is charged for.
 	held() int64
+	// refresh is called before a getMore's batch: a source that holds
+	// documents read by an earlier command reads them again.
+	refresh() error
 }
 
 // sliceSource yields documents already in memory, kept as BSON (a decoded
@@ -71,6 +74,10 @@ func (s *sliceSource) next() (bson.D, bool, error) {
 }
 
 func (s *sliceSource) held() int64 { return s.bytes }
+
+// refresh keeps the documents: they are a sort's or a pipeline's result,
+// which mongod also computes once, when the cursor opens.
+func (s *sliceSource) refresh() error { return nil }
 
 // cursor is a server-side result being read in batches.
 type cursor struct {
@@ -153,6 +160,10 @@ func (p *pushback) next() (bson.D, bool, error) {
 }
 
 func (p *pushback) held() int64 { return int64(len(p.d)) + p.rest.held() }
+
+// refresh refreshes the rest; the document that did not fit the previous
+// batch is returned as it was read.
+func (p *pushback) refresh() error { return p.rest.refresh() }
 
 // cursorSet holds the open cursors of a server, within two quotas: how
 // many cursors are open, and how many bytes of documents they keep between

@@ -239,20 +239,26 @@ func appendDouble(out []byte, f float64) []byte {
 // properties and "id" are dropped, escaped names restored. It also returns
 // the item's etag.
 func decodeItem(raw []byte) (bson.D, string, error) {
+	d, etag, _, err := decodeStored(raw)
+	return d, etag, err
+}
+
+// decodeStored is decodeItem that also returns the item's _rid.
+func decodeStored(raw []byte) (bson.D, string, string, error) {
 	var d bson.D
 	if err := bson.UnmarshalExtJSON(raw, false, &d); err != nil {
 		// An item written through the NoSQL API whose members read as
 		// Extended JSON type wrappers but are not valid ones ({"$date":
 		// "soon"}): read its JSON as it is, so that scans go on.
 		if d, err = literalDocument(raw); err != nil {
-			return nil, "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
+			return nil, "", "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
 		}
 	}
 	// Only an item with a member name starting with "~ can hold an
 	// escaped '$' name.
 	escaped := bytes.Contains(raw, []byte(`"~`))
 	out := make(bson.D, 0, len(d)+1)
-	etag := ""
+	etag, rid := "", ""
 	var itemID any
 	hasID := false
 	for _, e := range d {
@@ -260,6 +266,8 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 			switch e.Key {
 			case "_etag":
 				etag, _ = e.Value.(string)
+			case "_rid":
+				rid, _ = e.Value.(string)
 			case "id":
 				itemID = e.Value
 			}
@@ -278,7 +286,7 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 		// An item written through the NoSQL API: its id is its _id.
 		out = append(bson.D{{Key: "_id", Value: itemID}}, out...)
 	}
-	return out, etag, nil
+	return out, etag, rid, nil
 }
 
 var errStoredDoc = fmt.Errorf("stored document cannot be read")
