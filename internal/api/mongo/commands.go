@@ -438,7 +438,7 @@ func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D,
 	cur.limit = r.limit
 	n := int(batchSize)
 	if batchSize < 0 {
-		return nil, badValue("batchSize must not be negative")
+		return nil, negativeField("batchSize", batchSize)
 	}
 	if batchSize == 0 && !single {
 		// An empty first batch with a live cursor.
@@ -469,7 +469,10 @@ func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D,
 func cmdGetMore(r *request) (bson.D, error) {
 	id, ok := r.cmd[0].Value.(int64)
 	if !ok {
-		return nil, typeMismatch("getMore's cursor id must be a long, not %s", typeName(r.cmd[0].Value))
+		return nil, wrongType("getMore", "getMore", r.cmd[0].Value, "long")
+	}
+	if _, ok := r.get("collection"); !ok {
+		return nil, missingField("getMore", "collection")
 	}
 	collName, err := r.str("collection")
 	if err != nil {
@@ -522,10 +525,13 @@ func cmdGetMore(r *request) (bson.D, error) {
 }
 
 func cmdKillCursors(r *request) (bson.D, error) {
-	v, _ := r.get("cursors")
+	v, present := r.get("cursors")
 	ids, ok := v.(bson.A)
+	if !present {
+		return nil, missingField("killCursors", "cursors")
+	}
 	if !ok {
-		return nil, typeMismatch("killCursors needs an array of cursor ids")
+		return nil, wrongType("killCursors", "cursors", v, "array")
 	}
 	killed, notFound := bson.A{}, bson.A{}
 	for _, x := range ids {

@@ -56,10 +56,14 @@ func cmdInsert(r *request) (bson.D, error) {
 	if v, ok := r.get("ordered"); ok {
 		ordered = truthy(v)
 	}
-	docsVal := r.raw.Lookup("documents")
+	docsVal, lerr := r.raw.LookupErr("documents")
+	if lerr != nil {
+		return nil, missingField("insert", "documents")
+	}
 	arr, ok := docsVal.ArrayOK()
 	if !ok {
-		return nil, typeMismatch("insert needs an array 'documents'")
+		v, _ := r.get("documents")
+		return nil, wrongType("insert", "documents", v, "array")
 	}
 	vals, err := arr.Values()
 	if err != nil {
@@ -382,12 +386,12 @@ func cmdFind(r *request) (bson.D, error) {
 		return nil, err
 	}
 	if fs.skip < 0 {
-		return nil, badValue("skip must not be negative")
+		return nil, negativeField("skip", fs.skip)
+	}
+	if fs.limit < 0 {
+		return nil, negativeField("limit", fs.limit)
 	}
 	fs.single = r.boolean("singleBatch")
-	if fs.limit < 0 {
-		fs.limit, fs.single = -fs.limit, true
-	}
 	if fs.batchSize, err = r.integer("batchSize", 101); err != nil {
 		return nil, err
 	}
@@ -592,8 +596,11 @@ func cmdDistinct(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := r.get("key"); !ok {
+		return nil, missingField("distinct", "key")
+	}
 	if key == "" {
-		return nil, badValue("distinct needs a 'key'")
+		return nil, newErr(40352, "Location40352", "FieldPath cannot be constructed with empty string")
 	}
 	q, f, err := r.filterDoc("query")
 	if err != nil {
@@ -651,10 +658,16 @@ func cmdAggregate(r *request) (bson.D, error) {
 	if !isStr {
 		return nil, newErr(115, "CommandNotSupported", "aggregate without a collection (aggregate: 1) is not supported")
 	}
-	v, _ := r.get("pipeline")
+	v, present := r.get("pipeline")
+	if !present {
+		return nil, missingField("aggregate", "pipeline")
+	}
+	if _, isArr := v.(bson.A); !isArr {
+		return nil, wrongType("aggregate", "pipeline", v, "array")
+	}
 	stages, ok := docs(v)
 	if !ok {
-		return nil, typeMismatch("'pipeline' must be an array of documents")
+		return nil, typeMismatch("Each element of the 'pipeline' array must be an object")
 	}
 	var statsDoc bson.D
 	var err error
@@ -674,9 +687,10 @@ func cmdAggregate(r *request) (bson.D, error) {
 	if statsDoc != nil {
 		stages = stages[1:]
 	}
-	cd, err := r.doc("cursor")
-	if err != nil {
-		return nil, err
+	cv, _ := r.get("cursor")
+	cd, isDoc := cv.(bson.D)
+	if cv != nil && !isDoc {
+		return nil, typeMismatch("cursor field must be missing or an object")
 	}
 	if _, ok := r.get("cursor"); !ok && !r.boolean("explain") {
 		return nil, newErr(9, "FailedToParse", "The 'cursor' option is required, except for aggregate with the explain argument")
@@ -685,8 +699,11 @@ func cmdAggregate(r *request) (bson.D, error) {
 	for _, e := range cd {
 		if e.Key == "batchSize" {
 			n, ok := asInt(e.Value)
-			if !ok || n < 0 {
-				return nil, badValue("cursor.batchSize must be a non-negative number")
+			if !ok {
+				return nil, wrongType("cursor", "batchSize", e.Value, "number")
+			}
+			if n < 0 {
+				return nil, negativeField("batchSize", n)
 			}
 			batchSize = n
 		}

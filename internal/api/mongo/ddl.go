@@ -236,10 +236,19 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _ := r.get("indexes")
+	v, present := r.get("indexes")
+	if !present {
+		return nil, missingField("createIndexes", "indexes")
+	}
+	if _, isArr := v.(bson.A); !isArr {
+		return nil, wrongType("createIndexes", "indexes", v, "array")
+	}
 	specs, ok := docs(v)
-	if !ok || len(specs) == 0 {
-		return nil, typeMismatch("createIndexes needs a non-empty array 'indexes' of documents")
+	if !ok {
+		return nil, typeMismatch("BSON field 'createIndexes.indexes' must be an array of objects")
+	}
+	if len(specs) == 0 {
+		return nil, badValue("Must specify at least one index to create")
 	}
 	_, existed := r.s.openColl(r.db, name)
 	col, err := r.s.ensureColl(r.db, name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 // The storage mapping (DESIGN.md): a document is stored as one JSON item,
@@ -528,13 +529,6 @@ func keyComponent(v any, present bool) (epk.Component, error) {
 		Msg: fmt.Sprintf("a shard key value of BSON type %s is not supported: shard key values must be strings, 32-bit integers, doubles, booleans or null", typeName(v))}
 }
 
-func typeName(v any) string {
-	if v == nil {
-		return "null"
-	}
-	t, _, err := bson.MarshalValue(v)
-	if err != nil {
-		return fmt.Sprintf("%T", v)
-	}
-	return t.String()
-}
+// typeName is the MongoDB $type alias of a value, as mongod's messages
+// name types.
+func typeName(v any) string { return mql.TypeName(v) }

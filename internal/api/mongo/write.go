@@ -231,10 +231,16 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 	if v, ok := r.get("ordered"); ok {
 		ordered = truthy(v)
 	}
-	v, _ := r.get(field)
+	v, present := r.get(field)
+	if !present {
+		return "", false, nil, missingField(r.name, field)
+	}
+	if _, isArr := v.(bson.A); !isArr {
+		return "", false, nil, wrongType(r.name, field, v, "array")
+	}
 	stmts, ok := docs(v)
 	if !ok {
-		return "", false, nil, typeMismatch("%s needs an array '%s' of documents", r.name, field)
+		return "", false, nil, typeMismatch("BSON field '%s.%s' must be an array of objects", r.name, field)
 	}
 	if len(stmts) > maxWriteBatch {
 		return "", false, nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)

@@ -84,11 +84,12 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 			if count > maxProjectionFields {
 				return badValue("projection has more than %d fields", maxProjectionFields)
 			}
+			// mongod's FieldPath errors (field_path.cpp).
 			if e.Key == "" {
-				return badValue("FieldPath cannot be constructed with empty string")
+				return newError(40352, "FieldPath cannot be constructed with empty string")
 			}
 			if strings.HasPrefix(e.Key, "$") {
-				return badValue("FieldPath field names may not start with '$'")
+				return newError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 			}
 			path := e.Key
 			if prefix != "" {
@@ -113,8 +114,17 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 			node := &projNode{}
 			var kind int // +1 inclusion-like, -1 exclusion, 0 neutral
 			if positional {
-				if b, ok := e.Value.(bool); (ok && !b) || (!ok && (!isNumber(e.Value) || !truthyValue(e.Value))) {
-					return newError(31395, "positional projection cannot be used with exclusion or an expression: %s", path)
+				// mongod's codes (projection_parser.cpp): an object is 31271, a
+				// literal 31308, and an exclusion reads "$" as a field name.
+				switch v := e.Value.(type) {
+				case bson.D:
+					return newError(31271, "positional projection cannot be used with an expression or sub object")
+				case bool, int32, int64, float64, bson.Decimal128:
+					if !truthyValue(v) {
+						return newError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+					}
+				default:
+					return newError(31308, "positional projection cannot be used with a literal")
 				}
 				parts = parts[:len(parts)-1]
 				path = strings.Join(parts, ".")
@@ -132,7 +142,7 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 			switch v := e.Value.(type) {
 			case bson.D:
 				if len(v) == 0 {
-					return badValue("An empty sub-projection is not a valid value. Found empty object at path %s", path)
+					return newError(51270, "An empty sub-projection is not a valid value. Found empty object at path %s", path)
 				}
 				if !strings.HasPrefix(v[0].Key, "$") {
 					if err := add(path, v, depth+1); err != nil {
@@ -150,12 +160,12 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 						return err
 					}
 				case "$elemMatch":
-					if len(parts) > 1 {
-						return badValue("Cannot use $elemMatch projection on a nested field.")
-					}
 					fd, ok := v[0].Value.(bson.D)
 					if !ok || len(v) != 1 {
-						return badValue("elemMatch: Invalid argument, object required, but got %s", typeName(v[0].Value))
+						return newError(31274, "elemMatch: Invalid argument, object required, but got %s", typeName(v[0].Value))
+					}
+					if len(parts) > 1 {
+						return newError(31275, "Cannot use $elemMatch projection on a nested field.")
 					}
 					m, err := (&filterParser{}).parseOp(bson.E{Key: "$elemMatch", Value: fd}, depth+1, path, false)
 					if err != nil {
@@ -193,7 +203,13 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 				continue
 			}
 			if kind == 1 && mode == -1 {
-				return newError(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+				switch {
+				case node.action != projComputed:
+					return newError(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+				case isExprObject(e.Value):
+					return newError(31252, "Cannot use expression other than $meta in exclusion projection")
+				}
+				return newError(31310, "Cannot use an expression %s: %s in an exclusion projection", e.Key, formatValue(e.Value))
 			}
 			if kind == -1 && mode == 1 {
 				return newError(31254, "Cannot do exclusion on field %s in inclusion projection", path)
@@ -491,4 +507,11 @@ func positionalElement(doc bson.D, path []string, query *Filter) (any, bool) {
 	}
 	v, _, _ := plainGet(doc, path, "positional")
 	return v.(bson.A)[i], true
+}
+
+// isExprObject reports an object whose first field is an operator: an
+// expression, not a literal.
+func isExprObject(v any) bool {
+	d, ok := v.(bson.D)
+	return ok && len(d) > 0 && strings.HasPrefix(d[0].Key, "$")
 }

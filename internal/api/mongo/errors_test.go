@@ -1,0 +1,60 @@
+package mongo
+
+import (
+	"context"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// The codes MongoDB 7.0 answers for refusals, with its messages where
+// drivers or users match on them. Sources: error_codes.yml;
+// projection_parser.cpp and field_path.cpp (projections); the IDL
+// parsers of the commands (40414 for a missing required field, 14 for a
+// field of the wrong type, 51024 for a negative count, as FerretDB's
+// tests record them from MongoDB); create_indexes.cpp ("Must specify at
+// least one index to create").
+func TestErrorCodes(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: bson.A{1, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(proj bson.D) bson.D {
+		return bson.D{{Key: "find", Value: "c"}, {Key: "projection", Value: proj}}
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		code int
+		msg  string
+	}{
+		{"projection of $v", find(bson.D{{Key: "$v", Value: 1}}), 16410, "FieldPath field names may not start with '$'"},
+		{"projection of an empty name", find(bson.D{{Key: "", Value: 1}}), 40352, "FieldPath cannot be constructed with empty string"},
+		{"empty sub-projection", find(bson.D{{Key: "a", Value: bson.D{}}}), 51270, "An empty sub-projection is not a valid value"},
+		{"nested $elemMatch", find(bson.D{{Key: "a.b", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "x", Value: 1}}}}}}), 31275, "Cannot use $elemMatch projection on a nested field."},
+		{"literal in an exclusion", find(bson.D{{Key: "a", Value: 0}, {Key: "b", Value: "x"}}), 31310, "in an exclusion projection"},
+		{"expression in an exclusion", find(bson.D{{Key: "a", Value: 0}, {Key: "b", Value: bson.D{{Key: "$add", Value: bson.A{1, 2}}}}}), 31252, "Cannot use expression other than $meta in exclusion projection"},
+		{"negative skip", bson.D{{Key: "find", Value: "c"}, {Key: "skip", Value: -1}}, 51024, "BSON field 'skip' value must be >= 0, actual value '-1'"},
+		{"negative limit", bson.D{{Key: "find", Value: "c"}, {Key: "limit", Value: -1}}, 51024, "BSON field 'limit' value must be >= 0, actual value '-1'"},
+		{"negative batchSize", bson.D{{Key: "find", Value: "c"}, {Key: "batchSize", Value: -1}}, 51024, "BSON field 'batchSize' value must be >= 0, actual value '-1'"},
+		{"negative cursor.batchSize", bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{}}, {Key: "cursor", Value: bson.D{{Key: "batchSize", Value: -1}}}}, 51024, "BSON field 'batchSize' value must be >= 0"},
+		{"aggregate cursor not an object", bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{}}, {Key: "cursor", Value: "x"}}, 14, "cursor field must be missing or an object"},
+		{"aggregate without pipeline", bson.D{{Key: "aggregate", Value: "c"}, {Key: "cursor", Value: bson.D{}}}, 40414, "BSON field 'aggregate.pipeline' is missing but a required field"},
+		{"insert without documents", bson.D{{Key: "insert", Value: "c"}}, 40414, "BSON field 'insert.documents' is missing but a required field"},
+		{"update without updates", bson.D{{Key: "update", Value: "c"}}, 40414, "BSON field 'update.updates' is missing but a required field"},
+		{"delete with deletes of the wrong type", bson.D{{Key: "delete", Value: "c"}, {Key: "deletes", Value: 1}}, 14, "BSON field 'delete.deletes' is the wrong type 'int', expected type 'array'"},
+		{"distinct without key", bson.D{{Key: "distinct", Value: "c"}}, 40414, "BSON field 'distinct.key' is missing but a required field"},
+		{"createIndexes without indexes", bson.D{{Key: "createIndexes", Value: "c"}}, 40414, "BSON field 'createIndexes.indexes' is missing but a required field"},
+		{"createIndexes of no index", bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{}}}, 2, "Must specify at least one index to create"},
+		{"getMore without collection", bson.D{{Key: "getMore", Value: int64(1)}}, 40414, "BSON field 'getMore.collection' is missing but a required field"},
+		{"getMore of an int", bson.D{{Key: "getMore", Value: int32(1)}, {Key: "collection", Value: "c"}}, 14, "BSON field 'getMore.getMore' is the wrong type 'int', expected type 'long'"},
+		{"killCursors without cursors", bson.D{{Key: "killCursors", Value: "c"}}, 40414, "BSON field 'killCursors.cursors' is missing but a required field"},
+	} {
+		err := db.RunCommand(ctx, tc.cmd).Err()
+		if cmdCode(err) != tc.code || !contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %d %q", tc.name, err, tc.code, tc.msg)
+		}
+	}
+}
