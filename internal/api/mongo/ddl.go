@@ -3,11 +3,15 @@ package mongo
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 // indexesProperty is the container property that records the collection's
@@ -250,6 +254,11 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	if len(specs) == 0 {
 		return nil, badValue("Must specify at least one index to create")
 	}
+	for _, sp := range specs {
+		if err := checkIndexKey(sp); err != nil {
+			return nil, err
+		}
+	}
 	_, existed := r.s.openColl(r.db, name)
 	col, err := r.s.ensureColl(r.db, name)
 	if err != nil {
@@ -258,27 +267,18 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	cur := col.indexes()
 	before := int32(len(cur) + 1)
 	for _, sp := range specs {
-		key, _ := lookupField(sp, "key")
-		kd, ok := key.(bson.D)
-		if !ok || len(kd) == 0 {
-			return nil, newErr(9, "FailedToParse", "an index needs a non-empty 'key' document")
-		}
+		kd := asDoc(lookupFieldValue(sp, "key"))
 		iname, _ := lookupField(sp, "name")
 		n, ok := iname.(string)
 		if !ok || n == "" {
 			n = defaultIndexName(kd)
 			sp = append(sp, bson.E{Key: "name", Value: n})
 		}
-		if n == "_id_" {
-			continue
+		exists, err := indexConflict(sp, append([]bson.D{idIndex()}, cur...))
+		if err != nil {
+			return nil, err
 		}
-		dup := false
-		for _, c := range cur {
-			if cn, _ := lookupField(c, "name"); cn == n {
-				dup = true
-			}
-		}
-		if dup {
+		if exists {
 			continue
 		}
 		if u, _ := lookupField(sp, "unique"); truthy(u) {
@@ -308,8 +308,137 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 			return nil, err
 		}
 	}
-	return bson.D{{Key: "numIndexesBefore", Value: before}, {Key: "numIndexesAfter", Value: int32(len(cur) + 1)},
-		{Key: "createdCollectionAutomatically", Value: existed != nil}}, nil
+	out := bson.D{{Key: "numIndexesBefore", Value: before}, {Key: "numIndexesAfter", Value: int32(len(cur) + 1)},
+		{Key: "createdCollectionAutomatically", Value: existed != nil}}
+	if int32(len(cur)+1) == before {
+		out = append(out, bson.E{Key: "note", Value: "all indexes already exist"})
+	}
+	return out, nil
+}
+
+// indexPlugins are the index types whose name can be a key's value.
+var indexPlugins = map[string]bool{"2d": true, "2dsphere": true, "text": true, "hashed": true}
+
+// checkIndexKey checks an index specification's key as mongod does
+// (index_key_validate.cpp): 40414 without one, 67 CannotCreateIndex for a
+// value that is not a non-zero number or a known index type.
+func checkIndexKey(sp bson.D) error {
+	key, ok := lookupField(sp, "key")
+	if !ok {
+		return missingField("createIndexes.indexes", "key")
+	}
+	kd, ok := key.(bson.D)
+	if !ok {
+		return wrongType("createIndexes.indexes", "key", key, "object")
+	}
+	fail := func(format string, args ...any) error {
+		return newErr(67, "CannotCreateIndex", "Error in specification %s :: caused by :: %s", showValue(sp), fmt.Sprintf(format, args...))
+	}
+	if len(kd) == 0 {
+		return fail("Index keys cannot be empty.")
+	}
+	plugin := ""
+	for _, e := range kd {
+		switch x := e.Value.(type) {
+		case int32, int64, float64, bson.Decimal128:
+			f := numberValue(x)
+			if math.IsNaN(f) {
+				return fail("Values in the index key pattern cannot be NaN.")
+			}
+			if f == 0 {
+				return fail("Values in the index key pattern cannot be 0.")
+			}
+		case string:
+			if !indexPlugins[x] {
+				return fail("Unknown index plugin '%s'", x)
+			}
+			if plugin != "" && plugin != x {
+				return fail("Can't use more than one index plugin for a single index.")
+			}
+			plugin = x
+		default:
+			return fail("Values in v:2 index key pattern cannot be of type %s. Only numbers > 0, numbers < 0, and strings are allowed.", typeName(e.Value))
+		}
+		if e.Key == "" {
+			return fail("Index keys cannot be an empty field.")
+		}
+	}
+	return nil
+}
+
+// indexOptions are the options that make two indexes on one key
+// different indexes.
+var indexOptions = []string{"unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation"}
+
+// sameIndexOptions reports whether two index specifications have
+// equivalent options.
+func sameIndexOptions(a, b bson.D) bool {
+	for _, o := range indexOptions {
+		x, xok := lookupField(a, o)
+		y, yok := lookupField(b, o)
+		switch o {
+		case "unique", "sparse":
+			if truthy(x) != truthy(y) {
+				return false
+			}
+		default:
+			if xok != yok || (xok && mql.Compare(x, y) != 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// indexConflict compares a requested index with the existing ones as
+// mongod does (index_catalog_impl.cpp): the same index is already there
+// (exists); the same name on another key is 86 IndexKeySpecsConflict,
+// with other options 85 IndexOptionsConflict; the same key and options
+// under another name is 85.
+func indexConflict(sp bson.D, existing []bson.D) (exists bool, err error) {
+	name, _ := lookupField(sp, "name")
+	key := asDoc(lookupFieldValue(sp, "key"))
+	for _, ix := range existing {
+		n, _ := lookupField(ix, "name")
+		k := asDoc(lookupFieldValue(ix, "key"))
+		sameKey := mql.Compare(key, k) == 0 && len(key) == len(k)
+		switch {
+		case n == name && !sameKey:
+			return false, newErr(86, "IndexKeySpecsConflict", "An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: %s, existing index: %s", showValue(sp), showValue(ix))
+		case n == name && !sameIndexOptions(sp, ix):
+			return false, newErr(85, "IndexOptionsConflict", "An equivalent index already exists with the same name but different options. Requested index: %s, existing index: %s", showValue(sp), showValue(ix))
+		case n == name:
+			return true, nil
+		case sameKey && sameIndexOptions(sp, ix):
+			return false, newErr(85, "IndexOptionsConflict", "Index already exists with a different name: %s", n)
+		}
+	}
+	return false, nil
+}
+
+// numberValue is a number as a float64.
+func numberValue(v any) float64 {
+	switch x := v.(type) {
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	case bson.Decimal128:
+		f, err := strconv.ParseFloat(x.String(), 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return f
+	}
+	return math.NaN()
+}
+
+// lookupFieldValue is lookupField's value alone.
+func lookupFieldValue(d bson.D, path string) any {
+	v, _ := lookupField(d, path)
+	return v
 }
 
 func defaultIndexName(key bson.D) string {
