@@ -69,8 +69,8 @@ func cmdInsert(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, badValue("invalid documents: %v", err)
 	}
-	if len(vals) > maxWriteBatch {
-		return nil, badValue("write batch of %d documents is over the limit of %d", len(vals), maxWriteBatch)
+	if err := checkBatchSize(len(vals)); err != nil {
+		return nil, err
 	}
 	col, err := r.bindTxn(r.s.ensureColl(r.db, name))
 	if err != nil {
@@ -560,6 +560,9 @@ func cmdCount(r *request) (bson.D, error) {
 	limit, err := r.integer("limit", 0)
 	if err != nil {
 		return nil, err
+	}
+	if skip < 0 {
+		return nil, negativeField("skip", skip)
 	}
 	if limit < 0 {
 		limit = -limit

@@ -64,3 +64,53 @@ func TestCreateIndexesValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Requests mongod refuses and their codes: a write of no statements (16
+// InvalidLength, write_ops_parsers.cpp), a negative count skip (51024),
+// findAndModify's contradictory options (9, write_ops.cpp, in mongod's
+// order), and a top-level '$' name in $set (52); a nested '$' name in an
+// update path is a field like any other (MongoDB's "Dollar-Prefixed Field
+// Names": document modifying updates).
+func TestWriteValidation(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: bson.D{}}}); err != nil {
+		t.Fatal(err)
+	}
+	set := func(path string) bson.D {
+		return bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{{Key: "_id", Value: 1}}},
+			{Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: path, Value: 5}}}}}}}}}
+	}
+	fam := func(opts ...bson.E) bson.D { return append(bson.D{{Key: "findAndModify", Value: "c"}}, opts...) }
+	upd := bson.E{Key: "update", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}}
+	remove := bson.E{Key: "remove", Value: true}
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		code int
+		msg  string
+	}{
+		{"insert of nothing", bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{}}}, 16, "Write batch sizes must be between 1 and 100000. Got 0 operations."},
+		{"update of nothing", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{}}}, 16, "Write batch sizes must be between 1 and 100000."},
+		{"delete of nothing", bson.D{{Key: "delete", Value: "c"}, {Key: "deletes", Value: bson.A{}}}, 16, "Write batch sizes must be between 1 and 100000."},
+		{"count with a negative skip", bson.D{{Key: "count", Value: "c"}, {Key: "skip", Value: -1}}, 51024, "BSON field 'skip' value must be >= 0, actual value '-1'"},
+		{"findAndModify of nothing", fam(), 9, "Either an update or remove=true must be specified"},
+		{"findAndModify update and remove", fam(remove, upd), 9, "Cannot specify both an update and remove=true"},
+		{"findAndModify remove and upsert", fam(remove, bson.E{Key: "upsert", Value: true}), 9, "Cannot specify both upsert=true and remove=true"},
+		{"findAndModify remove and new", fam(remove, bson.E{Key: "new", Value: true}), 9, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document"},
+		{"$set of a top-level $ name", set("$x"), 52, "The dollar ($) prefixed field '$x' in '$x'"},
+	} {
+		err := db.RunCommand(ctx, tc.cmd).Err()
+		if cmdCode(err) != tc.code || !contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %d %q", tc.name, err, tc.code, tc.msg)
+		}
+	}
+	if err := db.RunCommand(ctx, set("a.$x")).Err(); err != nil {
+		t.Fatalf("$set of a nested $ name: %v", err)
+	}
+	var got bson.D
+	if err := db.Collection("c").FindOne(ctx, bson.D{{Key: "a.$x", Value: 5}}).Decode(&got); err != nil {
+		t.Fatalf("find a.$x: %v", err)
+	}
+}

@@ -242,10 +242,19 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 	if !ok {
 		return "", false, nil, typeMismatch("BSON field '%s.%s' must be an array of objects", r.name, field)
 	}
-	if len(stmts) > maxWriteBatch {
-		return "", false, nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
+	if err := checkBatchSize(len(stmts)); err != nil {
+		return "", false, nil, err
 	}
 	return name, ordered, stmts, nil
+}
+
+// checkBatchSize refuses a write of no statements or of more than
+// maxWriteBatch, as mongod does (write_ops_parsers.cpp, 16 InvalidLength).
+func checkBatchSize(n int) error {
+	if n == 0 || n > maxWriteBatch {
+		return newErr(16, "InvalidLength", "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, n)
+	}
+	return nil
 }
 
 func cmdUpdate(r *request) (bson.D, error) {
@@ -473,11 +482,16 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 	}
 	remove, returnNew, upsert := r.boolean("remove"), r.boolean("new"), r.boolean("upsert")
 	uv, hasUpdate := r.get("update")
-	if remove == hasUpdate {
-		return nil, newErr(9, "FailedToParse", "findAndModify needs either 'remove' or 'update'")
-	}
-	if remove && (returnNew || upsert) {
-		return nil, newErr(9, "FailedToParse", "findAndModify cannot combine remove with new or upsert")
+	// mongod's checks, in its order (write_ops.cpp).
+	switch {
+	case remove && hasUpdate:
+		return nil, newErr(9, "FailedToParse", "Cannot specify both an update and remove=true")
+	case remove && upsert:
+		return nil, newErr(9, "FailedToParse", "Cannot specify both upsert=true and remove=true ")
+	case remove && returnNew:
+		return nil, newErr(9, "FailedToParse", "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
+	case !remove && !hasUpdate:
+		return nil, newErr(9, "FailedToParse", "Either an update or remove=true must be specified")
 	}
 	var m *modifier
 	if hasUpdate {

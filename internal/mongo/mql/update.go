@@ -182,14 +182,19 @@ func parseUpdatePath(s string, filters map[string]*Filter, used map[string]bool)
 				return nil, badValue("No array filter found for identifier '%s' in path '%s'", ident, s)
 			}
 			used[ident] = true
-		case strings.HasPrefix(p, "$"):
+		case strings.HasPrefix(p, "$") && i == 0:
+			// A nested '$' name is a field like any other (MongoDB 5.0 and
+			// later); a top-level one is not.
 			return nil, newError(CodeDollarPrefixedField, "The dollar ($) prefixed field '%s' in '%s' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.", p, s)
 		}
 	}
 	return parts, nil
 }
 
-func isPositional(p string) bool { return strings.HasPrefix(p, "$") }
+// isPositional reports a positional path element: $, $[] or $[ident].
+func isPositional(p string) bool {
+	return p == "$" || strings.HasPrefix(p, "$[") && strings.HasSuffix(p, "]")
+}
 
 func checkRename(from, to []string) error {
 	for _, p := range append(slices.Clone(from), to...) {
