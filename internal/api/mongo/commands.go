@@ -199,8 +199,11 @@ func (r *request) str(key string) (string, error) {
 // collName is the command's first field: the collection it is about.
 func (r *request) collName() (string, error) {
 	s, ok := r.cmd[0].Value.(string)
-	if !ok || s == "" {
+	if !ok {
 		return "", newErr(73, "InvalidNamespace", "collection name has invalid type %s", typeName(r.cmd[0].Value))
+	}
+	if s == "" {
+		return "", newErr(73, "InvalidNamespace", "Invalid namespace specified '%s.'", r.db)
 	}
 	return s, nil
 }

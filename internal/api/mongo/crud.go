@@ -403,7 +403,11 @@ func cmdFind(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
-	src, err := query(r.scanFor(col, fs.filter, fd), fs.sort, fs.skip, fs.limit)
+	sc, err := r.scanFor(col, fs.filter, fd)
+	if err != nil {
+		return nil, err
+	}
+	src, err := query(sc, fs.sort, fs.skip, fs.limit)
 	if err != nil {
 		return nil, err
 	}
@@ -574,12 +578,16 @@ func cmdCount(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
+	sc, err := r.scanFor(col, f, q)
+	if err != nil {
+		return nil, err
+	}
 	n, known := int64(0), false
 	if len(q) == 0 && len(col.uniques()) == 0 && col.tx == nil {
 		n, known = col.c.CountKnown()
 	}
 	if !known {
-		if n, err = r.scanFor(col, f, q).count(); err != nil {
+		if n, err = sc.count(); err != nil {
 			return nil, err
 		}
 	}

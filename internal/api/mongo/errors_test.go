@@ -58,3 +58,46 @@ func TestErrorCodes(t *testing.T) {
 		}
 	}
 }
+
+// More of mongod's refusals: a hint that names no index (2, the query
+// planner's "hint provided does not correspond to an existing index"), an
+// _id that cannot be one (2, insert.cpp's messages), an empty collection
+// name (73), an unknown explain verbosity (2, the IDL enumeration).
+func TestErrorCodesQueries(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a_1"}}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(id any) bson.D {
+		return bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: id}}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		code int
+		msg  string
+	}{
+		{"find with a hint of no index", bson.D{{Key: "find", Value: "c"}, {Key: "hint", Value: "nope"}}, 2, "hint provided does not correspond to an existing index"},
+		{"find with a hint of no key", bson.D{{Key: "find", Value: "c"}, {Key: "hint", Value: bson.D{{Key: "b", Value: 1}}}}, 2, "hint provided does not correspond to an existing index"},
+		{"count with a hint of no index", bson.D{{Key: "count", Value: "c"}, {Key: "hint", Value: "nope"}}, 2, "hint provided does not correspond to an existing index"},
+		{"array _id", insert(bson.A{1}), 2, "can't use an array for _id"},
+		{"regex _id", insert(bson.Regex{Pattern: "x"}), 2, "can't use a regex for _id"},
+		{"empty collection name", bson.D{{Key: "find", Value: ""}}, 73, "Invalid namespace specified 'd.'"},
+		{"explain verbosity", bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "c"}}}, {Key: "verbosity", Value: "loud"}}, 2, "Enumeration value 'loud' for field 'explain.verbosity' is not a valid value."},
+	} {
+		err := db.RunCommand(ctx, tc.cmd).Err()
+		if cmdCode(err) != tc.code || !contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %d %q", tc.name, err, tc.code, tc.msg)
+		}
+	}
+	for _, hint := range []any{"a_1", "_id_", bson.D{{Key: "a", Value: 1}}, bson.D{{Key: "$natural", Value: 1}}} {
+		if err := db.RunCommand(ctx, bson.D{{Key: "find", Value: "c"}, {Key: "hint", Value: hint}}).Err(); err != nil {
+			t.Errorf("hint %v: %v", hint, err)
+		}
+	}
+}

@@ -382,12 +382,13 @@ func idString(v any) (string, error) {
 		} else {
 			s = "~n:" + strconv.FormatFloat(x, 'g', -1, 64)
 		}
+	// mongod's messages (insert.cpp).
 	case bson.A:
-		return "", badValue("_id cannot be an array")
+		return "", badValue("can't use an array for _id")
 	case bson.Regex:
-		return "", badValue("_id cannot be a regular expression")
+		return "", badValue("can't use a regex for _id")
 	case bson.Undefined:
-		return "", badValue("_id cannot be undefined")
+		return "", badValue("can't use a undefined for _id")
 	default:
 		raw, err := bson.Marshal(bson.D{{Key: "v", Value: v}})
 		if err != nil {
