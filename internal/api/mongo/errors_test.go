@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // The codes MongoDB 7.0 answers for refusals, with its messages where
@@ -24,6 +25,14 @@ func TestErrorCodes(t *testing.T) {
 	find := func(proj bson.D) bson.D {
 		return bson.D{{Key: "find", Value: "c"}, {Key: "projection", Value: proj}}
 	}
+	// A fractional $slice is taken as an integer, as mongod's numberInt.
+	var got bson.D
+	if err := db.Collection("c").FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: "a", Value: bson.D{{Key: "$slice", Value: 1.5}}}})).Decode(&got); err != nil {
+		t.Fatalf("$slice 1.5: %v", err)
+	}
+	if a, _ := lookupField(got, "a"); len(a.(bson.A)) != 1 {
+		t.Fatalf("$slice 1.5: %v", got)
+	}
 	for _, tc := range []struct {
 		name string
 		cmd  bson.D
@@ -36,6 +45,8 @@ func TestErrorCodes(t *testing.T) {
 		{"nested $elemMatch", find(bson.D{{Key: "a.b", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "x", Value: 1}}}}}}), 31275, "Cannot use $elemMatch projection on a nested field."},
 		{"literal in an exclusion", find(bson.D{{Key: "a", Value: 0}, {Key: "b", Value: "x"}}), 31310, "in an exclusion projection"},
 		{"expression in an exclusion", find(bson.D{{Key: "a", Value: 0}, {Key: "b", Value: bson.D{{Key: "$add", Value: bson.A{1, 2}}}}}), 31252, "Cannot use expression other than $meta in exclusion projection"},
+		{"find $slice of a string", find(bson.D{{Key: "a", Value: bson.D{{Key: "$slice", Value: "x"}}}}), 28667, "Invalid $slice syntax."},
+		{"find $slice of one argument", find(bson.D{{Key: "a", Value: bson.D{{Key: "$slice", Value: bson.A{1}}}}}), 28667, "but 1 were passed in."},
 		{"negative skip", bson.D{{Key: "find", Value: "c"}, {Key: "skip", Value: -1}}, 51024, "BSON field 'skip' value must be >= 0, actual value '-1'"},
 		{"negative limit", bson.D{{Key: "find", Value: "c"}, {Key: "limit", Value: -1}}, 51024, "BSON field 'limit' value must be >= 0, actual value '-1'"},
 		{"negative batchSize", bson.D{{Key: "find", Value: "c"}, {Key: "batchSize", Value: -1}}, 51024, "BSON field 'batchSize' value must be >= 0, actual value '-1'"},

@@ -1,6 +1,7 @@
 package mql
 
 import (
+	"math"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -271,8 +272,18 @@ func parseSlice(node *projNode, v bson.D) error {
 		return badValue("$slice projection takes exactly one argument")
 	}
 	node.action = projSlice
+	// A $slice mongod cannot read as find's, nor as the $slice expression
+	// (two or three arguments), is 28667 with both reasons
+	// (projection_parser.cpp); one it reads as the expression fails on
+	// its first argument, which is not an array (28724).
+	notSlice := func(args int, findReason string) error {
+		return newError(28667, "Invalid $slice syntax. The given syntax { $slice: %s } did not match the find() syntax because :: %s :: The given syntax did not match the expression $slice syntax. :: caused by :: Expression $slice takes at least 2 arguments, and at most 3, but %d were passed in.", formatValue(v[0].Value), findReason, args)
+	}
 	switch a := v[0].Value.(type) {
 	case bson.A:
+		if len(a) < 2 || len(a) > 3 {
+			return notSlice(len(a), "Location31272: $slice array argument should be of form [skip, limit]")
+		}
 		if len(a) != 2 {
 			return newError(28724, "First argument to $slice must be an array")
 		}
@@ -286,9 +297,14 @@ func parseSlice(node *projNode, v bson.D) error {
 		}
 		node.skip, node.limit = skip, limit
 	default:
-		n, ok := wholeNumber(a)
-		if !ok {
-			return newError(28724, "$slice only supports numbers and [skip, limit] arrays")
+		if !isNumber(a) {
+			return notSlice(1, "Location31273: $slice only supports numbers and [skip, limit] arrays")
+		}
+		// Any number, taken as a 32-bit integer (mongod's numberInt).
+		f, _ := toFloat(a)
+		n := int64(0)
+		if !math.IsNaN(f) {
+			n = int64(max(min(math.Trunc(f), math.MaxInt32), math.MinInt32))
 		}
 		node.single, node.limit = true, n
 	}
