@@ -66,7 +66,9 @@ func TestCreateIndexesValidation(t *testing.T) {
 }
 
 // Requests mongod refuses and their codes: a write of no statements (16
-// InvalidLength, write_ops_parsers.cpp), a negative count skip (51024),
+// InvalidLength, write_ops_parsers.cpp), a statement without its required
+// fields, refused before any statement runs (the commands' IDL: 40414,
+// 14; a delete limit other than 0 or 1 is 9), a negative count skip (51024),
 // findAndModify's contradictory options (9, write_ops.cpp, in mongod's
 // order), and a top-level '$' name in $set (52); a nested '$' name in an
 // update path is a field like any other (MongoDB's "Dollar-Prefixed Field
@@ -94,6 +96,10 @@ func TestWriteValidation(t *testing.T) {
 		{"insert of nothing", bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{}}}, 16, "Write batch sizes must be between 1 and 100000. Got 0 operations."},
 		{"update of nothing", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{}}}, 16, "Write batch sizes must be between 1 and 100000."},
 		{"delete of nothing", bson.D{{Key: "delete", Value: "c"}, {Key: "deletes", Value: bson.A{}}}, 16, "Write batch sizes must be between 1 and 100000."},
+		{"update without q", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bson.D{{Key: "u", Value: bson.D{}}}}}}, 40414, "BSON field 'update.updates.q' is missing but a required field"},
+		{"update with a q of the wrong type", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: 1}, {Key: "u", Value: bson.D{}}}}}}, 14, "BSON field 'update.updates.q' is the wrong type 'int', expected type 'object'"},
+		{"delete without limit", bson.D{{Key: "delete", Value: "c"}, {Key: "deletes", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}}}}}, 40414, "BSON field 'delete.deletes.limit' is missing but a required field"},
+		{"delete with limit 2", bson.D{{Key: "delete", Value: "c"}, {Key: "deletes", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "limit", Value: 2}}}}}, 9, "The limit field in delete objects must be 0 or 1. Got 2"},
 		{"count with a negative skip", bson.D{{Key: "count", Value: "c"}, {Key: "skip", Value: -1}}, 51024, "BSON field 'skip' value must be >= 0, actual value '-1'"},
 		{"findAndModify of nothing", fam(), 9, "Either an update or remove=true must be specified"},
 		{"findAndModify update and remove", fam(remove, upd), 9, "Cannot specify both an update and remove=true"},

@@ -245,7 +245,41 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 	if err := checkBatchSize(len(stmts)); err != nil {
 		return "", false, nil, err
 	}
+	for _, st := range stmts {
+		if err := r.checkStatement(field, st); err != nil {
+			return "", false, nil, err
+		}
+	}
 	return name, ordered, stmts, nil
+}
+
+// checkStatement checks an update or delete statement's required fields
+// before any runs, as mongod parses the whole command first: q (and u, or
+// limit 0 or 1) are 40414 when missing, 14 of the wrong type, and a limit
+// other than 0 or 1 is 9.
+func (r *request) checkStatement(field string, st bson.D) error {
+	prefix := r.name + "." + field
+	required := []string{"q", "u"}
+	if field == "deletes" {
+		required = []string{"q", "limit"}
+	}
+	for _, k := range required {
+		if _, ok := lookupField(st, k); !ok {
+			return missingField(prefix, k)
+		}
+	}
+	if q, _ := lookupField(st, "q"); q != nil {
+		if _, ok := q.(bson.D); !ok {
+			return wrongType(prefix, "q", q, "object")
+		}
+	}
+	if field == "deletes" {
+		l, _ := lookupField(st, "limit")
+		if n, ok := asInt(l); !ok || (n != 0 && n != 1) {
+			return newErr(9, "FailedToParse", "The limit field in delete objects must be 0 or 1. Got %s", showValue(l))
+		}
+	}
+	return nil
 }
 
 // checkBatchSize refuses a write of no statements or of more than
