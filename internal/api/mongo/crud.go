@@ -378,6 +378,9 @@ func cmdFind(r *request) (bson.D, error) {
 		if fs.proj, err = mql.ParseProjection(pd); err != nil {
 			return nil, err
 		}
+		if err := fs.proj.CheckQuery(fd); err != nil {
+			return nil, err
+		}
 	}
 	if fs.skip, err = r.integer("skip", 0); err != nil {
 		return nil, err
@@ -411,7 +414,7 @@ func cmdFind(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur := &cursor{ns: ns, src: src, proj: fs.proj, left: -1}
+	cur := &cursor{ns: ns, src: src, proj: fs.proj, query: fs.filter, left: -1}
 	if fs.limit > 0 {
 		cur.left = fs.limit
 		if fs.batchSize > fs.limit {

@@ -85,7 +85,8 @@ type cursor struct {
 	ns       string
 	src      source
 	proj     *mql.Projection
-	left     int64 // documents still allowed by the limit; < 0: no limit
+	query    *mql.Filter // the filter a positional projection ("a.$") uses
+	left     int64       // documents still allowed by the limit; < 0: no limit
 	mu       sync.Mutex
 	owner    principal // who opened it, the only one who may read it
 	charged  int64     // the bytes of the cursor set's quota it uses
@@ -120,7 +121,7 @@ func (c *cursor) batch(n int) (docs bson.A, done bool, err error) {
 			return docs, true, nil
 		}
 		if c.proj != nil {
-			d = c.proj.Apply(d)
+			d, _ = c.proj.ApplyWithQuery(d, c.query)
 		}
 		raw, err := bson.Marshal(d)
 		if err != nil {

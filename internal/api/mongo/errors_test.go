@@ -112,3 +112,37 @@ func TestErrorCodesQueries(t *testing.T) {
 		}
 	}
 }
+
+// A positional projection returns the first array element the query
+// matched (MongoDB's "$ (projection)" reference: grades.$ of
+// {grades: {$gte: 85}}), in find and findAndModify; one whose array the
+// query does not name is 31277 (projection_parser.cpp).
+func TestPositionalProjection(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	c := env.client.Database("d").Collection("students")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "grades", Value: bson.A{80, 85, 90}}}); err != nil {
+		t.Fatal(err)
+	}
+	filter := bson.D{{Key: "grades", Value: bson.D{{Key: "$gte", Value: 85}}}}
+	proj := bson.D{{Key: "grades.$", Value: 1}}
+	want := `{"_id":{"$numberInt":"1"},"grades":[{"$numberInt":"85"}]}`
+	var got bson.D
+	if err := c.FindOne(ctx, filter, options.FindOne().SetProjection(proj)).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Fatalf("find: %v, want %s", got, want)
+	}
+	got = nil
+	if err := c.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}, options.FindOneAndUpdate().SetProjection(proj)).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Fatalf("findAndModify: %v, want %s", got, want)
+	}
+	err := env.client.Database("d").RunCommand(ctx, bson.D{{Key: "find", Value: "students"}, {Key: "filter", Value: bson.D{{Key: "x", Value: 1}}}, {Key: "projection", Value: proj}}).Err()
+	if cmdCode(err) != 31277 || !contains(err.Error(), "Positional projection 'grades.$' does not match the query document.") {
+		t.Fatalf("a positional projection the query does not name: %v", err)
+	}
+}

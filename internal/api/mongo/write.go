@@ -513,6 +513,9 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 		if proj, err = mql.ParseProjection(fd); err != nil {
 			return nil, err
 		}
+		if err := proj.CheckQuery(q); err != nil {
+			return nil, err
+		}
 	}
 	remove, returnNew, upsert := r.boolean("remove"), r.boolean("new"), r.boolean("upsert")
 	uv, hasUpdate := r.get("update")
@@ -557,7 +560,8 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 			return nil
 		}
 		if proj != nil {
-			return proj.Apply(d)
+			out, _ := proj.ApplyWithQuery(d, f)
+			return out
 		}
 		return d
 	}

@@ -18,7 +18,8 @@ const maxProjectionFields = 10000
 // included.
 type Projection struct {
 	inclusion  bool
-	positional bool // has an "a.$" path, which needs the query (ApplyWithQuery)
+	positional bool   // has an "a.$" path, which needs the query (ApplyWithQuery)
+	posKey     string // that path as given ("a.b.$")
 	excludeID  bool
 	root       *projNode
 }
@@ -129,7 +130,10 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 				}
 				parts = parts[:len(parts)-1]
 				path = strings.Join(parts, ".")
-				proj.positional = true
+				proj.positional, proj.posKey = true, e.Key
+				if prefix != "" {
+					proj.posKey = prefix + "." + e.Key
+				}
 				node.action, node.path = projPositional, parts
 				if mode == -1 {
 					return newError(31253, "Cannot do inclusion on field %s in exclusion projection", path)
@@ -523,6 +527,44 @@ func positionalElement(doc bson.D, path []string, query *Filter) (any, bool) {
 	}
 	v, _, _ := plainGet(doc, path, "positional")
 	return v.(bson.A)[i], true
+}
+
+// Positional reports whether the projection has a positional path
+// ("a.$"), which Apply leaves out: ApplyWithQuery needs the query.
+func (p *Projection) Positional() bool { return p != nil && p.positional }
+
+// CheckQuery refuses a positional projection whose array the query does
+// not name, as mongod does (31277, projection_parser.cpp): some path of
+// the query, at its top level or under $and, $or or $nor, must start with
+// the projection path's first field.
+func (p *Projection) CheckQuery(query bson.D) error {
+	if !p.Positional() {
+		return nil
+	}
+	field, _, _ := strings.Cut(p.posKey, ".")
+	if queryNames(query, field) {
+		return nil
+	}
+	return newError(31277, "Positional projection '%s' does not match the query document.", p.posKey)
+}
+
+func queryNames(query bson.D, field string) bool {
+	for _, e := range query {
+		switch e.Key {
+		case "$and", "$or", "$nor":
+			a, _ := e.Value.(bson.A)
+			for _, x := range a {
+				if d, ok := x.(bson.D); ok && queryNames(d, field) {
+					return true
+				}
+			}
+		default:
+			if head, _, _ := strings.Cut(e.Key, "."); head == field {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isExprObject reports an object whose first field is an operator: an
