@@ -491,7 +491,7 @@ func cmdGetMore(r *request) (bson.D, error) {
 		return nil, err
 	}
 	if want := r.db + "." + collName; cur.ns != want && !strings.HasSuffix(cur.ns, ".$cmd.listCollections") {
-		return nil, newErr(13, "Unauthorized", "cursor %d belongs to %s, not %s", id, cur.ns, want)
+		return nil, newErr(13, "Unauthorized", "Requested getMore on namespace '%s', but cursor belongs to a different namespace %s", want, cur.ns)
 	}
 	if r.limit != nil {
 		// Parsec's cursors are never tailable: mongod refuses this for

@@ -451,6 +451,10 @@ func defaultIndexName(key bson.D) string {
 
 func cmdListIndexes(r *request) (bson.D, error) {
 	col, err := r.namedColl()
+	if isNotFound(err) {
+		name, _ := r.collName()
+		return nil, newErr(26, "NamespaceNotFound", "ns does not exist: %s.%s", r.db, name)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,8 @@ func TestErrorCodes(t *testing.T) {
 // More of mongod's refusals: a hint that names no index (2, the query
 // planner's "hint provided does not correspond to an existing index"), an
 // _id that cannot be one (2, insert.cpp's messages), an empty collection
-// name (73), an unknown explain verbosity (2, the IDL enumeration).
+// name (73), listIndexes of no collection (26, list_indexes.cpp), an
+// unknown explain verbosity (2, the IDL enumeration).
 func TestErrorCodesQueries(t *testing.T) {
 	env := newEnv(t, envOptions{})
 	ctx := context.Background()
@@ -99,12 +100,29 @@ func TestErrorCodesQueries(t *testing.T) {
 		{"array _id", insert(bson.A{1}), 2, "can't use an array for _id"},
 		{"regex _id", insert(bson.Regex{Pattern: "x"}), 2, "can't use a regex for _id"},
 		{"empty collection name", bson.D{{Key: "find", Value: ""}}, 73, "Invalid namespace specified 'd.'"},
+		{"listIndexes of no collection", bson.D{{Key: "listIndexes", Value: "nope"}}, 26, "ns does not exist: d.nope"},
 		{"explain verbosity", bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "c"}}}, {Key: "verbosity", Value: "loud"}}, 2, "Enumeration value 'loud' for field 'explain.verbosity' is not a valid value."},
 	} {
 		err := db.RunCommand(ctx, tc.cmd).Err()
 		if cmdCode(err) != tc.code || !contains(err.Error(), tc.msg) {
 			t.Errorf("%s: %v, want %d %q", tc.name, err, tc.code, tc.msg)
 		}
+	}
+	// getMore names the cursor's collection (13, getmore_cmd.cpp's message).
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	var reply struct {
+		Cursor struct {
+			ID int64 `bson:"id"`
+		} `bson:"cursor"`
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "find", Value: "c"}, {Key: "batchSize", Value: 1}}).Decode(&reply); err != nil || reply.Cursor.ID == 0 {
+		t.Fatalf("find: %v %v", reply, err)
+	}
+	err := db.RunCommand(ctx, bson.D{{Key: "getMore", Value: reply.Cursor.ID}, {Key: "collection", Value: "other"}}).Err()
+	if cmdCode(err) != 13 || !contains(err.Error(), "Requested getMore on namespace 'd.other', but cursor belongs to a different namespace d.c") {
+		t.Errorf("getMore of another collection's cursor: %v", err)
 	}
 	for _, hint := range []any{"a_1", "_id_", bson.D{{Key: "a", Value: 1}}, bson.D{{Key: "$natural", Value: 1}}} {
 		if err := db.RunCommand(ctx, bson.D{{Key: "find", Value: "c"}, {Key: "hint", Value: hint}}).Err(); err != nil {
