@@ -485,6 +485,9 @@ func cmdGetMore(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n < 0 {
+		return nil, negativeField("batchSize", n)
+	}
 	who := r.c.principal()
 	cur, err := r.s.cursors.get(id, who)
 	if err != nil {
@@ -509,7 +512,7 @@ func cmdGetMore(r *request) (bson.D, error) {
 	var batch bson.A
 	var done bool
 	if err == nil {
-		batch, done, err = cur.batch(int(max(n, 0)))
+		batch, done, err = cur.batch(int(n))
 	}
 	if cur.limit != nil {
 		cur.leftover = cur.limit.left()

@@ -93,9 +93,14 @@ func cmdListCollections(r *request) (bson.D, error) {
 	batchSize := int64(101)
 	for _, e := range cd {
 		if e.Key == "batchSize" {
-			if n, ok := asInt(e.Value); ok && n >= 0 {
-				batchSize = n
+			n, ok := asInt(e.Value)
+			if !ok {
+				return nil, wrongType("cursor", "batchSize", e.Value, "number")
 			}
+			if n < 0 {
+				return nil, negativeField("batchSize", n)
+			}
+			batchSize = n
 		}
 	}
 	cur, err := docsCursor(r.db+".$cmd.listCollections", out)

@@ -60,6 +60,8 @@ func TestErrorCodes(t *testing.T) {
 		{"createIndexes without indexes", bson.D{{Key: "createIndexes", Value: "c"}}, 40414, "BSON field 'createIndexes.indexes' is missing but a required field"},
 		{"createIndexes of no index", bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{}}}, 2, "Must specify at least one index to create"},
 		{"getMore without collection", bson.D{{Key: "getMore", Value: int64(1)}}, 40414, "BSON field 'getMore.collection' is missing but a required field"},
+		{"getMore with a negative batchSize", bson.D{{Key: "getMore", Value: int64(1)}, {Key: "collection", Value: "c"}, {Key: "batchSize", Value: -1}}, 51024, "BSON field 'batchSize' value must be >= 0, actual value '-1'"},
+		{"listCollections with a negative batchSize", bson.D{{Key: "listCollections", Value: 1}, {Key: "cursor", Value: bson.D{{Key: "batchSize", Value: -1}}}}, 51024, "BSON field 'batchSize' value must be >= 0"},
 		{"getMore of an int", bson.D{{Key: "getMore", Value: int32(1)}, {Key: "collection", Value: "c"}}, 14, "BSON field 'getMore.getMore' is the wrong type 'int', expected type 'long'"},
 		{"killCursors without cursors", bson.D{{Key: "killCursors", Value: "c"}}, 40414, "BSON field 'killCursors.cursors' is missing but a required field"},
 	} {
