@@ -80,6 +80,11 @@ func TestDollarAndEmptyFieldNames(t *testing.T) {
 			t.Fatalf("read back %v, stored %v", got, want)
 		}
 	}
+	// Except in an _id (storage_validation.cpp, 52).
+	_, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "a", Value: bson.D{{Key: "$x", Value: 1}}}}}})
+	if cmdCode(err) != 52 || !contains(err.Error(), "_id fields may not contain '$'-prefixed fields: $x is not valid for storage.") {
+		t.Fatalf("an _id with a $ field: %v", err)
+	}
 	// Filters reach nested '$' fields.
 	n, err := c.CountDocuments(ctx, bson.D{{Key: "a.$x", Value: int32(1)}})
 	if err != nil || n != 1 {

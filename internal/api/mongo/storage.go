@@ -390,6 +390,9 @@ func idString(v any) (string, error) {
 	case bson.Undefined:
 		return "", badValue("can't use a undefined for _id")
 	default:
+		if k := dollarKey(v); k != "" {
+			return "", newErr(52, "DollarPrefixedFieldName", "_id fields may not contain '$'-prefixed fields: %s is not valid for storage.", k)
+		}
 		raw, err := bson.Marshal(bson.D{{Key: "v", Value: v}})
 		if err != nil {
 			return "", badValue("invalid _id: %v", err)
@@ -405,6 +408,30 @@ func idString(v any) (string, error) {
 		return "", badValue("_id is too long: its encoding as an item id is %d bytes; the limit is 1023", len(s))
 	}
 	return s, nil
+}
+
+// dollarKey returns the first field name starting with '$' in the
+// documents of v (DBRef's $ref, $id and $db aside), or "": an _id cannot
+// hold one, as in MongoDB.
+func dollarKey(v any) string {
+	switch x := v.(type) {
+	case bson.D:
+		for _, e := range x {
+			if strings.HasPrefix(e.Key, "$") && e.Key != "$ref" && e.Key != "$id" && e.Key != "$db" {
+				return e.Key
+			}
+			if k := dollarKey(e.Value); k != "" {
+				return k
+			}
+		}
+	case bson.A:
+		for _, e := range x {
+			if k := dollarKey(e); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // idTags name the types of the _id values encoded with their stored JSON.
