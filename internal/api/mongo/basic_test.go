@@ -123,7 +123,7 @@ func TestInsertManyErrors(t *testing.T) {
 				}
 				docs = append(docs, bson.D{{Key: "_id", Value: id}, {Key: "k", Value: fmt.Sprintf("k%d", k)}})
 			}
-			docs[150] = bson.D{{Key: "_id", Value: 150}, {Key: "bad", Value: bson.D{{Key: "$x", Value: 1}}}}
+			docs[150] = bson.D{{Key: "_id", Value: bson.A{150}}, {Key: "k", Value: "k2"}} // an array cannot be an _id
 			_, err := c.InsertMany(ctx, docs, options.InsertMany().SetOrdered(ordered))
 			var be mongo.BulkWriteException
 			if !errors.As(err, &be) {

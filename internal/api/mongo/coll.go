@@ -3,6 +3,7 @@ package mongo
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,6 +30,9 @@ type coll struct {
 	// scans see the transaction's writes, and its writes are buffered
 	// in it (txn.go).
 	tx *transaction
+	// limit is the maxTimeMS of the command that reads it: each page a
+	// scan reads checks it.
+	limit *timeLimit
 }
 
 func (c *coll) ns() string { return c.db + "." + c.name }
@@ -194,7 +198,8 @@ func (c *coll) encode(d bson.D, raw bson.Raw, id string) ([]byte, epk.Key, error
 type stored struct {
 	doc  bson.D
 	etag string
-	size int // the stored item's size, while a scanner buffers it
+	size int    // the stored item's size, while a scanner buffers it
+	rid  string // the item's _rid, while a scanner buffers it
 }
 
 // scanScope is where a filter's matches can be: one item, some logical
@@ -310,6 +315,42 @@ type scanner struct {
 	ov    *overlay
 	keys0 []epk.Key
 	stats scanStats
+	// page is where the page buf holds was read from, taken the _rids of
+	// its documents next returned, and skip the _rids a page read again
+	// leaves out (refresh).
+	page  scanPos
+	taken map[string]bool
+	skip  map[string]bool
+}
+
+// scanPos is a scanner's position between pages.
+type scanPos struct {
+	keys   []epk.Key
+	after  []byte
+	ranges []rangePos
+	begun  bool
+	done   bool
+}
+
+func (s *scanner) pos() scanPos {
+	return scanPos{keys: s.sc.keys, after: s.after, ranges: slices.Clone(s.ranges), begun: s.begun, done: s.done}
+}
+
+// refresh reads the page the scanner holds part of again, leaving out
+// the documents it already returned, so that a later batch of a cursor
+// has what is stored when it is read: a document deleted (or changed so
+// that it no longer matches) since the page was read is not returned, and
+// one changed is returned as it is now. Inside a transaction the page is
+// kept as read.
+func (s *scanner) refresh() error {
+	if len(s.buf) == 0 || s.ov != nil {
+		return nil
+	}
+	p := s.page
+	s.sc.keys, s.after, s.ranges, s.begun, s.done = p.keys, p.after, slices.Clone(p.ranges), p.begun, p.done
+	s.buf, s.bufBytes = nil, 0
+	s.skip = s.taken
+	return s.read()
 }
 
 // scanStats count what a scan read, for explain.
@@ -363,7 +404,13 @@ func (s *scanner) nextStored() (stored, bool, error) {
 			s.buf[0] = stored{}
 			s.buf = s.buf[1:]
 			s.bufBytes -= int64(d.size)
-			d.size = 0
+			if d.rid != "" {
+				if s.taken == nil {
+					s.taken = map[string]bool{}
+				}
+				s.taken[d.rid] = true
+			}
+			d.size, d.rid = 0, ""
 			return d, true, nil
 		}
 		if s.done {
@@ -403,7 +450,19 @@ func (s *scanner) count() (int64, error) {
 	}
 }
 
+// fill reads the next page into buf.
 func (s *scanner) fill() error {
+	// A page read after a refresh that found its partition split still
+	// leaves out what the refreshed page returned.
+	s.page, s.taken = s.pos(), s.skip
+	return s.read()
+}
+
+// read reads a page at the scanner's position.
+func (s *scanner) read() error {
+	if err := s.c.limit.check(); err != nil {
+		return err
+	}
 	c := s.c.c
 	if s.begun || s.after != nil {
 		// A cursor's later pages: the collection must still be the one
@@ -490,13 +549,17 @@ func (s *scanner) fill() error {
 			return err
 		}
 	}
+	s.skip = nil
 	return nil
 }
 
 func (s *scanner) add(raw []byte) error {
-	d, etag, err := decodeItem(raw)
+	d, etag, rid, err := decodeStored(raw)
 	if err != nil {
 		return toCmdError(err)
+	}
+	if s.skip[rid] {
+		return nil
 	}
 	if !s.guards && isGuard(d) {
 		return nil
@@ -514,7 +577,7 @@ func (s *scanner) add(raw []byte) error {
 		s.c.tx.noteRead(s.c, d, etag)
 	}
 	if s.sc.filter == nil || s.sc.filter.Match(d) {
-		s.buf = append(s.buf, stored{doc: d, etag: etag, size: len(raw)})
+		s.buf = append(s.buf, stored{doc: d, etag: etag, size: len(raw), rid: rid})
 		s.bufBytes += int64(len(raw))
 	}
 	return nil

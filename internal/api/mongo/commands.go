@@ -21,6 +21,8 @@ type request struct {
 	// sess is the session whose transaction the command is part of
 	// (locked while it runs); nil outside transactions.
 	sess *session
+	// limit is the command's maxTimeMS (nil: none).
+	limit *timeLimit
 }
 
 type handler func(r *request) (bson.D, error)
@@ -30,47 +32,61 @@ var commands map[string]handler
 func init() {
 	commands = map[string]handler{
 		"hello": cmdHello, "isMaster": cmdHello, "ismaster": cmdHello,
-		"ping":              func(*request) (bson.D, error) { return nil, nil },
-		"buildInfo":         cmdBuildInfo,
-		"buildinfo":         cmdBuildInfo,
-		"getParameter":      cmdGetParameter,
-		"getLog":            cmdGetLog,
-		"whatsmyuri":        cmdWhatsMyURI,
-		"connectionStatus":  cmdConnectionStatus,
-		"hostInfo":          cmdHostInfo,
-		"serverStatus":      cmdServerStatus,
-		"listCommands":      cmdListCommands,
-		"endSessions":       cmdEndSessions,
-		"getCmdLineOpts":    cmdGetCmdLineOpts,
-		"insert":            cmdInsert,
-		"find":              cmdFind,
-		"getMore":           cmdGetMore,
-		"killCursors":       cmdKillCursors,
-		"update":            cmdUpdate,
-		"delete":            cmdDelete,
-		"findAndModify":     cmdFindAndModify,
-		"findandmodify":     cmdFindAndModify,
-		"count":             cmdCount,
-		"distinct":          cmdDistinct,
-		"aggregate":         cmdAggregate,
-		"listDatabases":     cmdListDatabases,
-		"listCollections":   cmdListCollections,
-		"create":            cmdCreate,
-		"drop":              cmdDrop,
-		"dropDatabase":      cmdDropDatabase,
-		"createIndexes":     cmdCreateIndexes,
-		"listIndexes":       cmdListIndexes,
-		"dropIndexes":       cmdDropIndexes,
-		"deleteIndexes":     cmdDropIndexes,
-		"shardCollection":   cmdShardCollection,
-		"customAction":      cmdCustomAction,
-		"collStats":         cmdCollStats,
-		"dbStats":           cmdDBStats,
-		"explain":           cmdExplain,
-		"saslStart":         cmdSASL,
-		"saslContinue":      cmdSASL,
-		"commitTransaction": cmdCommitTransaction,
-		"abortTransaction":  cmdAbortTransaction,
+		"ping":                     func(*request) (bson.D, error) { return nil, nil },
+		"buildInfo":                cmdBuildInfo,
+		"buildinfo":                cmdBuildInfo,
+		"getParameter":             cmdGetParameter,
+		"getLog":                   cmdGetLog,
+		"whatsmyuri":               cmdWhatsMyURI,
+		"connectionStatus":         cmdConnectionStatus,
+		"hostInfo":                 cmdHostInfo,
+		"serverStatus":             cmdServerStatus,
+		"listCommands":             cmdListCommands,
+		"endSessions":              cmdEndSessions,
+		"getCmdLineOpts":           cmdGetCmdLineOpts,
+		"insert":                   cmdInsert,
+		"find":                     cmdFind,
+		"getMore":                  cmdGetMore,
+		"killCursors":              cmdKillCursors,
+		"update":                   cmdUpdate,
+		"delete":                   cmdDelete,
+		"findAndModify":            cmdFindAndModify,
+		"findandmodify":            cmdFindAndModify,
+		"count":                    cmdCount,
+		"distinct":                 cmdDistinct,
+		"aggregate":                cmdAggregate,
+		"listDatabases":            cmdListDatabases,
+		"listCollections":          cmdListCollections,
+		"create":                   cmdCreate,
+		"drop":                     cmdDrop,
+		"dropDatabase":             cmdDropDatabase,
+		"createIndexes":            cmdCreateIndexes,
+		"listIndexes":              cmdListIndexes,
+		"dropIndexes":              cmdDropIndexes,
+		"deleteIndexes":            cmdDropIndexes,
+		"shardCollection":          cmdShardCollection,
+		"customAction":             cmdCustomAction,
+		"collStats":                cmdCollStats,
+		"collstats":                cmdCollStats,
+		"dbStats":                  cmdDBStats,
+		"dbstats":                  cmdDBStats,
+		"dataSize":                 cmdDataSize,
+		"datasize":                 cmdDataSize,
+		"validate":                 cmdValidate,
+		"compact":                  cmdCompact,
+		"renameCollection":         cmdRenameCollection,
+		"usersInfo":                cmdUsersInfo,
+		"dropUser":                 cmdDropUser,
+		"dropAllUsersFromDatabase": cmdDropAllUsersFromDatabase,
+		"createUser":               cmdUserNotSupported,
+		"updateUser":               cmdUserNotSupported,
+		"grantRolesToUser":         cmdUserNotSupported,
+		"revokeRolesFromUser":      cmdUserNotSupported,
+		"explain":                  cmdExplain,
+		"saslStart":                cmdSASL,
+		"saslContinue":             cmdSASL,
+		"commitTransaction":        cmdCommitTransaction,
+		"abortTransaction":         cmdAbortTransaction,
 	}
 }
 
@@ -133,6 +149,11 @@ func (r *request) run() bson.D {
 	if r.db == "" {
 		return errorReply(newErr(40571, "Location40571", "OP_MSG requests require a $db argument"))
 	}
+	limit, err := r.parseMaxTimeMS()
+	if err != nil {
+		return errorReply(toCmdError(err))
+	}
+	r.limit = limit
 	ta, err := r.txnFields()
 	if err != nil {
 		return errorReply(toCmdError(err))
@@ -178,8 +199,11 @@ func (r *request) str(key string) (string, error) {
 // collName is the command's first field: the collection it is about.
 func (r *request) collName() (string, error) {
 	s, ok := r.cmd[0].Value.(string)
-	if !ok || s == "" {
+	if !ok {
 		return "", newErr(73, "InvalidNamespace", "collection name has invalid type %s", typeName(r.cmd[0].Value))
+	}
+	if s == "" {
+		return "", newErr(73, "InvalidNamespace", "Invalid namespace specified '%s.'", r.db)
 	}
 	return s, nil
 }
@@ -308,6 +332,19 @@ func cmdBuildInfo(r *request) (bson.D, error) {
 		{Key: "debug", Value: false},
 		{Key: "maxBsonObjectSize", Value: int32(MaxDocumentBytes)},
 		{Key: "storageEngines", Value: bson.A{"parsec"}},
+		{Key: "javascriptEngine", Value: "none"},
+		{Key: "allocator", Value: "go"},
+		{Key: "buildEnvironment", Value: bson.D{
+			{Key: "distmod", Value: ""},
+			{Key: "distarch", Value: runtime.GOARCH},
+			{Key: "cc", Value: runtime.Compiler + " " + runtime.Version()},
+			{Key: "ccflags", Value: ""},
+			{Key: "cxx", Value: ""},
+			{Key: "cxxflags", Value: ""},
+			{Key: "linkflags", Value: ""},
+			{Key: "target_arch", Value: runtime.GOARCH},
+			{Key: "target_os", Value: runtime.GOOS},
+		}},
 	}, nil
 }
 
@@ -404,14 +441,18 @@ func cursorReply(id int64, ns, field string, batch bson.A) bson.D {
 // cursor if it has more.
 func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D, error) {
 	cur.owner = r.c.principal()
+	cur.limit = r.limit
 	n := int(batchSize)
 	if batchSize < 0 {
-		return nil, badValue("batchSize must not be negative")
+		return nil, negativeField("batchSize", batchSize)
 	}
 	if batchSize == 0 && !single {
 		// An empty first batch with a live cursor.
 		if err := r.s.cursors.add(cur); err != nil {
 			return nil, err
+		}
+		if cur.limit != nil {
+			cur.leftover = cur.limit.left()
 		}
 		return cursorReply(cur.id, cur.ns, "firstBatch", bson.A{}), nil
 	}
@@ -425,13 +466,19 @@ func (r *request) firstBatch(cur *cursor, batchSize int64, single bool) (bson.D,
 	if err := r.s.cursors.add(cur); err != nil {
 		return nil, err
 	}
+	if cur.limit != nil {
+		cur.leftover = cur.limit.left()
+	}
 	return cursorReply(cur.id, cur.ns, "firstBatch", batch), nil
 }
 
 func cmdGetMore(r *request) (bson.D, error) {
 	id, ok := r.cmd[0].Value.(int64)
 	if !ok {
-		return nil, typeMismatch("getMore's cursor id must be a long, not %s", typeName(r.cmd[0].Value))
+		return nil, wrongType("getMore", "getMore", r.cmd[0].Value, "long")
+	}
+	if _, ok := r.get("collection"); !ok {
+		return nil, missingField("getMore", "collection")
 	}
 	collName, err := r.str("collection")
 	if err != nil {
@@ -441,17 +488,38 @@ func cmdGetMore(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n < 0 {
+		return nil, negativeField("batchSize", n)
+	}
 	who := r.c.principal()
 	cur, err := r.s.cursors.get(id, who)
 	if err != nil {
 		return nil, err
 	}
 	if want := r.db + "." + collName; cur.ns != want && !strings.HasSuffix(cur.ns, ".$cmd.listCollections") {
-		return nil, newErr(13, "Unauthorized", "cursor %d belongs to %s, not %s", id, cur.ns, want)
+		return nil, newErr(13, "Unauthorized", "Requested getMore on namespace '%s', but cursor belongs to a different namespace %s", want, cur.ns)
+	}
+	if r.limit != nil {
+		// Parsec's cursors are never tailable: mongod refuses this for
+		// every cursor that is not awaitData.
+		return nil, badValue("cannot set maxTimeMS on getMore command for a non-awaitData cursor")
 	}
 	cur.mu.Lock()
 	defer cur.mu.Unlock()
-	batch, done, err := cur.batch(int(max(n, 0)))
+	if cur.limit != nil {
+		// The time the cursor's command had left is spent over its
+		// getMores.
+		cur.limit.deadline = r.s.cfg.Now().Add(cur.leftover)
+	}
+	err = cur.src.refresh()
+	var batch bson.A
+	var done bool
+	if err == nil {
+		batch, done, err = cur.batch(int(n))
+	}
+	if cur.limit != nil {
+		cur.leftover = cur.limit.left()
+	}
 	if err != nil {
 		r.s.cursors.remove(id, who)
 		return nil, err
@@ -466,10 +534,13 @@ func cmdGetMore(r *request) (bson.D, error) {
 }
 
 func cmdKillCursors(r *request) (bson.D, error) {
-	v, _ := r.get("cursors")
+	v, present := r.get("cursors")
 	ids, ok := v.(bson.A)
+	if !present {
+		return nil, missingField("killCursors", "cursors")
+	}
 	if !ok {
-		return nil, typeMismatch("killCursors needs an array of cursor ids")
+		return nil, wrongType("killCursors", "cursors", v, "array")
 	}
 	killed, notFound := bson.A{}, bson.A{}
 	for _, x := range ids {

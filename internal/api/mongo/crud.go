@@ -56,17 +56,21 @@ func cmdInsert(r *request) (bson.D, error) {
 	if v, ok := r.get("ordered"); ok {
 		ordered = truthy(v)
 	}
-	docsVal := r.raw.Lookup("documents")
+	docsVal, lerr := r.raw.LookupErr("documents")
+	if lerr != nil {
+		return nil, missingField("insert", "documents")
+	}
 	arr, ok := docsVal.ArrayOK()
 	if !ok {
-		return nil, typeMismatch("insert needs an array 'documents'")
+		v, _ := r.get("documents")
+		return nil, wrongType("insert", "documents", v, "array")
 	}
 	vals, err := arr.Values()
 	if err != nil {
 		return nil, badValue("invalid documents: %v", err)
 	}
-	if len(vals) > maxWriteBatch {
-		return nil, badValue("write batch of %d documents is over the limit of %d", len(vals), maxWriteBatch)
+	if err := checkBatchSize(len(vals)); err != nil {
+		return nil, err
 	}
 	col, err := r.bindTxn(r.s.ensureColl(r.db, name))
 	if err != nil {
@@ -374,6 +378,9 @@ func cmdFind(r *request) (bson.D, error) {
 		if fs.proj, err = mql.ParseProjection(pd); err != nil {
 			return nil, err
 		}
+		if err := fs.proj.CheckQuery(fd); err != nil {
+			return nil, err
+		}
 	}
 	if fs.skip, err = r.integer("skip", 0); err != nil {
 		return nil, err
@@ -382,12 +389,12 @@ func cmdFind(r *request) (bson.D, error) {
 		return nil, err
 	}
 	if fs.skip < 0 {
-		return nil, badValue("skip must not be negative")
+		return nil, negativeField("skip", fs.skip)
+	}
+	if fs.limit < 0 {
+		return nil, negativeField("limit", fs.limit)
 	}
 	fs.single = r.boolean("singleBatch")
-	if fs.limit < 0 {
-		fs.limit, fs.single = -fs.limit, true
-	}
 	if fs.batchSize, err = r.integer("batchSize", 101); err != nil {
 		return nil, err
 	}
@@ -399,11 +406,15 @@ func cmdFind(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
-	src, err := query(r.scanFor(col, fs.filter, fd), fs.sort, fs.skip, fs.limit)
+	sc, err := r.scanFor(col, fs.filter, fd)
 	if err != nil {
 		return nil, err
 	}
-	cur := &cursor{ns: ns, src: src, proj: fs.proj, left: -1}
+	src, err := query(sc, fs.sort, fs.skip, fs.limit)
+	if err != nil {
+		return nil, err
+	}
+	cur := &cursor{ns: ns, src: src, proj: fs.proj, query: fs.filter, left: -1}
 	if fs.limit > 0 {
 		cur.left = fs.limit
 		if fs.batchSize > fs.limit {
@@ -557,6 +568,9 @@ func cmdCount(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if skip < 0 {
+		return nil, negativeField("skip", skip)
+	}
 	if limit < 0 {
 		limit = -limit
 	}
@@ -567,12 +581,16 @@ func cmdCount(r *request) (bson.D, error) {
 		}
 		return nil, err
 	}
+	sc, err := r.scanFor(col, f, q)
+	if err != nil {
+		return nil, err
+	}
 	n, known := int64(0), false
 	if len(q) == 0 && len(col.uniques()) == 0 && col.tx == nil {
 		n, known = col.c.CountKnown()
 	}
 	if !known {
-		if n, err = r.scanFor(col, f, q).count(); err != nil {
+		if n, err = sc.count(); err != nil {
 			return nil, err
 		}
 	}
@@ -592,8 +610,11 @@ func cmdDistinct(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := r.get("key"); !ok {
+		return nil, missingField("distinct", "key")
+	}
 	if key == "" {
-		return nil, badValue("distinct needs a 'key'")
+		return nil, newErr(40352, "Location40352", "FieldPath cannot be constructed with empty string")
 	}
 	q, f, err := r.filterDoc("query")
 	if err != nil {
@@ -651,19 +672,39 @@ func cmdAggregate(r *request) (bson.D, error) {
 	if !isStr {
 		return nil, newErr(115, "CommandNotSupported", "aggregate without a collection (aggregate: 1) is not supported")
 	}
-	v, _ := r.get("pipeline")
+	v, present := r.get("pipeline")
+	if !present {
+		return nil, missingField("aggregate", "pipeline")
+	}
+	if _, isArr := v.(bson.A); !isArr {
+		return nil, wrongType("aggregate", "pipeline", v, "array")
+	}
 	stages, ok := docs(v)
 	if !ok {
-		return nil, typeMismatch("'pipeline' must be an array of documents")
+		return nil, typeMismatch("Each element of the 'pipeline' array must be an object")
 	}
-	for _, st := range stages {
+	var statsDoc bson.D
+	var err error
+	for i, st := range stages {
 		if len(st) == 1 && (st[0].Key == "$out" || st[0].Key == "$merge") {
 			return nil, newErr(115, "CommandNotSupported", "%s is not supported", st[0].Key)
 		}
+		if len(st) > 0 && st[0].Key == "$collStats" {
+			if i > 0 {
+				return nil, newErr(40602, "Location40602", "$collStats is only valid as the first stage in a pipeline")
+			}
+			if statsDoc, err = r.collStatsStage(name, st[0].Value); err != nil {
+				return nil, err
+			}
+		}
 	}
-	cd, err := r.doc("cursor")
-	if err != nil {
-		return nil, err
+	if statsDoc != nil {
+		stages = stages[1:]
+	}
+	cv, _ := r.get("cursor")
+	cd, isDoc := cv.(bson.D)
+	if cv != nil && !isDoc {
+		return nil, typeMismatch("cursor field must be missing or an object")
 	}
 	if _, ok := r.get("cursor"); !ok && !r.boolean("explain") {
 		return nil, newErr(9, "FailedToParse", "The 'cursor' option is required, except for aggregate with the explain argument")
@@ -672,8 +713,11 @@ func cmdAggregate(r *request) (bson.D, error) {
 	for _, e := range cd {
 		if e.Key == "batchSize" {
 			n, ok := asInt(e.Value)
-			if !ok || n < 0 {
-				return nil, badValue("cursor.batchSize must be a non-negative number")
+			if !ok {
+				return nil, wrongType("cursor", "batchSize", e.Value, "number")
+			}
+			if n < 0 {
+				return nil, negativeField("batchSize", n)
 			}
 			batchSize = n
 		}
@@ -696,6 +740,8 @@ func cmdAggregate(r *request) (bson.D, error) {
 	var input []bson.D
 	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	switch {
+	case statsDoc != nil:
+		input, err = []bson.D{statsDoc}, nil
 	case err == nil:
 		var raw bson.D
 		if len(stages) > 0 && len(stages[0]) == 1 && stages[0][0].Key == "$match" {

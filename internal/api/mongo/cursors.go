@@ -17,6 +17,9 @@ type source interface {
 	// held is how many bytes of documents the source keeps in memory
 	// between calls: what an open cursor is charged for.
 	held() int64
+	// refresh is called before a getMore's batch: a source that holds
+	// documents read by an earlier command reads them again.
+	refresh() error
 }
 
 // sliceSource yields documents already in memory, kept as BSON (a decoded
@@ -72,17 +75,26 @@ func (s *sliceSource) next() (bson.D, bool, error) {
 
 func (s *sliceSource) held() int64 { return s.bytes }
 
+// refresh keeps the documents: they are a sort's or a pipeline's result,
+// which mongod also computes once, when the cursor opens.
+func (s *sliceSource) refresh() error { return nil }
+
 // cursor is a server-side result being read in batches.
 type cursor struct {
 	id       int64
 	ns       string
 	src      source
 	proj     *mql.Projection
-	left     int64 // documents still allowed by the limit; < 0: no limit
+	query    *mql.Filter // the filter a positional projection ("a.$") uses
+	left     int64       // documents still allowed by the limit; < 0: no limit
 	mu       sync.Mutex
 	owner    principal // who opened it, the only one who may read it
 	charged  int64     // the bytes of the cursor set's quota it uses
 	lastUsed time.Time
+	// limit is the maxTimeMS of the command that opened the cursor (nil:
+	// none), and leftover the time it has left between getMores.
+	limit    *timeLimit
+	leftover time.Duration
 }
 
 // maxBatchBytes keeps a batch and its reply's envelope under the 16 MiB
@@ -94,6 +106,9 @@ const maxBatchBytes = MaxDocumentBytes - 64<<10
 func (c *cursor) batch(n int) (docs bson.A, done bool, err error) {
 	docs = bson.A{}
 	size := 0
+	if err := c.limit.check(); err != nil {
+		return nil, false, err
+	}
 	for n <= 0 || len(docs) < n {
 		if c.left == 0 {
 			return docs, true, nil
@@ -106,7 +121,7 @@ func (c *cursor) batch(n int) (docs bson.A, done bool, err error) {
 			return docs, true, nil
 		}
 		if c.proj != nil {
-			d = c.proj.Apply(d)
+			d, _ = c.proj.ApplyWithQuery(d, c.query)
 		}
 		raw, err := bson.Marshal(d)
 		if err != nil {
@@ -146,6 +161,10 @@ func (p *pushback) next() (bson.D, bool, error) {
 }
 
 func (p *pushback) held() int64 { return int64(len(p.d)) + p.rest.held() }
+
+// refresh refreshes the rest; the document that did not fit the previous
+// batch is returned as it was read.
+func (p *pushback) refresh() error { return p.rest.refresh() }
 
 // cursorSet holds the open cursors of a server, within two quotas: how
 // many cursors are open, and how many bytes of documents they keep between

@@ -3,11 +3,15 @@ package mongo
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 // indexesProperty is the container property that records the collection's
@@ -75,7 +79,7 @@ func cmdListCollections(r *request) (bson.D, error) {
 		if !nameOnly {
 			doc = append(doc,
 				bson.E{Key: "options", Value: bson.D{}},
-				bson.E{Key: "info", Value: bson.D{{Key: "readOnly", Value: false}}},
+				bson.E{Key: "info", Value: bson.D{{Key: "readOnly", Value: false}, {Key: "uuid", Value: collUUID(ci)}}},
 				bson.E{Key: "idIndex", Value: idIndex()})
 		}
 		if f.Match(doc) {
@@ -89,9 +93,14 @@ func cmdListCollections(r *request) (bson.D, error) {
 	batchSize := int64(101)
 	for _, e := range cd {
 		if e.Key == "batchSize" {
-			if n, ok := asInt(e.Value); ok && n >= 0 {
-				batchSize = n
+			n, ok := asInt(e.Value)
+			if !ok {
+				return nil, wrongType("cursor", "batchSize", e.Value, "number")
 			}
+			if n < 0 {
+				return nil, negativeField("batchSize", n)
+			}
+			batchSize = n
 		}
 	}
 	cur, err := docsCursor(r.db+".$cmd.listCollections", out)
@@ -113,7 +122,38 @@ func cmdCreate(r *request) (bson.D, error) {
 	if _, ok := r.get("viewOn"); ok {
 		return nil, newErr(115, "CommandNotSupported", "views are not supported")
 	}
-	return nil, r.s.createColl(r.db, name, "", engine.Throughput{})
+	err = r.s.createColl(r.db, name, "", engine.Throughput{})
+	if ce, ok := err.(*cmdError); ok && ce.Code == 48 {
+		// As in MongoDB, creating a collection that exists with the same
+		// options succeeds. Parsec records no collection options, so the
+		// same options are none, on an unsharded collection.
+		col, oerr := r.s.openColl(r.db, name)
+		if oerr != nil {
+			return nil, oerr
+		}
+		if opt := r.collectionOption(); opt != "" || col.shard != "" {
+			return nil, newErr(48, "NamespaceExists", "Collection %s already exists with different options", col.ns())
+		}
+		return nil, nil
+	}
+	return nil, err
+}
+
+// createOptions are the create command's collection options (the fields
+// that are not generic command arguments).
+var createOptions = []string{"capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel",
+	"validationAction", "indexOptionDefaults", "storageEngine", "collation", "timeseries", "expireAfterSeconds",
+	"clusteredIndex", "changeStreamPreAndPostImages", "encryptedFields", "pipeline"}
+
+// collectionOption returns the first collection option the create command
+// gives ("" if none).
+func (r *request) collectionOption() string {
+	for _, o := range createOptions {
+		if _, ok := r.get(o); ok {
+			return o
+		}
+	}
+	return ""
 }
 
 // namedColl opens the existing collection the command names first.
@@ -125,15 +165,22 @@ func (r *request) namedColl() (*coll, error) {
 	return r.s.openColl(r.db, name)
 }
 
+// dropMissingReply is drop's answer for a collection that does not exist:
+// MongoDB 7.0 makes that drop a no-op that succeeds.
+func dropMissingReply() bson.D { return bson.D{{Key: "info", Value: "ns not found"}} }
+
 func cmdDrop(r *request) (bson.D, error) {
 	col, err := r.namedColl()
+	if isNotFound(err) {
+		return dropMissingReply(), nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	nIdx := int32(len(col.indexes()) + 1)
 	if err := r.s.eng.DeleteContainer(r.db, col.name); err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
-			return nil, newErr(26, "NamespaceNotFound", "ns not found")
+			return dropMissingReply(), nil
 		}
 		return nil, toCmdError(err)
 	}
@@ -159,7 +206,7 @@ func (col *coll) indexes() []bson.D {
 	if err := bson.UnmarshalExtJSON(append(append([]byte(`{"v":`), raw...), '}'), false, &wrap); err != nil {
 		return nil
 	}
-	out, _ := docs(wrap.V)
+	out, _ := docs(unescapeNames(wrap.V))
 	return out
 }
 
@@ -198,10 +245,24 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _ := r.get("indexes")
+	v, present := r.get("indexes")
+	if !present {
+		return nil, missingField("createIndexes", "indexes")
+	}
+	if _, isArr := v.(bson.A); !isArr {
+		return nil, wrongType("createIndexes", "indexes", v, "array")
+	}
 	specs, ok := docs(v)
-	if !ok || len(specs) == 0 {
-		return nil, typeMismatch("createIndexes needs a non-empty array 'indexes' of documents")
+	if !ok {
+		return nil, typeMismatch("BSON field 'createIndexes.indexes' must be an array of objects")
+	}
+	if len(specs) == 0 {
+		return nil, badValue("Must specify at least one index to create")
+	}
+	for _, sp := range specs {
+		if err := checkIndexKey(sp); err != nil {
+			return nil, err
+		}
 	}
 	_, existed := r.s.openColl(r.db, name)
 	col, err := r.s.ensureColl(r.db, name)
@@ -211,27 +272,18 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	cur := col.indexes()
 	before := int32(len(cur) + 1)
 	for _, sp := range specs {
-		key, _ := lookupField(sp, "key")
-		kd, ok := key.(bson.D)
-		if !ok || len(kd) == 0 {
-			return nil, newErr(9, "FailedToParse", "an index needs a non-empty 'key' document")
-		}
+		kd := asDoc(lookupFieldValue(sp, "key"))
 		iname, _ := lookupField(sp, "name")
 		n, ok := iname.(string)
 		if !ok || n == "" {
 			n = defaultIndexName(kd)
 			sp = append(sp, bson.E{Key: "name", Value: n})
 		}
-		if n == "_id_" {
-			continue
+		exists, err := indexConflict(sp, append([]bson.D{idIndex()}, cur...))
+		if err != nil {
+			return nil, err
 		}
-		dup := false
-		for _, c := range cur {
-			if cn, _ := lookupField(c, "name"); cn == n {
-				dup = true
-			}
-		}
-		if dup {
+		if exists {
 			continue
 		}
 		if u, _ := lookupField(sp, "unique"); truthy(u) {
@@ -261,8 +313,137 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 			return nil, err
 		}
 	}
-	return bson.D{{Key: "numIndexesBefore", Value: before}, {Key: "numIndexesAfter", Value: int32(len(cur) + 1)},
-		{Key: "createdCollectionAutomatically", Value: existed != nil}}, nil
+	out := bson.D{{Key: "numIndexesBefore", Value: before}, {Key: "numIndexesAfter", Value: int32(len(cur) + 1)},
+		{Key: "createdCollectionAutomatically", Value: existed != nil}}
+	if int32(len(cur)+1) == before {
+		out = append(out, bson.E{Key: "note", Value: "all indexes already exist"})
+	}
+	return out, nil
+}
+
+// indexPlugins are the index types whose name can be a key's value.
+var indexPlugins = map[string]bool{"2d": true, "2dsphere": true, "text": true, "hashed": true}
+
+// checkIndexKey checks an index specification's key as mongod does
+// (index_key_validate.cpp): 40414 without one, 67 CannotCreateIndex for a
+// value that is not a non-zero number or a known index type.
+func checkIndexKey(sp bson.D) error {
+	key, ok := lookupField(sp, "key")
+	if !ok {
+		return missingField("createIndexes.indexes", "key")
+	}
+	kd, ok := key.(bson.D)
+	if !ok {
+		return wrongType("createIndexes.indexes", "key", key, "object")
+	}
+	fail := func(format string, args ...any) error {
+		return newErr(67, "CannotCreateIndex", "Error in specification %s :: caused by :: %s", showValue(sp), fmt.Sprintf(format, args...))
+	}
+	if len(kd) == 0 {
+		return fail("Index keys cannot be empty.")
+	}
+	plugin := ""
+	for _, e := range kd {
+		switch x := e.Value.(type) {
+		case int32, int64, float64, bson.Decimal128:
+			f := numberValue(x)
+			if math.IsNaN(f) {
+				return fail("Values in the index key pattern cannot be NaN.")
+			}
+			if f == 0 {
+				return fail("Values in the index key pattern cannot be 0.")
+			}
+		case string:
+			if !indexPlugins[x] {
+				return fail("Unknown index plugin '%s'", x)
+			}
+			if plugin != "" && plugin != x {
+				return fail("Can't use more than one index plugin for a single index.")
+			}
+			plugin = x
+		default:
+			return fail("Values in v:2 index key pattern cannot be of type %s. Only numbers > 0, numbers < 0, and strings are allowed.", typeName(e.Value))
+		}
+		if e.Key == "" {
+			return fail("Index keys cannot be an empty field.")
+		}
+	}
+	return nil
+}
+
+// indexOptions are the options that make two indexes on one key
+// different indexes.
+var indexOptions = []string{"unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation"}
+
+// sameIndexOptions reports whether two index specifications have
+// equivalent options.
+func sameIndexOptions(a, b bson.D) bool {
+	for _, o := range indexOptions {
+		x, xok := lookupField(a, o)
+		y, yok := lookupField(b, o)
+		switch o {
+		case "unique", "sparse":
+			if truthy(x) != truthy(y) {
+				return false
+			}
+		default:
+			if xok != yok || (xok && mql.Compare(x, y) != 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// indexConflict compares a requested index with the existing ones as
+// mongod does (index_catalog_impl.cpp): the same index is already there
+// (exists); the same name on another key is 86 IndexKeySpecsConflict,
+// with other options 85 IndexOptionsConflict; the same key and options
+// under another name is 85.
+func indexConflict(sp bson.D, existing []bson.D) (exists bool, err error) {
+	name, _ := lookupField(sp, "name")
+	key := asDoc(lookupFieldValue(sp, "key"))
+	for _, ix := range existing {
+		n, _ := lookupField(ix, "name")
+		k := asDoc(lookupFieldValue(ix, "key"))
+		sameKey := mql.Compare(key, k) == 0 && len(key) == len(k)
+		switch {
+		case n == name && !sameKey:
+			return false, newErr(86, "IndexKeySpecsConflict", "An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: %s, existing index: %s", showValue(sp), showValue(ix))
+		case n == name && !sameIndexOptions(sp, ix):
+			return false, newErr(85, "IndexOptionsConflict", "An equivalent index already exists with the same name but different options. Requested index: %s, existing index: %s", showValue(sp), showValue(ix))
+		case n == name:
+			return true, nil
+		case sameKey && sameIndexOptions(sp, ix):
+			return false, newErr(85, "IndexOptionsConflict", "Index already exists with a different name: %s", n)
+		}
+	}
+	return false, nil
+}
+
+// numberValue is a number as a float64.
+func numberValue(v any) float64 {
+	switch x := v.(type) {
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	case bson.Decimal128:
+		f, err := strconv.ParseFloat(x.String(), 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return f
+	}
+	return math.NaN()
+}
+
+// lookupFieldValue is lookupField's value alone.
+func lookupFieldValue(d bson.D, path string) any {
+	v, _ := lookupField(d, path)
+	return v
 }
 
 func defaultIndexName(key bson.D) string {
@@ -275,6 +456,10 @@ func defaultIndexName(key bson.D) string {
 
 func cmdListIndexes(r *request) (bson.D, error) {
 	col, err := r.namedColl()
+	if isNotFound(err) {
+		name, _ := r.collName()
+		return nil, newErr(26, "NamespaceNotFound", "ns does not exist: %s.%s", r.db, name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -524,50 +709,6 @@ func throughputFields(rus, autoMax int) bson.D {
 		return bson.D{{Key: "provisionedThroughput", Value: int32(rus)}}
 	}
 	return nil
-}
-
-func cmdCollStats(r *request) (bson.D, error) {
-	col, err := r.namedColl()
-	if err != nil {
-		return nil, err
-	}
-	items, size := col.c.Usage()
-	if len(col.uniques()) > 0 {
-		// Leave the unique indexes' guard items out of the count.
-		if items, err = countAll(col); err != nil {
-			return nil, err
-		}
-	}
-	nidx := int32(len(col.indexes()) + 1)
-	out := bson.D{{Key: "ns", Value: col.ns()}, {Key: "count", Value: items}, {Key: "size", Value: size},
-		{Key: "storageSize", Value: size}, {Key: "nindexes", Value: nidx}, {Key: "totalIndexSize", Value: int64(0)},
-		{Key: "sharded", Value: col.shard != ""}}
-	if items > 0 {
-		out = append(out, bson.E{Key: "avgObjSize", Value: size / items})
-	}
-	if col.shard != "" {
-		out = append(out, bson.E{Key: "shardKey", Value: bson.D{{Key: col.shard, Value: "hashed"}}},
-			bson.E{Key: "physicalPartitions", Value: int32(len(col.c.Partitions()))})
-	}
-	return out, nil
-}
-
-func cmdDBStats(r *request) (bson.D, error) {
-	cs, err := r.s.eng.Containers(r.db)
-	if err != nil && !errors.Is(err, engine.ErrNotFound) {
-		return nil, toCmdError(err)
-	}
-	var items, size int64
-	for _, ci := range cs {
-		if c, err := r.s.eng.Container(r.db, ci.ID); err == nil {
-			n, b := c.Usage()
-			items += n
-			size += b
-		}
-	}
-	return bson.D{{Key: "db", Value: r.db}, {Key: "collections", Value: int32(len(cs))}, {Key: "views", Value: int32(0)},
-		{Key: "objects", Value: items}, {Key: "dataSize", Value: float64(size)}, {Key: "storageSize", Value: float64(size)},
-		{Key: "indexes", Value: int32(len(cs))}, {Key: "indexSize", Value: 0.0}}, nil
 }
 
 // checkUnique refuses a unique index Parsec cannot enforce: on a

@@ -35,6 +35,15 @@
 //     projections, sorts, updates and pipelines with package mql, which
 //     is pure; this package does the I/O around it.
 //
+//   - maxtime.go is maxTimeMS: a deadline on Config.Now that scans check
+//     before each page and cursors carry over their getMores (50
+//     MaxTimeMSExpired).
+//
+//   - stats.go answers the statistics and maintenance commands (dbStats,
+//     collStats, $collStats, dataSize, validate, compact) from the
+//     engine's usage counts, and users.go the user commands over the
+//     account's built-in users and the engine's users.
+//
 //   - coll.go maps a collection onto the engine: a filter that fixes the
 //     shard key by equality reads one logical partition (a point read when
 //     it fixes _id too); any other reads each partition in turn. Writes that
@@ -47,9 +56,11 @@
 //     API.
 //
 //   - cursors.go holds server-side cursors: they belong to the server and
-//     the user who opened them, not a connection, expire after
-//     Config.CursorTimeout idle, and are capped at Config.MaxCursors and at
-//     Config.MaxCursorBytes of results kept between getMores. quota.go
+//     the user who opened them, not a connection; a getMore reads the page
+//     a cursor holds again, so no batch returns a document deleted since;
+//     they expire after Config.CursorTimeout idle, and are capped at
+//     Config.MaxCursors and at Config.MaxCursorBytes of results kept
+//     between getMores. quota.go
 //     shares these caps, and the sessions', between the users.
 //
 //   - txn.go is multi-document transactions, as Cosmos offers them: within

@@ -31,6 +31,24 @@ func typeMismatch(format string, args ...any) *cmdError {
 	return newErr(14, "TypeMismatch", format, args...)
 }
 
+// missingField is mongod's error for a required field of a command that
+// is absent (IDL parsing, code 40414).
+func missingField(cmd, field string) *cmdError {
+	return newErr(40414, "Location40414", "BSON field '%s.%s' is missing but a required field", cmd, field)
+}
+
+// wrongType is mongod's error for a command field of the wrong type (IDL
+// parsing, code 14).
+func wrongType(cmd, field string, v any, want string) *cmdError {
+	return typeMismatch("BSON field '%s.%s' is the wrong type '%s', expected type '%s'", cmd, field, typeName(v), want)
+}
+
+// negativeField is mongod's error for a negative value of a field that
+// must be at least 0 (IDL validators, code 51024).
+func negativeField(field string, n int64) *cmdError {
+	return newErr(51024, "Location51024", "BSON field '%s' value must be >= 0, actual value '%d'", field, n)
+}
+
 // Codes used by the handlers.
 const (
 	codeDuplicateKey = 11000

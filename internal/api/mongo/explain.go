@@ -35,7 +35,7 @@ func cmdExplain(r *request) (bson.D, error) {
 		verbosity = "allPlansExecution"
 	case "queryPlanner", "executionStats", "allPlansExecution":
 	default:
-		return nil, badValue("verbosity must be queryPlanner, executionStats or allPlansExecution, not %q", verbosity)
+		return nil, badValue("Enumeration value '%s' for field 'explain.verbosity' is not a valid value.", verbosity)
 	}
 	sub := &request{c: r.c, s: r.s, name: inner[0].Key, db: r.db, cmd: inner}
 	field, ok := explainable[sub.name]
@@ -75,7 +75,10 @@ func cmdExplain(r *request) (bson.D, error) {
 		planner = append(planner, bson.E{Key: "winningPlan", Value: bson.D{{Key: "stage", Value: "EOF"}}})
 		return explainReply(planner, nil, inner), nil
 	}
-	sc := sub.scanFor(col, f, raw)
+	sc, err := sub.scanFor(col, f, raw)
+	if err != nil {
+		return nil, err
+	}
 	planner = append(planner, bson.E{Key: "winningPlan", Value: col.planOf(sc, raw)}, bson.E{Key: "rejectedPlans", Value: bson.A{}})
 	if verbosity == "queryPlanner" {
 		return explainReply(planner, nil, inner), nil
@@ -129,13 +132,46 @@ func leadingMatch(r *request) (bson.D, error) {
 
 // scanFor is scanRaw for a command, whose hint {$natural: ...} asks for a
 // scan of the collection, without the index.
-func (r *request) scanFor(col *coll, f *mql.Filter, raw bson.D) *scanner {
+func (r *request) scanFor(col *coll, f *mql.Filter, raw bson.D) (*scanner, error) {
+	if err := r.checkHint(col); err != nil {
+		return nil, err
+	}
 	sc := col.scanRaw(f, raw)
 	h, _ := r.get("hint")
 	if d, ok := h.(bson.D); ok && len(d) == 1 && d[0].Key == "$natural" {
 		sc.sc.index = nil
 	}
-	return sc
+	return sc, nil
+}
+
+// checkHint refuses a hint that names no index of the collection (by name
+// or key pattern) and is not {$natural: ...}, as mongod's planner does
+// (code 2).
+func (r *request) checkHint(col *coll) error {
+	h, ok := r.get("hint")
+	if !ok {
+		return nil
+	}
+	switch x := h.(type) {
+	case string:
+		for _, ix := range append([]bson.D{idIndex()}, col.indexes()...) {
+			if n, _ := lookupField(ix, "name"); n == x {
+				return nil
+			}
+		}
+	case bson.D:
+		if len(x) == 0 || len(x) == 1 && x[0].Key == "$natural" {
+			return nil
+		}
+		for _, ix := range append([]bson.D{idIndex()}, col.indexes()...) {
+			if k := asDoc(lookupFieldValue(ix, "key")); len(k) == len(x) && mql.Compare(k, x) == 0 {
+				return nil
+			}
+		}
+	default:
+		return nil
+	}
+	return badValue("error processing query: ns=%s planner returned error :: caused by :: hint provided does not correspond to an existing index", col.ns())
 }
 
 // planOf describes how sc reads the collection.

@@ -152,7 +152,9 @@ func storedPath(field string) ([]string, bool) {
 		}
 		return []string{"id"}, true
 	}
-	segs[0] = escapeName(segs[0])
+	for i := range segs {
+		segs[i] = storedName(segs[i], i == 0)
+	}
 	return segs, true
 }
 

@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestCursorCountQuota(t *testing.T) {
 		t.Fatal("no cursor of the primary user")
 		return 0
 	}()
-	err := readOnly.Database("d").RunCommand(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "c"}}).Err()
+	err := readOnly.Database("d").RunCommand(context.Background(), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "c"}}).Err()
 	if cmdCode(err) != 13 {
 		t.Fatalf("getMore of the primary user's cursor by the read-only user: %v", err)
 	}
@@ -79,7 +80,7 @@ func TestCursorCountQuota(t *testing.T) {
 	if len(kill.CursorsKilled) != 0 || !cursorOpen(env, id) {
 		t.Fatalf("the read-only user killed the primary user's cursor: %v", kill.CursorsKilled)
 	}
-	if err := primary.Database("d").RunCommand(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "c"}}).Err(); err != nil {
+	if err := primary.Database("d").RunCommand(context.Background(), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "c"}}).Err(); err != nil {
 		t.Fatalf("getMore by the cursor's owner: %v", err)
 	}
 }
@@ -121,7 +122,7 @@ func TestCursorMemoryQuota(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a streaming cursor that has read nothing yet: %v", err)
 	}
-	err = primary.Database("d").RunCommand(ctx, bson.D{{Key: "getMore", Value: stream.ID()}, {Key: "collection", Value: "c"}, {Key: "batchSize", Value: int32(1)}}).Err()
+	err = primary.Database("d").RunCommand(context.Background(), bson.D{{Key: "getMore", Value: stream.ID()}, {Key: "collection", Value: "c"}, {Key: "batchSize", Value: int32(1)}}).Err()
 	if cmdCode(err) != 146 {
 		t.Fatalf("a getMore that leaves a page in memory, over the server's limit: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/jsondoc"
+	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 // The storage mapping (DESIGN.md): a document is stored as one JSON item,
@@ -69,6 +70,52 @@ func unescapeName(k string) string {
 	return k
 }
 
+// storedName returns the stored name of a field at any level: a name that
+// starts with '$' after any number of '~' gets one more '~' in front, so
+// that Extended JSON cannot read its document as a type wrapper
+// ({"$date": 1} is stored as {"~$date": 1}); DBRef's $ref, $id and $db
+// are stored as they are. Top-level names are then escaped as escapeName
+// says. Both mappings are bijections on disjoint sets of names.
+func storedName(k string, top bool) string {
+	if dollarName(k) && k != "$ref" && k != "$id" && k != "$db" {
+		k = "~" + k
+	}
+	if top {
+		k = escapeName(k)
+	}
+	return k
+}
+
+// dollarName reports a name that starts with '$' after any '~'s.
+func dollarName(k string) bool {
+	return strings.HasPrefix(strings.TrimLeft(k, "~"), "$")
+}
+
+// unescapeDollar reverses storedName's '$' escape.
+func unescapeDollar(k string) string {
+	if strings.HasPrefix(k, "~") && dollarName(k) {
+		return k[1:]
+	}
+	return k
+}
+
+// unescapeNames reverses storedName's '$' escape in every document
+// nested in v, in place, and returns v.
+func unescapeNames(v any) any {
+	switch x := v.(type) {
+	case bson.D:
+		for i := range x {
+			x[i].Key = unescapeDollar(x[i].Key)
+			x[i].Value = unescapeNames(x[i].Value)
+		}
+	case bson.A:
+		for i := range x {
+			x[i] = unescapeNames(x[i])
+		}
+	}
+	return v
+}
+
 // maxDepth bounds the nesting of a stored document (mongod allows 100
 // levels of BSON; Extended JSON wrappers add up to two more).
 const maxDepth = 100
@@ -93,24 +140,14 @@ func encodeItem(doc bson.Raw, id string, sk []byte) ([]byte, error) {
 			return nil, badValue("the document has the field %q twice", k)
 		}
 		seen[k] = true
-		if err := checkFieldName(k); err != nil {
-			return nil, err
-		}
 		out = append(out, ',')
-		out = jsondoc.AppendQuote(out, escapeName(k))
+		out = jsondoc.AppendQuote(out, storedName(k, true))
 		out = append(out, ':')
 		if out, err = appendValue(out, e.Value(), 1); err != nil {
 			return nil, err
 		}
 	}
 	return append(out, '}'), nil
-}
-
-func checkFieldName(k string) error {
-	if strings.HasPrefix(k, "$") && k != "$ref" && k != "$id" && k != "$db" {
-		return &cmdError{Code: 52, CodeName: "DollarPrefixedFieldName", Msg: fmt.Sprintf("field names cannot start with '$' (%q) in stored documents", k)}
-	}
-	return nil
 }
 
 // appendValue appends one value: documents and arrays member by member,
@@ -135,13 +172,10 @@ func appendValue(out []byte, v bson.RawValue, depth int) ([]byte, error) {
 				return nil, badValue("a document has the field %q twice", k)
 			}
 			seen[k] = true
-			if err := checkFieldName(k); err != nil {
-				return nil, err
-			}
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = jsondoc.AppendQuote(out, k)
+			out = jsondoc.AppendQuote(out, storedName(k, false))
 			out = append(out, ':')
 			if out, err = appendValue(out, e.Value(), depth+1); err != nil {
 				return nil, err
@@ -206,17 +240,26 @@ func appendDouble(out []byte, f float64) []byte {
 // properties and "id" are dropped, escaped names restored. It also returns
 // the item's etag.
 func decodeItem(raw []byte) (bson.D, string, error) {
+	d, etag, _, err := decodeStored(raw)
+	return d, etag, err
+}
+
+// decodeStored is decodeItem that also returns the item's _rid.
+func decodeStored(raw []byte) (bson.D, string, string, error) {
 	var d bson.D
 	if err := bson.UnmarshalExtJSON(raw, false, &d); err != nil {
 		// An item written through the NoSQL API whose members read as
 		// Extended JSON type wrappers but are not valid ones ({"$date":
 		// "soon"}): read its JSON as it is, so that scans go on.
 		if d, err = literalDocument(raw); err != nil {
-			return nil, "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
+			return nil, "", "", fmt.Errorf("%w: a stored item is not a Mongo document: %v", errStoredDoc, err)
 		}
 	}
+	// Only an item with a member name starting with "~ can hold an
+	// escaped '$' name.
+	escaped := bytes.Contains(raw, []byte(`"~`))
 	out := make(bson.D, 0, len(d)+1)
-	etag := ""
+	etag, rid := "", ""
 	var itemID any
 	hasID := false
 	for _, e := range d {
@@ -224,6 +267,8 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 			switch e.Key {
 			case "_etag":
 				etag, _ = e.Value.(string)
+			case "_rid":
+				rid, _ = e.Value.(string)
 			case "id":
 				itemID = e.Value
 			}
@@ -232,14 +277,17 @@ func decodeItem(raw []byte) (bson.D, string, error) {
 		if e.Key == "_id" {
 			hasID = true
 		}
-		e.Key = unescapeName(e.Key)
+		e.Key = unescapeDollar(unescapeName(e.Key))
+		if escaped {
+			e.Value = unescapeNames(e.Value)
+		}
 		out = append(out, e)
 	}
 	if !hasID && itemID != nil {
 		// An item written through the NoSQL API: its id is its _id.
 		out = append(bson.D{{Key: "_id", Value: itemID}}, out...)
 	}
-	return out, etag, nil
+	return out, etag, rid, nil
 }
 
 var errStoredDoc = fmt.Errorf("stored document cannot be read")
@@ -334,13 +382,17 @@ func idString(v any) (string, error) {
 		} else {
 			s = "~n:" + strconv.FormatFloat(x, 'g', -1, 64)
 		}
+	// mongod's messages (insert.cpp).
 	case bson.A:
-		return "", badValue("_id cannot be an array")
+		return "", badValue("can't use an array for _id")
 	case bson.Regex:
-		return "", badValue("_id cannot be a regular expression")
+		return "", badValue("can't use a regex for _id")
 	case bson.Undefined:
-		return "", badValue("_id cannot be undefined")
+		return "", badValue("can't use a undefined for _id")
 	default:
+		if k := dollarKey(v); k != "" {
+			return "", newErr(52, "DollarPrefixedFieldName", "_id fields may not contain '$'-prefixed fields: %s is not valid for storage.", k)
+		}
 		raw, err := bson.Marshal(bson.D{{Key: "v", Value: v}})
 		if err != nil {
 			return "", badValue("invalid _id: %v", err)
@@ -356,6 +408,30 @@ func idString(v any) (string, error) {
 		return "", badValue("_id is too long: its encoding as an item id is %d bytes; the limit is 1023", len(s))
 	}
 	return s, nil
+}
+
+// dollarKey returns the first field name starting with '$' in the
+// documents of v (DBRef's $ref, $id and $db aside), or "": an _id cannot
+// hold one, as in MongoDB.
+func dollarKey(v any) string {
+	switch x := v.(type) {
+	case bson.D:
+		for _, e := range x {
+			if strings.HasPrefix(e.Key, "$") && e.Key != "$ref" && e.Key != "$id" && e.Key != "$db" {
+				return e.Key
+			}
+			if k := dollarKey(e.Value); k != "" {
+				return k
+			}
+		}
+	case bson.A:
+		for _, e := range x {
+			if k := dollarKey(e); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // idTags name the types of the _id values encoded with their stored JSON.
@@ -481,13 +557,6 @@ func keyComponent(v any, present bool) (epk.Component, error) {
 		Msg: fmt.Sprintf("a shard key value of BSON type %s is not supported: shard key values must be strings, 32-bit integers, doubles, booleans or null", typeName(v))}
 }
 
-func typeName(v any) string {
-	if v == nil {
-		return "null"
-	}
-	t, _, err := bson.MarshalValue(v)
-	if err != nil {
-		return fmt.Sprintf("%T", v)
-	}
-	return t.String()
-}
+// typeName is the MongoDB $type alias of a value, as mongod's messages
+// name types.
+func typeName(v any) string { return mql.TypeName(v) }

@@ -427,10 +427,15 @@ type txnDoc struct {
 	cur     bson.D
 }
 
-// bindTxn returns col carrying r's transaction, if any.
+// bindTxn returns col carrying r's transaction, if any, and its
+// maxTimeMS.
 func (r *request) bindTxn(col *coll, err error) (*coll, error) {
-	if err != nil || r.sess == nil || r.sess.tx == nil {
+	if err != nil {
 		return col, err
+	}
+	col.limit = r.limit
+	if r.sess == nil || r.sess.tx == nil {
+		return col, nil
 	}
 	col.tx = r.sess.tx
 	return col, nil

@@ -3,6 +3,7 @@ package mongo
 import (
 	"errors"
 	"sort"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -24,8 +25,10 @@ func parseModifier(u any, arrayFilters []bson.D) (*modifier, error) {
 				return nil, newErr(72, "InvalidOptions", "arrayFilters may only be given with update operators")
 			}
 			for _, e := range x {
-				if err := checkFieldName(e.Key); err != nil {
-					return nil, err
+				if strings.HasPrefix(e.Key, "$") {
+					// MongoDB refuses top-level '$' names in a replacement
+					// (they read as update operators), not in an insert.
+					return nil, newErr(52, "DollarPrefixedFieldName", "The dollar ($) prefixed field '%s' in '%s' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.", e.Key, e.Key)
 				}
 			}
 			return &modifier{repl: x}, nil
@@ -228,15 +231,64 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 	if v, ok := r.get("ordered"); ok {
 		ordered = truthy(v)
 	}
-	v, _ := r.get(field)
+	v, present := r.get(field)
+	if !present {
+		return "", false, nil, missingField(r.name, field)
+	}
+	if _, isArr := v.(bson.A); !isArr {
+		return "", false, nil, wrongType(r.name, field, v, "array")
+	}
 	stmts, ok := docs(v)
 	if !ok {
-		return "", false, nil, typeMismatch("%s needs an array '%s' of documents", r.name, field)
+		return "", false, nil, typeMismatch("BSON field '%s.%s' must be an array of objects", r.name, field)
 	}
-	if len(stmts) > maxWriteBatch {
-		return "", false, nil, badValue("write batch of %d statements is over the limit of %d", len(stmts), maxWriteBatch)
+	if err := checkBatchSize(len(stmts)); err != nil {
+		return "", false, nil, err
+	}
+	for _, st := range stmts {
+		if err := r.checkStatement(field, st); err != nil {
+			return "", false, nil, err
+		}
 	}
 	return name, ordered, stmts, nil
+}
+
+// checkStatement checks an update or delete statement's required fields
+// before any runs, as mongod parses the whole command first: q (and u, or
+// limit 0 or 1) are 40414 when missing, 14 of the wrong type, and a limit
+// other than 0 or 1 is 9.
+func (r *request) checkStatement(field string, st bson.D) error {
+	prefix := r.name + "." + field
+	required := []string{"q", "u"}
+	if field == "deletes" {
+		required = []string{"q", "limit"}
+	}
+	for _, k := range required {
+		if _, ok := lookupField(st, k); !ok {
+			return missingField(prefix, k)
+		}
+	}
+	if q, _ := lookupField(st, "q"); q != nil {
+		if _, ok := q.(bson.D); !ok {
+			return wrongType(prefix, "q", q, "object")
+		}
+	}
+	if field == "deletes" {
+		l, _ := lookupField(st, "limit")
+		if n, ok := asInt(l); !ok || (n != 0 && n != 1) {
+			return newErr(9, "FailedToParse", "The limit field in delete objects must be 0 or 1. Got %s", showValue(l))
+		}
+	}
+	return nil
+}
+
+// checkBatchSize refuses a write of no statements or of more than
+// maxWriteBatch, as mongod does (write_ops_parsers.cpp, 16 InvalidLength).
+func checkBatchSize(n int) error {
+	if n == 0 || n > maxWriteBatch {
+		return newErr(16, "InvalidLength", "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, n)
+	}
+	return nil
 }
 
 func cmdUpdate(r *request) (bson.D, error) {
@@ -461,14 +513,22 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 		if proj, err = mql.ParseProjection(fd); err != nil {
 			return nil, err
 		}
+		if err := proj.CheckQuery(q); err != nil {
+			return nil, err
+		}
 	}
 	remove, returnNew, upsert := r.boolean("remove"), r.boolean("new"), r.boolean("upsert")
 	uv, hasUpdate := r.get("update")
-	if remove == hasUpdate {
-		return nil, newErr(9, "FailedToParse", "findAndModify needs either 'remove' or 'update'")
-	}
-	if remove && (returnNew || upsert) {
-		return nil, newErr(9, "FailedToParse", "findAndModify cannot combine remove with new or upsert")
+	// mongod's checks, in its order (write_ops.cpp).
+	switch {
+	case remove && hasUpdate:
+		return nil, newErr(9, "FailedToParse", "Cannot specify both an update and remove=true")
+	case remove && upsert:
+		return nil, newErr(9, "FailedToParse", "Cannot specify both upsert=true and remove=true ")
+	case remove && returnNew:
+		return nil, newErr(9, "FailedToParse", "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
+	case !remove && !hasUpdate:
+		return nil, newErr(9, "FailedToParse", "Either an update or remove=true must be specified")
 	}
 	var m *modifier
 	if hasUpdate {
@@ -500,7 +560,8 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 			return nil
 		}
 		if proj != nil {
-			return proj.Apply(d)
+			out, _ := proj.ApplyWithQuery(d, f)
+			return out
 		}
 		return d
 	}

@@ -455,6 +455,10 @@ func arrayIndex(s string) (int, bool) {
 	return n, true
 }
 
+// TypeName returns the MongoDB $type alias of a value ("int", "object"),
+// the name mongod's messages use.
+func TypeName(v any) string { return typeName(v) }
+
 // typeName returns the MongoDB $type alias of a value.
 func typeName(v any) string {
 	switch v.(type) {

@@ -1,6 +1,7 @@
 package mql
 
 import (
+	"math"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -17,7 +18,8 @@ const maxProjectionFields = 10000
 // included.
 type Projection struct {
 	inclusion  bool
-	positional bool // has an "a.$" path, which needs the query (ApplyWithQuery)
+	positional bool   // has an "a.$" path, which needs the query (ApplyWithQuery)
+	posKey     string // that path as given ("a.b.$")
 	excludeID  bool
 	root       *projNode
 }
@@ -84,11 +86,12 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 			if count > maxProjectionFields {
 				return badValue("projection has more than %d fields", maxProjectionFields)
 			}
+			// mongod's FieldPath errors (field_path.cpp).
 			if e.Key == "" {
-				return badValue("FieldPath cannot be constructed with empty string")
+				return newError(40352, "FieldPath cannot be constructed with empty string")
 			}
 			if strings.HasPrefix(e.Key, "$") {
-				return badValue("FieldPath field names may not start with '$'")
+				return newError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 			}
 			path := e.Key
 			if prefix != "" {
@@ -113,12 +116,24 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 			node := &projNode{}
 			var kind int // +1 inclusion-like, -1 exclusion, 0 neutral
 			if positional {
-				if b, ok := e.Value.(bool); (ok && !b) || (!ok && (!isNumber(e.Value) || !truthyValue(e.Value))) {
-					return newError(31395, "positional projection cannot be used with exclusion or an expression: %s", path)
+				// mongod's codes (projection_parser.cpp): an object is 31271, a
+				// literal 31308, and an exclusion reads "$" as a field name.
+				switch v := e.Value.(type) {
+				case bson.D:
+					return newError(31271, "positional projection cannot be used with an expression or sub object")
+				case bool, int32, int64, float64, bson.Decimal128:
+					if !truthyValue(v) {
+						return newError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+					}
+				default:
+					return newError(31308, "positional projection cannot be used with a literal")
 				}
 				parts = parts[:len(parts)-1]
 				path = strings.Join(parts, ".")
-				proj.positional = true
+				proj.positional, proj.posKey = true, e.Key
+				if prefix != "" {
+					proj.posKey = prefix + "." + e.Key
+				}
 				node.action, node.path = projPositional, parts
 				if mode == -1 {
 					return newError(31253, "Cannot do inclusion on field %s in exclusion projection", path)
@@ -132,7 +147,7 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 			switch v := e.Value.(type) {
 			case bson.D:
 				if len(v) == 0 {
-					return badValue("An empty sub-projection is not a valid value. Found empty object at path %s", path)
+					return newError(51270, "An empty sub-projection is not a valid value. Found empty object at path %s", path)
 				}
 				if !strings.HasPrefix(v[0].Key, "$") {
 					if err := add(path, v, depth+1); err != nil {
@@ -150,12 +165,12 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 						return err
 					}
 				case "$elemMatch":
-					if len(parts) > 1 {
-						return badValue("Cannot use $elemMatch projection on a nested field.")
-					}
 					fd, ok := v[0].Value.(bson.D)
 					if !ok || len(v) != 1 {
-						return badValue("elemMatch: Invalid argument, object required, but got %s", typeName(v[0].Value))
+						return newError(31274, "elemMatch: Invalid argument, object required, but got %s", typeName(v[0].Value))
+					}
+					if len(parts) > 1 {
+						return newError(31275, "Cannot use $elemMatch projection on a nested field.")
 					}
 					m, err := (&filterParser{}).parseOp(bson.E{Key: "$elemMatch", Value: fd}, depth+1, path, false)
 					if err != nil {
@@ -193,7 +208,13 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 				continue
 			}
 			if kind == 1 && mode == -1 {
-				return newError(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+				switch {
+				case node.action != projComputed:
+					return newError(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+				case isExprObject(e.Value):
+					return newError(31252, "Cannot use expression other than $meta in exclusion projection")
+				}
+				return newError(31310, "Cannot use an expression %s: %s in an exclusion projection", e.Key, formatValue(e.Value))
 			}
 			if kind == -1 && mode == 1 {
 				return newError(31254, "Cannot do exclusion on field %s in inclusion projection", path)
@@ -255,8 +276,18 @@ func parseSlice(node *projNode, v bson.D) error {
 		return badValue("$slice projection takes exactly one argument")
 	}
 	node.action = projSlice
+	// A $slice mongod cannot read as find's, nor as the $slice expression
+	// (two or three arguments), is 28667 with both reasons
+	// (projection_parser.cpp); one it reads as the expression fails on
+	// its first argument, which is not an array (28724).
+	notSlice := func(args int, findReason string) error {
+		return newError(28667, "Invalid $slice syntax. The given syntax { $slice: %s } did not match the find() syntax because :: %s :: The given syntax did not match the expression $slice syntax. :: caused by :: Expression $slice takes at least 2 arguments, and at most 3, but %d were passed in.", formatValue(v[0].Value), findReason, args)
+	}
 	switch a := v[0].Value.(type) {
 	case bson.A:
+		if len(a) < 2 || len(a) > 3 {
+			return notSlice(len(a), "Location31272: $slice array argument should be of form [skip, limit]")
+		}
 		if len(a) != 2 {
 			return newError(28724, "First argument to $slice must be an array")
 		}
@@ -270,9 +301,14 @@ func parseSlice(node *projNode, v bson.D) error {
 		}
 		node.skip, node.limit = skip, limit
 	default:
-		n, ok := wholeNumber(a)
-		if !ok {
-			return newError(28724, "$slice only supports numbers and [skip, limit] arrays")
+		if !isNumber(a) {
+			return notSlice(1, "Location31273: $slice only supports numbers and [skip, limit] arrays")
+		}
+		// Any number, taken as a 32-bit integer (mongod's numberInt).
+		f, _ := toFloat(a)
+		n := int64(0)
+		if !math.IsNaN(f) {
+			n = int64(max(min(math.Trunc(f), math.MaxInt32), math.MinInt32))
 		}
 		node.single, node.limit = true, n
 	}
@@ -491,4 +527,49 @@ func positionalElement(doc bson.D, path []string, query *Filter) (any, bool) {
 	}
 	v, _, _ := plainGet(doc, path, "positional")
 	return v.(bson.A)[i], true
+}
+
+// Positional reports whether the projection has a positional path
+// ("a.$"), which Apply leaves out: ApplyWithQuery needs the query.
+func (p *Projection) Positional() bool { return p != nil && p.positional }
+
+// CheckQuery refuses a positional projection whose array the query does
+// not name, as mongod does (31277, projection_parser.cpp): some path of
+// the query, at its top level or under $and, $or or $nor, must start with
+// the projection path's first field.
+func (p *Projection) CheckQuery(query bson.D) error {
+	if !p.Positional() {
+		return nil
+	}
+	field, _, _ := strings.Cut(p.posKey, ".")
+	if queryNames(query, field) {
+		return nil
+	}
+	return newError(31277, "Positional projection '%s' does not match the query document.", p.posKey)
+}
+
+func queryNames(query bson.D, field string) bool {
+	for _, e := range query {
+		switch e.Key {
+		case "$and", "$or", "$nor":
+			a, _ := e.Value.(bson.A)
+			for _, x := range a {
+				if d, ok := x.(bson.D); ok && queryNames(d, field) {
+					return true
+				}
+			}
+		default:
+			if head, _, _ := strings.Cut(e.Key, "."); head == field {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isExprObject reports an object whose first field is an operator: an
+// expression, not a literal.
+func isExprObject(v any) bool {
+	d, ok := v.(bson.D)
+	return ok && len(d) > 0 && strings.HasPrefix(d[0].Key, "$")
 }

@@ -52,13 +52,16 @@ type updateOp struct {
 
 	// $currentDate
 	timestamp bool
+
+	// $bit: the operations, in order
+	bits []bitOp
 }
 
 var arrayFilterIdent = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
 // ParseUpdate parses an update document of operators: $set $unset $inc $mul $min $max $rename
 // $push (with $each $slice $sort $position) $addToSet (with $each) $pull $pullAll $pop $currentDate
-// $setOnInsert, with positional paths $, $[] and $[ident] (ident bound by arrayFilters). Two operators
+// $setOnInsert $bit, with positional paths $, $[] and $[ident] (ident bound by arrayFilters). Two operators
 // touching the same path or a path and its prefix fail with code 40 (ConflictingUpdateOperators).
 func ParseUpdate(u bson.D, arrayFilters []bson.D) (*Update, error) {
 	if len(u) == 0 {
@@ -144,7 +147,7 @@ func ParseUpdate(u bson.D, arrayFilters []bson.D) (*Update, error) {
 var knownUpdateOps = map[string]bool{
 	"$set": true, "$unset": true, "$inc": true, "$mul": true, "$min": true, "$max": true, "$rename": true,
 	"$push": true, "$addToSet": true, "$pull": true, "$pullAll": true, "$pop": true, "$currentDate": true,
-	"$setOnInsert": true,
+	"$setOnInsert": true, "$bit": true,
 }
 
 // parseUpdatePath splits and validates an update path, recording the array filter identifiers used.
@@ -179,14 +182,19 @@ func parseUpdatePath(s string, filters map[string]*Filter, used map[string]bool)
 				return nil, badValue("No array filter found for identifier '%s' in path '%s'", ident, s)
 			}
 			used[ident] = true
-		case strings.HasPrefix(p, "$"):
+		case strings.HasPrefix(p, "$") && i == 0:
+			// A nested '$' name is a field like any other (MongoDB 5.0 and
+			// later); a top-level one is not.
 			return nil, newError(CodeDollarPrefixedField, "The dollar ($) prefixed field '%s' in '%s' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.", p, s)
 		}
 	}
 	return parts, nil
 }
 
-func isPositional(p string) bool { return strings.HasPrefix(p, "$") }
+// isPositional reports a positional path element: $, $[] or $[ident].
+func isPositional(p string) bool {
+	return p == "$" || strings.HasPrefix(p, "$[") && strings.HasSuffix(p, "]")
+}
 
 func checkRename(from, to []string) error {
 	for _, p := range append(slices.Clone(from), to...) {
@@ -306,8 +314,75 @@ func (op *updateOp) parseArgument() error {
 		}
 	case "$push", "$addToSet":
 		return op.parsePushModifiers()
+	case "$bit":
+		return op.parseBit()
 	}
 	return nil
+}
+
+// bitOp is one bitwise operation of $bit: "and", "or" or "xor" with an
+// int32 or int64 operand.
+type bitOp struct {
+	op      string
+	operand any
+}
+
+// parseBit reads $bit's {and|or|xor: integer, ...}, with mongod's codes
+// and messages (bit_node.cpp).
+func (op *updateOp) parseBit() error {
+	d, ok := op.value.(bson.D)
+	if !ok {
+		return newError(CodeFailedToParse, "The $bit modifier is not compatible with a %s. You must pass in an embedded document: {$bit: {field: {and/or/xor: #}}", typeName(op.value))
+	}
+	if len(d) == 0 {
+		return newError(CodeFailedToParse, "You must pass in at least one bitwise operation. The format is: {$bit: {field: {and/or/xor: #}}")
+	}
+	for _, e := range d {
+		switch e.Key {
+		case "and", "or", "xor":
+		default:
+			return badValue("The $bit modifier only supports 'and', 'or', and 'xor', not '%s' which is an unknown operator: {%s: %s}", e.Key, e.Key, formatValue(e.Value))
+		}
+		switch e.Value.(type) {
+		case int32, int64:
+		default:
+			return badValue("The $bit modifier field must be an Integer(32/64 bit); a '%s' is not supported here: {%s: %s}", typeName(e.Value), e.Key, formatValue(e.Value))
+		}
+		op.bits = append(op.bits, bitOp{op: e.Key, operand: e.Value})
+	}
+	return nil
+}
+
+// applyBits applies $bit's operations in order to an int32 or int64: an
+// operation's result is an int64 when either side is one.
+func applyBits(v any, bits []bitOp) any {
+	for _, b := range bits {
+		x, xok := v.(int32)
+		y, yok := b.operand.(int32)
+		if xok && yok {
+			v = bitwise(b.op, x, y)
+			continue
+		}
+		v = bitwise(b.op, toInt64(v), toInt64(b.operand))
+	}
+	return v
+}
+
+func bitwise[T int32 | int64](op string, x, y T) T {
+	switch op {
+	case "and":
+		return x & y
+	case "or":
+		return x | y
+	}
+	return x ^ y
+}
+
+func toInt64(v any) int64 {
+	if x, ok := v.(int32); ok {
+		return int64(x)
+	}
+	return v.(int64)
 }
 
 func (op *updateOp) parsePushModifiers() error {
@@ -462,6 +537,22 @@ func (a *applier) apply(cur any, op *updateOp) (any, error) {
 			if overflow {
 				return nil, 0, badValue("Failed to apply %s operations to current value (%s) for document %s", op.op, formatValue(old), a.idString())
 			}
+			if identical(r, old) {
+				return nil, leafKeep, nil
+			}
+			return r, leafSet, nil
+		}
+	case "$bit":
+		fn = func(old any, exists bool) (any, leafAct, error) {
+			if !exists {
+				return applyBits(int32(0), op.bits), leafSet, nil
+			}
+			switch old.(type) {
+			case int32, int64:
+			default:
+				return nil, 0, badValue("Cannot apply $bit to a value of non-integral type.%s has the field %s of non-integer type %s", a.idString(), path[len(path)-1], typeName(old))
+			}
+			r := applyBits(old, op.bits)
 			if identical(r, old) {
 				return nil, leafKeep, nil
 			}

@@ -234,7 +234,7 @@ func TestUpdateParseErrors(t *testing.T) {
 		{"pop bad", doc("$pop", doc("a", int32(2))), nil, CodeFailedToParse},
 		{"empty path", doc("$set", doc("", int32(1))), nil, CodeEmptyFieldName},
 		{"empty component", doc("$set", doc("a..b", int32(1))), nil, CodeEmptyFieldName},
-		{"dollar field", doc("$set", doc("a.$x", int32(1))), nil, CodeDollarPrefixedField},
+		{"dollar field", doc("$set", doc("$x", int32(1))), nil, CodeDollarPrefixedField},
 		{"rename same", doc("$rename", doc("a", "a")), nil, CodeBadValue},
 		{"rename prefix", doc("$rename", doc("a", "a.b")), nil, CodeBadValue},
 		{"rename not string", doc("$rename", doc("a", int32(1))), nil, CodeBadValue},
