@@ -154,7 +154,8 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 	if len(res.Log) > MaxLogBytes {
 		res.Log = res.Log[:MaxLogBytes]
 	}
-	if res.Body, err = r.j.toJSON(r.body); err != nil {
+	// The caps of JSON.stringify stop it by panicking, as inside the script.
+	if err = r.call(func() (err error) { res.Body, err = r.j.toJSON(r.body); return err }); err != nil {
 		return nil, runError(p.name, err, lim.Timeout)
 	}
 	if !r.bodySet && call.Response == nil {
@@ -164,7 +165,7 @@ func Run(p *Program, env *Env, coll Collection, call *Call) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s's response is %d bytes; the limit is %d bytes", ErrTooLarge, p.name, len(res.Body), lim.MaxResponseBytes)
 	}
 	if r.reqSet {
-		if res.Request, err = r.j.toJSON(r.req); err != nil {
+		if err = r.call(func() (err error) { res.Request, err = r.j.toJSON(r.req); return err }); err != nil {
 			return nil, runError(p.name, err, lim.Timeout)
 		}
 	}

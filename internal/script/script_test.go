@@ -373,6 +373,10 @@ func TestBuiltinCaps(t *testing.T) {
 	// (each level looks for a cycle among those above it).
 	f("a deep JSON.parse", `JSON.parse("[".repeat(3000000) + "]".repeat(3000000));`, Limits{}, ErrTooLarge, "JSON.parse of a value nested deeper than 10000 levels")
 	f("a deep JSON.stringify", `var a = []; for (var i = 0; i < 100000; i++) a = [a]; JSON.stringify(a);`, Limits{}, ErrTooLarge, "JSON.stringify of a value nested deeper than 10000 levels")
+	// The response body is written by the same JSON.stringify, after the
+	// script returned.
+	f("a deep request body", `var a = []; for (var i = 0; i < 400000; i++) a = [a]; getContext().getRequest().setBody(a);`, Limits{}, ErrTooLarge, "JSON.stringify of a value nested deeper than 10000 levels")
+	f("a deep response body", `var a = []; for (var i = 0; i < 400000; i++) a = [a]; getContext().getResponse().setBody(a);`, Limits{}, ErrTooLarge, "JSON.stringify of a value nested deeper than 10000 levels")
 	// 2^40 values to write: the time limit stops it.
 	f("a long JSON.stringify", `var a = [1]; for (var i = 0; i < 40; i++) a = [a, a]; JSON.stringify(a);`, Limits{Timeout: 200 * time.Millisecond}, ErrTimeout, "stopped after 200ms")
 	f("a cycle", `var o = {}; o.o = o; JSON.stringify(o);`, Limits{}, ErrThrown, "circular")
