@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/testclock"
 )
 
 // cfModel is what the change feed must show: for every live item its
@@ -209,7 +211,7 @@ func pkOf(t *testing.T, c *Container, id string, r cfRec) string {
 // that has split answers ErrPartitionGone; a container of several ranges
 // needs a range or a key.
 func TestChangeFeedStarts(t *testing.T) {
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
 	e, st := testEngineOpts(t, "", Options{Now: clk.Now, NoThrottle: true})
 	defer st.Close()
 	defer e.Close()
@@ -224,7 +226,7 @@ func TestChangeFeedStarts(t *testing.T) {
 	if err != nil || len(now.Docs) != 0 {
 		t.Fatalf("from now: %d docs, %v", len(now.Docs), err)
 	}
-	clk.t = clk.t.Add(10 * time.Second)
+	clk.Add(10 * time.Second)
 	for i := range 3 {
 		if _, err := write(t, c, "k0", fmt.Sprint("b", i), 5); err != nil {
 			t.Fatal(err)
@@ -243,7 +245,7 @@ func TestChangeFeedStarts(t *testing.T) {
 	if err != nil || !slices.Equal(ids(later), []string{"b0", "b1", "b2"}) {
 		t.Fatalf("after the position taken from now: %v, %v", ids(later), err)
 	}
-	since, err := c.ChangeFeed(ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{Since: clk.t.Unix()}, 10)
+	since, err := c.ChangeFeed(ChangeFeedScope{RangeID: p.ID()}, ChangeFeedStart{Since: clk.Now().Unix()}, 10)
 	if err != nil || !slices.Equal(ids(since), []string{"b0", "b1", "b2"}) {
 		t.Fatalf("since the second batch's time: %v, %v", ids(since), err)
 	}
@@ -272,7 +274,7 @@ func TestChangeFeedStarts(t *testing.T) {
 // retention; a container without a policy, or a start from the beginning,
 // is refused.
 func TestAllVersionsAndDeletes(t *testing.T) {
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
 	e, st := testEngineOpts(t, "", Options{Now: clk.Now, NoThrottle: true, TTLSweepInterval: -1})
 	defer st.Close()
 	defer e.Close()
@@ -357,7 +359,7 @@ func TestAllVersionsAndDeletes(t *testing.T) {
 	if n, err := c.TrimVersions(); err != nil || n != 0 {
 		t.Fatalf("trim within the retention: %d, %v", n, err)
 	}
-	clk.t = clk.t.Add(11 * time.Minute)
+	clk.Add(11 * time.Minute)
 	if n, err := c.TrimVersions(); err != nil || n != 4 {
 		t.Fatalf("trim past the retention: %d, %v", n, err)
 	}
@@ -378,7 +380,7 @@ func TestAllVersionsAndDeletes(t *testing.T) {
 // and before a write, come in the all-versions feed marked
 // timeToLiveExpired; a client's delete does not.
 func TestAllVersionsMarksExpiry(t *testing.T) {
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
 	e, st := testEngineOpts(t, "", Options{Now: clk.Now, NoThrottle: true, TTLSweepInterval: -1})
 	defer st.Close()
 	defer e.Close()
@@ -405,7 +407,7 @@ func TestAllVersionsMarksExpiry(t *testing.T) {
 	if res, _, err := c.Execute(&Command{Ops: []Op{del}}, ""); err != nil || res[0].Err != nil {
 		t.Fatalf("delete: %v %v", err, res)
 	}
-	clk.t = clk.t.Add(time.Minute)
+	clk.Add(time.Minute)
 	if err := ttlPut(t, c, OpCreate, "rewritten", `,"again":true`); err != nil {
 		t.Fatal(err)
 	}

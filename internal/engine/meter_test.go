@@ -7,23 +7,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/parsecdb/parsec/internal/testclock"
 )
-
-// clock is a manual clock for deterministic budgets.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func write(t *testing.T, c *Container, pk, id string, pad int) (OpResult, error) {
 	t.Helper()
@@ -42,7 +30,7 @@ func write(t *testing.T, c *Container, pk, id string, pad int) (OpResult, error)
 // partition's budget with a manual clock: it gets 429s naming it, while a key
 // in the other partition is never refused.
 func TestThrottlingIsPerPartitionAndNamesTheHotKey(t *testing.T) {
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
 	e, st := testEngineOpts(t, "", Options{PartitionMaxRUs: 1000, Now: clk.Now})
 	defer st.Close()
 	defer e.Close()

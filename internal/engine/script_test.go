@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/parsecdb/parsec/internal/storage"
+	"github.com/parsecdb/parsec/internal/testclock"
 )
 
 // TestScripts runs the engine scripts testdata/*.txt, datadriven files that
@@ -60,7 +61,7 @@ func TestScripts(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			env := &scriptEnv{clk: &clock{t: time.Unix(1_800_000_000, 0)}, live: map[scriptItem]bool{}}
+			env := &scriptEnv{clk: testclock.New(time.Unix(1_800_000_000, 0)), live: map[scriptItem]bool{}}
 			defer env.close()
 			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 				h, ok := scriptCommands[d.Cmd]
@@ -97,7 +98,7 @@ var scriptCommands = map[string]func(*scriptEnv, *testing.T, *datadriven.TestDat
 // scriptEnv is the state of one script: the engine, its store and clock,
 // the container, and the items the script has written.
 type scriptEnv struct {
-	clk    *clock
+	clk    *testclock.Clock
 	opts   Options
 	st     *storage.DB
 	e      *Engine

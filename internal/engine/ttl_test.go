@@ -12,13 +12,14 @@ import (
 	"github.com/parsecdb/parsec/internal/jsondoc"
 	"github.com/parsecdb/parsec/internal/query/parser"
 	"github.com/parsecdb/parsec/internal/storage"
+	"github.com/parsecdb/parsec/internal/testclock"
 )
 
 // ttlContainer opens an engine on a manual clock, with no background sweep,
 // and a container with defaultTtl def (nil: off).
-func ttlContainer(t *testing.T, def *int64) (*Container, *clock) {
+func ttlContainer(t *testing.T, def *int64) (*Container, *testclock.Clock) {
 	t.Helper()
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
 	e, st := testEngineOpts(t, "", Options{Now: clk.Now, NoThrottle: true, TTLSweepInterval: -1})
 	t.Cleanup(func() { e.Close(); st.Close() })
 	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
@@ -139,7 +140,7 @@ func TestTTLSemantics(t *testing.T) {
 				at   time.Duration
 				want []string
 			}{{50 * time.Second, tc.at50}, {5_000_000 * time.Second, tc.at5000000}} {
-				clk.t = time.Unix(1_800_000_000, 0).Add(step.at)
+				clk.Set(time.Unix(1_800_000_000, 0).Add(step.at))
 				want := slices.Sorted(slices.Values(step.want))
 				r, q, f, ch := visible(t, c, ids)
 				for i, got := range [][]string{r, q, f, ch} {
@@ -176,14 +177,14 @@ func TestTTLWrites(t *testing.T) {
 	if res, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil || !errors.Is(res[0].Err, ErrBadRequest) {
 		t.Fatalf("patching ttl to 0: %v %v", err, res[0].Err)
 	}
-	clk.t = clk.t.Add(11 * time.Second)
+	clk.Add(11 * time.Second)
 	if err := ttlPut(t, c, OpReplace, "x", ""); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("replacing an expired item: %v, want not found", err)
 	}
 	if err := ttlPut(t, c, OpCreate, "x", `,"again":true`); err != nil {
 		t.Fatalf("creating an expired item again: %v", err)
 	}
-	clk.t = clk.t.Add(11 * time.Second)
+	clk.Add(11 * time.Second)
 	del, _ := c.PrepareKeyed(OpDelete, "x", key("p"), true)
 	if res, _, err := c.Execute(&Command{Ops: []Op{del}}, ""); err != nil || !errors.Is(res[0].Err, ErrNotFound) {
 		t.Fatalf("deleting an expired item: %v %v", err, res)
@@ -195,7 +196,7 @@ func TestTTLWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clk.t = clk.t.Add(time.Minute)
+	clk.Add(time.Minute)
 	total := 0
 	for tick := 0; ; tick++ {
 		n, err := c.SweepExpired()
@@ -261,7 +262,7 @@ func TestTTLInProcedures(t *testing.T) {
 	}`}); err != nil {
 		t.Fatal(err)
 	}
-	clk.t = clk.t.Add(time.Minute)
+	clk.Add(time.Minute)
 	res, err := c.ExecuteProcedure("look", key("p"), true, []byte(`[]`), ScriptEnv{})
 	if err != nil || string(res.Body) != `"old:missing query:kept create:ok"` {
 		t.Fatalf("procedure: %s, %v", res.Body, err)

@@ -279,34 +279,7 @@ func TestClusterReplicatesThroughEveryNode(t *testing.T) {
 		t.Fatalf("create container through node 3: %v", err)
 	}
 	const items = 120
-	var sessions [items]string
-	for i := range items {
-		cc, _ := clients[i%3].NewContainer("db", "c")
-		doc := fmt.Sprintf(`{"id":"i%d","pk":"k%d","n":%d}`, i, i%17, i)
-		r, err := cc.CreateItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%17)), []byte(doc), nil)
-		if err != nil {
-			t.Fatalf("create item %d through node %d: %v", i, i%3+1, err)
-		}
-		if r.SessionToken == nil {
-			t.Fatalf("create item %d: no session token", i)
-		}
-		sessions[i] = *r.SessionToken
-	}
-	// Read your writes through every node, with the session token the
-	// write returned.
-	for i := range items {
-		for k, c := range clients {
-			cc, _ := c.NewContainer("db", "c")
-			r, err := cc.ReadItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%17)), fmt.Sprintf("i%d", i), &azcosmos.ItemOptions{SessionToken: &sessions[i]})
-			if err != nil {
-				t.Fatalf("read item %d through node %d: %v", i, k+1, err)
-			}
-			var doc struct{ N int }
-			if err := json.Unmarshal(r.Value, &doc); err != nil || doc.N != i {
-				t.Fatalf("item %d through node %d: %s", i, k+1, r.Value)
-			}
-		}
-	}
+	writeThenReadEverywhere(t, clients, items, 17)
 	// Raise the throughput through node 3: every partition splits in two,
 	// through its own log, whichever node leads it.
 	cc3, _ := clients[2].NewContainer("db", "c")
@@ -498,5 +471,39 @@ func TestClusterReplicationFactor(t *testing.T) {
 	}
 	for _, n := range ns {
 		n.stop(t)
+	}
+}
+
+// writeThenReadEverywhere creates n items in container db/c through the
+// nodes in turn, over keys partition keys, then reads each back through
+// every node with the session token its write returned (read your writes).
+func writeThenReadEverywhere(t *testing.T, clients []*azcosmos.Client, n, keys int) {
+	t.Helper()
+	sessions := make([]string, n)
+	for i := range n {
+		cc, _ := clients[i%len(clients)].NewContainer("db", "c")
+		pk := fmt.Sprintf("k%d", i%keys)
+		doc := fmt.Sprintf(`{"id":"i%d","pk":%q,"n":%d}`, i, pk, i)
+		r, err := cc.CreateItem(ctxT(), azcosmos.NewPartitionKeyString(pk), []byte(doc), nil)
+		if err != nil {
+			t.Fatalf("create item %d through node %d: %v", i, i%len(clients)+1, err)
+		}
+		if r.SessionToken == nil {
+			t.Fatalf("create item %d: no session token", i)
+		}
+		sessions[i] = *r.SessionToken
+	}
+	for i := range n {
+		for k, c := range clients {
+			cc, _ := c.NewContainer("db", "c")
+			r, err := cc.ReadItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%keys)), fmt.Sprintf("i%d", i), &azcosmos.ItemOptions{SessionToken: &sessions[i]})
+			if err != nil {
+				t.Fatalf("read item %d through node %d: %v", i, k+1, err)
+			}
+			var doc struct{ N int }
+			if err := json.Unmarshal(r.Value, &doc); err != nil || doc.N != i {
+				t.Fatalf("item %d through node %d: %s", i, k+1, r.Value)
+			}
+		}
 	}
 }

@@ -3,8 +3,6 @@ package cluster
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -56,33 +54,5 @@ func TestClusterTLS(t *testing.T) {
 	if _, err := db.CreateContainer(ctxT(), azcosmos.ContainerProperties{ID: "c", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
 		t.Fatalf("create container through node 3: %v", err)
 	}
-	const items = 30
-	var sessions [items]string
-	for i := range items {
-		cc, _ := clients[i%3].NewContainer("db", "c")
-		doc := fmt.Sprintf(`{"id":"i%d","pk":"k%d","n":%d}`, i, i%7, i)
-		r, err := cc.CreateItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%7)), []byte(doc), nil)
-		if err != nil {
-			t.Fatalf("create item %d through node %d: %v", i, i%3+1, err)
-		}
-		if r.SessionToken == nil {
-			t.Fatalf("create item %d: no session token", i)
-		}
-		sessions[i] = *r.SessionToken
-	}
-	// Read your writes through every node, with the session token the
-	// write returned.
-	for i := range items {
-		for k, c := range clients {
-			cc, _ := c.NewContainer("db", "c")
-			r, err := cc.ReadItem(ctxT(), azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i%7)), fmt.Sprintf("i%d", i), &azcosmos.ItemOptions{SessionToken: &sessions[i]})
-			if err != nil {
-				t.Fatalf("read item %d through node %d: %v", i, k+1, err)
-			}
-			var doc struct{ N int }
-			if err := json.Unmarshal(r.Value, &doc); err != nil || doc.N != i {
-				t.Fatalf("item %d through node %d: %s", i, k+1, r.Value)
-			}
-		}
-	}
+	writeThenReadEverywhere(t, clients, 30, 7)
 }

@@ -3,33 +3,20 @@ package cosmos
 import (
 	"encoding/json"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/testclock"
 )
-
-// testClock is a clock the test moves by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // TestBatchReadsHideExpiredItems checks that the Read operations of a
 // transactional batch and of a bulk request find an item past its time to
 // live as a point read does: not found (404), and in a transactional batch
 // the whole batch fails with it. An item that has not expired is read.
 func TestBatchReadsHideExpiredItems(t *testing.T) {
-	clk := &testClock{t: time.Unix(1_800_000_000, 0)}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
 	ts := newTestServerEngine(t, Config{}, engine.Options{Now: clk.Now, NoThrottle: true, TTLSweepInterval: -1})
 	if _, err := ts.eng.CreateDatabase("db", engine.Throughput{}); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package mongo
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,20 +9,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/testclock"
 )
-
-// testClock is a clock the test moves by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // TestCountsSkipExpired: on a collection whose container has a time to
 // live (set through the NoSQL API), the documents past it are counted by
@@ -31,7 +18,7 @@ func (c *testClock) Add(d time.Duration) {
 // estimatedDocumentCount and aggregate's $count, as find returns none of
 // them, before the background sweep deletes them.
 func TestCountsSkipExpired(t *testing.T) {
-	clk := &testClock{t: time.Unix(1_800_000_000, 0)}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
 	env := newEnv(t, envOptions{now: clk.Now})
 	ctx := ctxT(t)
 	db := env.client.Database("d")
