@@ -709,18 +709,9 @@ func cmdAggregate(r *request) (bson.D, error) {
 	if _, ok := r.get("cursor"); !ok && !r.boolean("explain") {
 		return nil, newErr(9, "FailedToParse", "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
-	batchSize := int64(101)
-	for _, e := range cd {
-		if e.Key == "batchSize" {
-			n, ok := asInt(e.Value)
-			if !ok {
-				return nil, wrongType("cursor", "batchSize", e.Value, "number")
-			}
-			if n < 0 {
-				return nil, negativeField("batchSize", n)
-			}
-			batchSize = n
-		}
+	batchSize, err := firstBatchSize(cd)
+	if err != nil {
+		return nil, err
 	}
 	lookup := func(other string) ([]bson.D, error) {
 		oc, err := r.bindTxn(r.s.openColl(r.db, other))

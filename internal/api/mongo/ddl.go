@@ -90,18 +90,9 @@ func cmdListCollections(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	batchSize := int64(101)
-	for _, e := range cd {
-		if e.Key == "batchSize" {
-			n, ok := asInt(e.Value)
-			if !ok {
-				return nil, wrongType("cursor", "batchSize", e.Value, "number")
-			}
-			if n < 0 {
-				return nil, negativeField("batchSize", n)
-			}
-			batchSize = n
-		}
+	batchSize, err := firstBatchSize(cd)
+	if err != nil {
+		return nil, err
 	}
 	cur, err := docsCursor(r.db+".$cmd.listCollections", out)
 	if err != nil {
@@ -743,4 +734,23 @@ func countAll(col *coll) (int64, error) {
 		}
 		n++
 	}
+}
+
+// firstBatchSize reads the batchSize of a command's cursor document (101
+// when absent, as in mongod).
+func firstBatchSize(cd bson.D) (int64, error) {
+	batchSize := int64(101)
+	for _, e := range cd {
+		if e.Key == "batchSize" {
+			n, ok := asInt(e.Value)
+			if !ok {
+				return 0, wrongType("cursor", "batchSize", e.Value, "number")
+			}
+			if n < 0 {
+				return 0, negativeField("batchSize", n)
+			}
+			batchSize = n
+		}
+	}
+	return batchSize, nil
 }
