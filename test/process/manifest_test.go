@@ -1,11 +1,9 @@
 package process
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -20,37 +18,6 @@ func currentManifest(t *testing.T, dir string) string {
 	return filepath.Join(dir, markers[0][strings.LastIndex(markers[0], ".MANIFEST-")+1:])
 }
 
-// flushedServer returns the data directory of a cleanly stopped server
-// that acknowledged n writes of about 1 MB each: enough to fill the
-// store's memory several times, so that its MANIFEST records several
-// tables.
-func flushedServer(t *testing.T, n int) string {
-	t.Helper()
-	dir := t.TempDir()
-	p, out, err := run(t, dir)
-	if err != nil {
-		t.Fatalf("start: %v\n%s", err, out)
-	}
-	mustCall(t, p.url, "POST", "/dbs", "", []byte(`{"id":"db"}`))
-	mustCall(t, p.url, "POST", "/dbs/db/colls", "", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`),
-		"x-ms-offer-throughput", "4000")
-	pad := strings.Repeat("x", 1<<20)
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += 4 {
-				pk := fmt.Sprintf("k%d", i%37)
-				mustCall(t, p.url, "POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[%q]`, pk), []byte(fmt.Sprintf(`{"id":"%d","pk":%q,"pad":%q}`, i, pk, pad)))
-			}
-		}()
-	}
-	wg.Wait()
-	stopServer(t, p)
-	return dir
-}
-
 // TestDamagedManifestRefusesToStart flips 16 bytes of the MANIFEST of a
 // cleanly stopped server that holds many acknowledged writes, in its
 // middle and at its end (where damage looks like the torn end of an edit
@@ -61,7 +28,9 @@ func flushedServer(t *testing.T, n int) string {
 func TestDamagedManifestRefusesToStart(t *testing.T) {
 	for _, where := range []string{"middle", "end"} {
 		t.Run(where, func(t *testing.T) {
-			dir := flushedServer(t, 200)
+			// 200 writes of 1 MB fill the store's memory several times, so
+			// that its MANIFEST records several tables.
+			dir := populated(t, 200, 1<<20, 4)
 			manifest := currentManifest(t, dir)
 			b, err := os.ReadFile(manifest)
 			if err != nil {

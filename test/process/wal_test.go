@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,8 +100,9 @@ func mustCall(t *testing.T, base, method, path, pk string, body []byte, hdr ...s
 }
 
 // populated returns a data directory holding a container with n
-// acknowledged writes, after a clean stop.
-func populated(t *testing.T, n int) string {
+// acknowledged writes of about pad bytes each, sent by workers clients at
+// once, after a clean stop.
+func populated(t *testing.T, n, pad, workers int) string {
 	t.Helper()
 	dir := t.TempDir()
 	p, out, err := run(t, dir)
@@ -110,11 +112,19 @@ func populated(t *testing.T, n int) string {
 	mustCall(t, p.url, "POST", "/dbs", "", []byte(`{"id":"db"}`))
 	mustCall(t, p.url, "POST", "/dbs/db/colls", "", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`),
 		"x-ms-offer-throughput", "4000")
-	pad := strings.Repeat("x", 400)
-	for i := 0; i < n; i++ {
-		pk := fmt.Sprintf("k%d", i%37)
-		mustCall(t, p.url, "POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[%q]`, pk), []byte(fmt.Sprintf(`{"id":"%d","pk":%q,"pad":%q}`, i, pk, pad)))
+	text := strings.Repeat("x", pad)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				pk := fmt.Sprintf("k%d", i%37)
+				mustCall(t, p.url, "POST", "/dbs/db/colls/c/docs", fmt.Sprintf(`[%q]`, pk), []byte(fmt.Sprintf(`{"id":"%d","pk":%q,"pad":%q}`, i, pk, text)))
+			}
+		}()
 	}
+	wg.Wait()
 	stopServer(t, p)
 	return dir
 }
@@ -206,7 +216,7 @@ func TestDamagedWALRefusesToStart(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := populated(t, writes)
+			dir := populated(t, writes, 400, 1)
 			named := tc.damage(t, dir)
 
 			p, out, err := run(t, dir)
