@@ -478,8 +478,11 @@ func validateIDChars(what, id string) error {
 		case '/', '\\', '#':
 			return badRequest("the %s id %q contains %q; ids cannot contain '/', '\\' or '#'%s", what, id, r, noQuestionMark(what))
 		case '?':
-			// The gateway takes an item id with '?' (clients send it
-			// percent-encoded); other resources' ids cannot hold one.
+			// The service creates an item whose id holds '?' (201) and
+			// reads, replaces and deletes it, whether the client
+			// percent-encodes the '?' in the item's link or not, although
+			// its documentation lists '?' among the characters an id
+			// cannot hold; other resources' ids cannot hold one.
 			if what != "item" {
 				return badRequest("the %s id %q contains '?'; %s ids cannot contain '/', '\\', '?' or '#'", what, id, what)
 			}

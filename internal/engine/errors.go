@@ -80,6 +80,10 @@ func badRequest(format string, args ...any) error {
 // cannot use, which clients match on; badContinuation adds what was wrong.
 const MsgBadContinuation = "The continuation token specified in the request is malformed. Re-run the query without it and iterate."
 
+// MsgTooLarge is the service's message for a request over its size limit
+// (413 RequestEntityTooLarge); the API adds the limit that was passed.
+const MsgTooLarge = "Request size is too large"
+
 // MsgBatchKeyMismatch is the service's message for a transactional batch
 // whose operations do not all have the request's partition key.
 const MsgBatchKeyMismatch = "One or more operations within the batch request have a different partition key value than the request."

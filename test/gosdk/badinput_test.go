@@ -40,7 +40,7 @@ func TestBadInput(t *testing.T) {
 		{"hash in id", `{"id":"a#b","pk":"p"}`, 400, "cannot contain"},
 		{"key mismatch", `{"id":"x","pk":"q"}`, 400, "doesn't match the one specified in the header"},
 		{"object key", `{"id":"x","pk":{"a":1}}`, 400, "doesn't match the one specified in the header"},
-		{"over 2 MB", `{"id":"big","pk":"p","s":"` + strings.Repeat("x", 2<<20) + `"}`, 413, "Request size is too large"},
+		{"over 2 MB", `{"id":"big","pk":"p","s":"` + strings.Repeat("x", 2<<20) + `"}`, 413, "Request size is too large (the request body"},
 	}
 	raw := newRaw(t, s, auth.EmulatorKey)
 	for _, tc := range cases {

@@ -9,6 +9,10 @@ import (
 	"github.com/parsecdb/parsec/internal/engine"
 )
 
+// msgAllVersionsFromBeginning is the service's message for an
+// all-versions-and-deletes read with no position (no If-None-Match).
+const msgAllVersionsFromBeginning = "Start from beginning is not supported with 'All Versions and Deletes' mode."
+
 // changeFeed answers GET …/docs with A-IM: a page of the change feed, in
 // latest-version mode ("Incremental feed") or all-versions-and-deletes mode
 // ("Full-Fidelity Feed", for containers with a change feed policy), of one
@@ -18,7 +22,8 @@ import (
 // The position travels as the response's etag, which clients send back in
 // If-None-Match: a quoted decimal number, valid across splits (a child
 // range continues from its parent's). If-None-Match: * starts from now,
-// If-Modified-Since from a point in time, neither from the beginning. A
+// If-Modified-Since from a point in time, neither from the beginning (in
+// latest-version mode only: the all-versions mode needs If-None-Match). A
 // page with no change is a 304 that carries the position.
 func (s *Server) changeFeed(req *request, c *engine.Container) error {
 	if err := s.awaitReplicas(req, c.Partitions()); err != nil {
@@ -36,6 +41,13 @@ func (s *Server) changeFeed(req *request, c *engine.Container) error {
 	var start engine.ChangeFeedStart
 	switch inm := r.Header.Get("If-None-Match"); inm {
 	case "":
+		if all {
+			// The service keeps the versions and deletes only for the
+			// policy's retention, so it starts this mode from now or from a
+			// position, never from the beginning nor from a time (which it
+			// takes for the beginning).
+			return errBadRequest("%s", msgAllVersionsFromBeginning)
+		}
 		if ims := r.Header.Get("If-Modified-Since"); ims != "" {
 			t, err := http.ParseTime(ims)
 			if err != nil {

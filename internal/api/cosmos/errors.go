@@ -118,7 +118,11 @@ func messageOf(err error) string {
 	msg := err.Error()
 	if errors.Is(err, engine.ErrTooLarge) {
 		// The service's words, which clients match on, then the detail.
-		return "Request size is too large: " + strings.TrimPrefix(msg, engine.ErrTooLarge.Error()+": ")
+		detail := strings.TrimPrefix(msg, engine.ErrTooLarge.Error())
+		if detail = strings.TrimPrefix(detail, ": "); detail == "" {
+			return engine.MsgTooLarge
+		}
+		return engine.MsgTooLarge + " (" + detail + ")"
 	}
 	for _, s := range []error{engine.ErrBadRequest, engine.ErrPartitionKeyMismatch, engine.ErrNotFound, engine.ErrConflict,
 		engine.ErrPreconditionFailed, engine.ErrTooLarge, engine.ErrPartitionGone, engine.ErrUnavailable, engine.ErrFailedDependency,

@@ -128,6 +128,31 @@ test("all versions and deletes: every create, replace and delete in order, with 
   for (const e of events) assert.ok(e.metadata.lsn > 0 && e.metadata.crts > 0, JSON.stringify(e));
 });
 
+test("all versions and deletes cannot start from the beginning or from a time", async () => {
+  // The service keeps the versions and deletes only for the policy's
+  // retention and refuses a read without a position with a 400 (the .NET
+  // SDK's emulator test ChangeFeedIteratorCore_WithFullFidelityReadFromBeginning
+  // in Microsoft.Azure.Cosmos.EmulatorTests/FeedToken/ChangeFeedIteratorCoreTests.cs),
+  // worded "Start from beginning is not supported with 'All Versions and
+  // Deletes' mode.", which is also its answer to a start time sent in that
+  // mode (Azure/azure-cosmos-dotnet-v3 issue 5846: a processor that sent
+  // If-Modified-Since got exactly this).
+  const { database } = await client.databases.createIfNotExists({ id: "feed" });
+  const { container: avad } = await database.containers.createIfNotExists({
+    id: "avad-start",
+    partitionKey: { paths: ["/pk"] },
+    changeFeedPolicy: new ChangeFeedPolicy(ChangeFeedRetentionTimeSpan.fromMinutes(10)),
+  });
+  await avad.items.create({ id: "a", pk: "p" });
+  for (const changeFeedStartFrom of [ChangeFeedStartFrom.Beginning(), ChangeFeedStartFrom.Time(new Date(Date.now() - 60000))]) {
+    const iterator = avad.items.getChangeFeedIterator({ changeFeedStartFrom, changeFeedMode: ChangeFeedMode.AllVersionsAndDeletes });
+    await assert.rejects(
+      iterator.readNext(),
+      (e) => e.code === 400 && e.message.includes("Start from beginning is not supported with 'All Versions and Deletes' mode."),
+    );
+  }
+});
+
 // drainEvents reads an all-versions iterator until it reports nothing new.
 async function drainEvents(iterator) {
   const events = [];

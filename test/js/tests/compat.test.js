@@ -112,12 +112,18 @@ test("enumerations in the SDK's lower case", async () => {
 });
 
 test("item ids with '?' and control characters", async () => {
-  // The SDK puts the id into the URL without escaping '?' and signs the
-  // whole link (createDocumentUri in sdk/cosmosdb/cosmos/src/common/uriFactory.ts);
-  // the service reads such items back. Control characters are accepted in
-  // ids by the service (https://learn.microsoft.com/rest/api/cosmos-db/documents).
+  // The service creates an item whose id holds '?' (201) and reads (200),
+  // replaces (200) and deletes (204) it, through the gateway and in direct
+  // mode, though the documentation of Resource.Id lists '?' among the
+  // restricted characters (IdWithDisallowedCharQuestionMark in the .NET
+  // SDK's Microsoft.Azure.Cosmos.EmulatorTests/CosmosItemIdEncodingTestsBase.cs;
+  // idWithDisallowedCharQuestionMark in the Java SDK's CosmosItemIdEncodingTest.java).
+  // This SDK puts the id into the URL without escaping '?' and signs the
+  // whole link (createDocumentUri in sdk/cosmosdb/cosmos/src/common/uriFactory.ts).
+  // Control characters are accepted in ids by the service
+  // (https://learn.microsoft.com/rest/api/cosmos-db/documents).
   const { container } = await database.containers.createIfNotExists({ id: "ids", partitionKey: { paths: ["/pk"] } });
-  for (const id of ["what?x", "a b?c=d&e", "tab\there", "line\r\nbreak"]) {
+  for (const id of ["what?x", "a b?c=d&e", "Disallowed?Chars", "tab\there", "line\r\nbreak"]) {
     const created = await container.items.create({ id, pk: "p" });
     assert.equal(created.statusCode, 201, JSON.stringify(id));
     const read = await container.item(id, "p").read();
