@@ -119,7 +119,7 @@ func openCatNode(t testing.TB, net *transport.Network, fs vfs.FS, id uint64, ids
 	if err := h.CreateGroup(metaGroup, ids); err != nil {
 		t.Fatal(err)
 	}
-	return &catNode{id: id, fs: fs, st: st, e: e, h: h, rep: rep, stop: ticking(time.Millisecond, h)}
+	return &catNode{id: id, fs: fs, st: st, e: e, h: h, rep: rep, stop: ticking(5*time.Millisecond, h)}
 }
 
 func (n *catNode) close() {

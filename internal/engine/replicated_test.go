@@ -317,7 +317,7 @@ func TestReplicatedPartitionsMatchLocal(t *testing.T) {
 // leader off (see below).
 func TestReplicatedPartitionsOnThreeNodes(t *testing.T) {
 	net := transport.NewNetwork(2, 0)
-	nodes := startReplicated(t, net, []uint64{1, 2, 3}, time.Millisecond)
+	nodes := startReplicated(t, net, []uint64{1, 2, 3}, 5*time.Millisecond)
 	cs := make([]*Container, len(nodes))
 	for i, n := range nodes {
 		cs[i], _ = n.e.Container("db", "c")
