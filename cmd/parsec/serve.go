@@ -41,7 +41,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.MaxPartitions, "max-partitions", engine.DefaultMaxPartitions, "physical partitions the whole server may hold; a container create or throughput raise past it is refused (400)")
 	fs.IntVar(&o.FixedMaxRUs, "fixed-max-rus", 10000, "throughput limit of a container without a partition key, RU/s")
 	fs.Var(byteSize{&o.FixedMaxBytes}, "fixed-max-bytes", "storage limit of a container without a partition key (default 10GiB)")
-	fs.Var(byteSize{&o.QueryMemory}, "query-memory", "memory the queries running at once may hold together (groups, sorted and distinct rows), estimated; past it a query gets 429 and is retried: bytes, or with a unit (default 512MiB, or a quarter of GOMEMLIMIT when that is lower)")
+	fs.Var(byteSize{&o.QueryMemory}, "query-memory", "memory the queries running at once may hold together (groups, sorted and distinct rows; the MongoDB API's sorts and aggregates), estimated; past it a query gets 429 and is retried: bytes, or with a unit (default 512MiB, or a quarter of GOMEMLIMIT when that is lower)")
 	fs.BoolVar(&o.NoThrottle, "no-throttle", false, "meter request units but never answer 429 (development)")
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "time to read one request, headers and body; a slower client is disconnected (negative: no limit)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "time to write one response from its first byte; a client reading slower is disconnected (negative: no limit)")
@@ -50,7 +50,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.FirstRequestTimeout, "first-request-timeout", server.DefaultFirstRequestTimeout, "time a new connection may take to send its first request's headers; and a connection waiting for a slot closes the oldest one that has sent none (negative: no limit)")
 	fs.StringVar(&o.MongoListen, "mongo-listen", "", "also serve the MongoDB API on HOST:PORT, e.g. 127.0.0.1:10255 (off by default); with --tls it speaks TLS, and with --key clients authenticate with SCRAM-SHA-256 as user parsec (or parsec-readonly with --read-only-key) and the key as password")
 	fs.IntVar(&o.MongoMaxCursors, "mongo-max-cursors", mongo.DefaultMaxCursors, "MongoDB API: cursors open at once; the read-only user and unauthenticated connections may each hold a quarter, the primary user all")
-	fs.Var(byteSize{&o.MongoMaxCursorBytes}, "mongo-max-cursor-bytes", "MongoDB API: results the open cursors keep in memory between getMores, BSON bytes or with a unit (default 1000MiB); shared as --mongo-max-cursors, and at most 100MiB for one cursor")
+	fs.Var(byteSize{&o.MongoMaxCursorBytes}, "mongo-max-cursor-bytes", "MongoDB API: results the open cursors keep in memory between getMores, BSON bytes or with a unit (default 1000MiB, or a quarter of GOMEMLIMIT when that is lower); shared as --mongo-max-cursors, and at most 100MiB for one cursor")
 	fs.IntVar(&o.MongoMaxSessions, "mongo-max-sessions", mongo.DefaultMaxSessions, "MongoDB API: sessions with a transaction kept at once; shared as --mongo-max-cursors")
 	fs.DurationVar(&o.MongoAuthIdleTimeout, "mongo-auth-idle-timeout", mongo.DefaultAuthIdleTimeout, "with --mongo-listen and --key: time a MongoDB connection that has not authenticated may wait for its next message before it is closed")
 	fs.StringVar(&o.Consistency, "consistency", "session", "the account's default consistency level: strong, bounded, session, prefix or eventual; a request may ask for a weaker level (x-ms-consistency-level), never a stronger one")
@@ -83,9 +83,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if o.QueryMemory == 0 {
-		o.QueryMemory = defaultQueryMemory()
-	}
+	memoryDefaults(&o)
 	if os.Getenv("GOGC") == "" {
 		// The block cache lives outside the Go heap, which holds little but
 		// per-request garbage: collect less often (GOGC overrides this).
@@ -125,12 +123,24 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// defaultQueryMemory is the default of --query-memory: a quarter of the
-// Go memory limit (GOMEMLIMIT), when one is set, leaves the rest of the
-// heap to the other requests; at most engine.DefaultQueryServerHeld.
-func defaultQueryMemory() int64 {
-	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
-		return min(l/4, engine.DefaultQueryServerHeld)
+// memoryDefaults sets the flags that bound what the server holds in
+// memory and were not given: --query-memory and --mongo-max-cursor-bytes.
+func memoryDefaults(o *server.Options) {
+	if o.QueryMemory == 0 {
+		o.QueryMemory = memoryBound(engine.DefaultQueryServerHeld)
 	}
-	return engine.DefaultQueryServerHeld
+	if o.MongoMaxCursorBytes == 0 {
+		o.MongoMaxCursorBytes = memoryBound(mongo.DefaultMaxCursorBytes)
+	}
+}
+
+// memoryBound is the default of a bound on memory the server holds for
+// one purpose: def, or a quarter of the Go memory limit (GOMEMLIMIT) when
+// one is set and that is lower, which leaves the rest of the heap to the
+// other requests.
+func memoryBound(def int64) int64 {
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		return min(l/4, def)
+	}
+	return def
 }

@@ -130,6 +130,19 @@ func (q *queryHeld) grow(n int64) error {
 	return nil
 }
 
+// HoldQueryMemory counts n more bytes (n < 0: fewer) that a query run
+// outside the engine holds, such as a sort or an aggregation of the
+// MongoDB API, in the account of the query pages running on the server
+// (QueryLimits.ServerBytes). Past the bound it counts nothing and returns
+// a *ThrottledError: the memory is taken for now, and the query may be
+// retried. The caller releases all it counted once the query is over.
+// It is safe for concurrent use.
+func (e *Engine) HoldQueryMemory(n int64) error { return e.queryHeld.grow(n) }
+
+// QueryMemory is QueryLimits.ServerBytes (<= 0: no bound): a query that
+// alone would hold more can never run.
+func (e *Engine) QueryMemory() int64 { return e.queryHeld.max }
+
 // pageTime is the time budget of a page of plan.
 func (l QueryLimits) pageTime(plan *exec.Plan) time.Duration {
 	if plan.Shape() == exec.Streaming {

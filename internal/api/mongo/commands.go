@@ -23,6 +23,9 @@ type request struct {
 	sess *session
 	// limit is the command's maxTimeMS (nil: none).
 	limit *timeLimit
+	// held is what the command holds in the server's query memory
+	// (memory.go).
+	held int64
 }
 
 type handler func(r *request) (bson.D, error)
@@ -161,6 +164,7 @@ func (r *request) run() bson.D {
 	if err := r.authorize(); err != nil {
 		return errorReply(toCmdError(err))
 	}
+	defer r.release()
 	var out bson.D
 	if ta.active {
 		out, err = r.runInTxn(ta, h)

@@ -410,7 +410,7 @@ func cmdFind(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := query(sc, fs.sort, fs.skip, fs.limit)
+	src, err := query(sc, fs.sort, fs.skip, fs.limit, r.hold)
 	if err != nil {
 		return nil, err
 	}
@@ -425,8 +425,8 @@ func cmdFind(r *request) (bson.D, error) {
 }
 
 // query returns the documents sc finds, sorted, with skip applied (limit
-// only bounds what a sort keeps).
-func query(sc *scanner, s *mql.Sort, skip, limit int64) (source, error) {
+// only bounds what a sort keeps); a sort counts what it keeps with hold.
+func query(sc *scanner, s *mql.Sort, skip, limit int64, hold func(n int64) error) (source, error) {
 	if s == nil {
 		for ; skip > 0; skip-- {
 			if _, ok, err := sc.next(); err != nil || !ok {
@@ -438,9 +438,9 @@ func query(sc *scanner, s *mql.Sort, skip, limit int64) (source, error) {
 	var all []bson.D
 	var err error
 	if limit > 0 && skip+limit <= maxTopK {
-		all, err = topK(sc, s, int(skip+limit))
+		all, err = topK(sc, s, int(skip+limit), hold)
 	} else {
-		all, err = collect(sc)
+		all, err = collect(sc, hold)
 	}
 	if err != nil {
 		return nil, err
@@ -461,8 +461,9 @@ func query(sc *scanner, s *mql.Sort, skip, limit int64) (source, error) {
 const maxTopK = 10_000
 
 // topK reads a source to the end and keeps the k first documents in the
-// order of s (ties: the earlier read first, as a stable sort would).
-func topK(src source, s *mql.Sort, k int) ([]bson.D, error) {
+// order of s (ties: the earlier read first, as a stable sort would),
+// counting what it keeps with hold.
+func topK(src source, s *mql.Sort, k int, hold func(n int64) error) ([]bson.D, error) {
 	h := &docHeap{s: s}
 	size := 0
 	for seq := 0; ; seq++ {
@@ -477,12 +478,13 @@ func topK(src source, s *mql.Sort, k int) ([]bson.D, error) {
 			if h.less(seqDoc{d, seq}, h.items[0]) {
 				continue // not before the worst kept one
 			}
-			size -= approxSize(h.items[0].d)
+			n := approxSize(h.items[0].d)
+			size -= n
+			hold(-int64(n))
 			heap.Pop(h)
 		}
-		size += approxSize(d)
-		if size > maxBufferedBytes {
-			return nil, overMemoryLimit("the sort")
+		if err := buffer(&size, d, "the sort", hold); err != nil {
+			return nil, err
 		}
 		heap.Push(h, seqDoc{d, seq})
 	}
@@ -523,8 +525,9 @@ func (h *docHeap) Pop() any {
 	return x
 }
 
-// collect reads a source to the end, within maxBufferedBytes.
-func collect(src source) ([]bson.D, error) {
+// collect reads a source to the end, within maxBufferedBytes, counting
+// what it keeps with hold.
+func collect(src source, hold func(n int64) error) ([]bson.D, error) {
 	var all []bson.D
 	size := 0
 	for {
@@ -535,12 +538,25 @@ func collect(src source) ([]bson.D, error) {
 		if !ok {
 			return all, nil
 		}
-		size += approxSize(d)
-		if size > maxBufferedBytes {
-			return nil, overMemoryLimit("the operation")
+		if err := buffer(&size, d, "the operation", hold); err != nil {
+			return nil, err
 		}
 		all = append(all, d)
 	}
+}
+
+// buffer adds d to the *size bytes an operation (what) keeps, within
+// maxBufferedBytes, and counts it with hold.
+func buffer(size *int, d bson.D, what string, hold func(n int64) error) error {
+	n := approxSize(d)
+	if *size+n > maxBufferedBytes {
+		return overMemoryLimit(what)
+	}
+	if err := hold(int64(n)); err != nil {
+		return err
+	}
+	*size += n
+	return nil
 }
 
 func approxSize(d bson.D) int {
@@ -721,7 +737,7 @@ func cmdAggregate(r *request) (bson.D, error) {
 			}
 			return nil, err
 		}
-		return collect(oc.scan(nil))
+		return collect(oc.scan(nil), r.hold)
 	}
 	p, err := mql.ParsePipeline(stages, lookup)
 	if err != nil {
@@ -738,13 +754,13 @@ func cmdAggregate(r *request) (bson.D, error) {
 		if len(stages) > 0 && len(stages[0]) == 1 && stages[0][0].Key == "$match" {
 			raw, _ = stages[0][0].Value.(bson.D)
 		}
-		if input, err = collect(col.scanRaw(p.LeadingMatch(), raw)); err != nil {
+		if input, err = collect(col.scanRaw(p.LeadingMatch(), raw), r.hold); err != nil {
 			return nil, err
 		}
 	case !isNotFound(err):
 		return nil, err
 	}
-	out, err := p.Run(input)
+	out, err := p.RunHeld(input, r.hold)
 	if err != nil {
 		return nil, err
 	}

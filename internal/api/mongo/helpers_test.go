@@ -33,6 +33,8 @@ type envOptions struct {
 	cfg func(*Config)
 	// now is the engine's clock (nil: the system's).
 	now func() time.Time
+	// queryMemory is the engine's QueryLimits.ServerBytes (0: its default).
+	queryMemory int64
 }
 
 func newEnv(t testing.TB, o envOptions) *testEnv {
@@ -41,7 +43,8 @@ func newEnv(t testing.TB, o envOptions) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eo := engine.Options{NoThrottle: !o.throttle, PartitionMaxRUs: o.partitionMaxRUs}
+	eo := engine.Options{NoThrottle: !o.throttle, PartitionMaxRUs: o.partitionMaxRUs,
+		Query: engine.QueryLimits{ServerBytes: o.queryMemory}}
 	if o.now != nil {
 		eo.Now, eo.TTLSweepInterval = o.now, -1
 	}

@@ -566,7 +566,7 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 		return d
 	}
 	for range maxRetries {
-		st, found, err := col.first(f, q, srt)
+		st, found, err := col.first(f, q, srt, r.hold)
 		if err != nil {
 			return nil, err
 		}
@@ -612,14 +612,16 @@ func cmdFindAndModify(r *request) (bson.D, error) {
 	return nil, newErr(112, "WriteConflict", "the matching documents kept changing; retry")
 }
 
-// first returns the first document f matches in the order of s.
-func (col *coll) first(f *mql.Filter, raw bson.D, s *mql.Sort) (stored, bool, error) {
+// first returns the first document f matches in the order of s,
+// counting what a sort holds with hold until it returns.
+func (col *coll) first(f *mql.Filter, raw bson.D, s *mql.Sort, hold func(n int64) error) (stored, bool, error) {
 	sc := col.scanRaw(f, raw)
 	if s == nil {
 		return sc.nextStored()
 	}
 	var all []stored
 	size := 0
+	defer func() { hold(-int64(size)) }()
 	for {
 		d, ok, err := sc.nextStored()
 		if err != nil {
@@ -628,9 +630,8 @@ func (col *coll) first(f *mql.Filter, raw bson.D, s *mql.Sort) (stored, bool, er
 		if !ok {
 			break
 		}
-		size += approxSize(d.doc)
-		if size > maxBufferedBytes {
-			return stored{}, false, overMemoryLimit("the sort")
+		if err := buffer(&size, d.doc, "the sort", hold); err != nil {
+			return stored{}, false, err
 		}
 		all = append(all, d)
 	}

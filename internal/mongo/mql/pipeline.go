@@ -37,6 +37,10 @@ type runState struct {
 	p       *Pipeline
 	used    int64 // bytes buffered by the current stage
 	foreign map[string][]bson.D
+	// hold, when set, is told of the most any stage has buffered so far
+	// (held), as it grows.
+	hold func(n int64) error
+	held int64
 }
 
 // charge accounts n bytes of buffered state against the limit.
@@ -44,6 +48,12 @@ func (r *runState) charge(n int64, stageName string) error {
 	r.used += n
 	if r.used > r.p.memLimit {
 		return newError(CodeExceededMemoryLimit, "Exceeded memory limit for %s, but didn't allow external sort. Pass allowDiskUse:true to opt in.", stageName)
+	}
+	if r.hold != nil && r.used > r.held {
+		if err := r.hold(r.used - r.held); err != nil {
+			return err
+		}
+		r.held = r.used
 	}
 	return nil
 }
@@ -82,8 +92,13 @@ func (p *Pipeline) LeadingMatch() *Filter {
 // Run runs the pipeline over docs and returns the result; docs are not modified. It fails with code
 // 292 (QueryExceededMemoryLimitNoDiskUseAllowed) when a stage ($group, $sort, $lookup, $unwind) would
 // buffer more than 100 MB. An error from the LookupFunc is returned as it is.
-func (p *Pipeline) Run(docs []bson.D) ([]bson.D, error) {
-	r := &runState{p: p, foreign: map[string][]bson.D{}}
+func (p *Pipeline) Run(docs []bson.D) ([]bson.D, error) { return p.RunHeld(docs, nil) }
+
+// RunHeld is Run that counts what the stages buffer with hold, when not nil: the most one stage has
+// buffered so far, in more bytes as it grows (stages run one after another). An error from hold ends
+// the run and is returned as it is; the caller releases what hold counted once it is done.
+func (p *Pipeline) RunHeld(docs []bson.D, hold func(n int64) error) ([]bson.D, error) {
+	r := &runState{p: p, foreign: map[string][]bson.D{}, hold: hold}
 	cur := docs
 	for _, s := range p.stages {
 		r.used = 0 // the limit applies to each stage's buffered state, as in mongod
