@@ -150,7 +150,7 @@ func (a *attack) sortedCursors(coll *mongo.Collection, n int) {
 	}()
 }
 
-// TestMongoSortedCursors: 32 clients of the read-only user at once open
+// TestMongoSortedCursors: 16 clients of the read-only user at once open
 // sorted cursors with batchSize 1 over 24 MB of large documents, each sort
 // holding the whole collection while it runs and its cursor the rest
 // after, while an honest MongoDB client with the primary key inserts and
@@ -183,7 +183,7 @@ func TestMongoSortedCursors(t *testing.T) {
 	var ops int
 	var failures []string
 	run(t, p, 8*time.Second, func(a *attack) {
-		a.sortedCursors(reader.Database("m").Collection("big"), 32)
+		a.sortedCursors(reader.Database("m").Collection("big"), 16)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
