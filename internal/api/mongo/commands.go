@@ -161,6 +161,9 @@ func (r *request) run() bson.D {
 	if err := r.authorize(); err != nil {
 		return errorReply(toCmdError(err))
 	}
+	if err := r.checkFields(); err != nil {
+		return errorReply(toCmdError(err))
+	}
 	var out bson.D
 	if ta.active {
 		out, err = r.runInTxn(ta, h)

@@ -259,6 +259,9 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 // other than 0 or 1 is 9.
 func (r *request) checkStatement(field string, st bson.D) error {
 	prefix := r.name + "." + field
+	if err := checkStatementFields(prefix, field, st); err != nil {
+		return err
+	}
 	required := []string{"q", "u"}
 	if field == "deletes" {
 		required = []string{"q", "limit"}
