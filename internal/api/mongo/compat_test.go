@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -95,4 +96,52 @@ func TestUnknownFields(t *testing.T) {
 	if _, err := c.Find(ctx, bson.D{}, options.Find().SetComment("c").SetNoCursorTimeout(true).SetAllowPartialResults(true)); err != nil {
 		t.Errorf("driver find: %v", err)
 	}
+}
+
+// The codes of aggregate's stage specifications in MongoDB 7.0:
+// $skip and $limit take a non-negative integral number
+// (document_source_skip.cpp 5107200, document_source_limit.cpp 5107201,
+// with BSONElement::parseIntegerElementToNonNegativeLong's reasons), and
+// $limit is positive (15958); $sort is an object (15973,
+// document_source_sort.cpp) of numbers or $meta (sort_pattern.cpp 17312);
+// field names are field paths (field_path.cpp: 40352 empty, 15998 an
+// empty part, 16410 a '$' part); an unknown stage is 40324
+// (document_source.cpp).
+func TestAggregateStageCodes(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	agg := func(stage string, v any) bson.D {
+		return bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: stage, Value: v}}}}, {Key: "cursor", Value: bson.D{}}}
+	}
+	runCompatCases(t, db, []compatCase{
+		{"$limit -1", agg("$limit", -1), 5107201, "invalid argument to $limit stage: Expected a non-negative number in: $limit: -1"},
+		{"$limit 0", agg("$limit", 0), 15958, "the limit must be positive"},
+		{"$limit 1.5", agg("$limit", 1.5), 5107201, "invalid argument to $limit stage: Expected an integer: $limit: 1.5"},
+		{"$limit string", agg("$limit", "x"), 5107201, "invalid argument to $limit stage: Expected a number in: $limit:"},
+		{"$limit NaN", agg("$limit", math.NaN()), 5107201, "invalid argument to $limit stage: Expected an integer, but found NaN in"},
+		{"$limit 1e19", agg("$limit", 1e19), 5107201, "invalid argument to $limit stage: Cannot represent as a 64-bit integer"},
+		{"$skip -1", agg("$skip", int64(-1)), 5107200, "invalid argument to $skip stage: Expected a non-negative number in: $skip: -1"},
+		{"$skip 2.5", agg("$skip", 2.5), 5107200, "invalid argument to $skip stage: Expected an integer: $skip: 2.5"},
+		{"$skip null", agg("$skip", nil), 5107200, "invalid argument to $skip stage: Expected a number in"},
+		{"$skip 0", agg("$skip", 0), 0, ""},
+		{"$limit 2.0", agg("$limit", 2.0), 0, ""},
+		{"$sort not an object", agg("$sort", 1), 15973, "the $sort key specification must be an object"},
+		{"$sort empty", agg("$sort", bson.D{}), 15976, "$sort stage must have at least one sort key"},
+		{"$sort by a document", agg("$sort", bson.D{{Key: "a", Value: bson.D{{Key: "x", Value: 1}}}}), 17312, "$meta is the only expression supported by $sort right now"},
+		{"$sort by a string", agg("$sort", bson.D{{Key: "a", Value: "x"}}), 15974, "Illegal key in $sort specification"},
+		{"$sort by 2", agg("$sort", bson.D{{Key: "a", Value: 2}}), 15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)"},
+		{"$sort of an empty name", agg("$sort", bson.D{{Key: "", Value: 1}}), 40352, "FieldPath cannot be constructed with empty string"},
+		{"$sort of $a", agg("$sort", bson.D{{Key: "$a", Value: 1}}), 16410, "FieldPath field names may not start with '$'"},
+		{"$addFields of an empty name", agg("$addFields", bson.D{{Key: "", Value: 1}}), 40352, "FieldPath cannot be constructed with empty string"},
+		{"$addFields of a.$b", agg("$addFields", bson.D{{Key: "a.$b", Value: 1}}), 16410, "FieldPath field names may not start with '$'"},
+		{"$set of a..b", agg("$set", bson.D{{Key: "a..b", Value: 1}}), 15998, "FieldPath field names may not be empty strings."},
+		{"$addFields not an object", agg("$addFields", 1), 40272, "$addFields specification stage must be an object, got int"},
+		{"$project not an object", agg("$project", 1), 15969, "$project specification must be an object"},
+		{"$project empty", agg("$project", bson.D{}), 51272, "$project specification must have at least one field"},
+		{"unknown stage", agg("$bogus", 1), 40324, "Unrecognized pipeline stage name: '$bogus'"},
+	})
 }
