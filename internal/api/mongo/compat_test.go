@@ -145,3 +145,22 @@ func TestAggregateStageCodes(t *testing.T) {
 		{"unknown stage", agg("$bogus", 1), 40324, "Unrecognized pipeline stage name: '$bogus'"},
 	})
 }
+
+// A positional projection has its "$" at the end of the path: "a.$.b" is
+// 31394, and $project has none (31324); both in projection_parser.cpp.
+func TestPositionalPathCodes(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: bson.A{bson.D{{Key: "b", Value: 1}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	filter := bson.D{{Key: "a.b", Value: 1}}
+	runCompatCases(t, db, []compatCase{
+		{"find a.$.b", bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: filter}, {Key: "projection", Value: bson.D{{Key: "a.$.b", Value: 1}}}}, 31394, "illegal to specify positional operator in the middle of a path"},
+		{"findAndModify a.$.b", bson.D{{Key: "findAndModify", Value: "c"}, {Key: "query", Value: filter}, {Key: "update", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}}, {Key: "fields", Value: bson.D{{Key: "a.$.b", Value: 1}}}}, 31394, "illegal to specify positional operator in the middle of a path"},
+		{"$project a.$", bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$project", Value: bson.D{{Key: "a.$", Value: 1}}}}}}, {Key: "cursor", Value: bson.D{}}}, 31324, "Cannot use positional projection in aggregation projection"},
+		{"$project a.$.b", bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$project", Value: bson.D{{Key: "a.$.b", Value: 1}}}}}}, {Key: "cursor", Value: bson.D{}}}, 31324, "Cannot use positional projection in aggregation projection"},
+		{"find a.$", bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: filter}, {Key: "projection", Value: bson.D{{Key: "a.$", Value: 1}}}}, 0, ""},
+	})
+}
