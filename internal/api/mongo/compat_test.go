@@ -164,3 +164,41 @@ func TestPositionalPathCodes(t *testing.T) {
 		{"find a.$", bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: filter}, {Key: "projection", Value: bson.D{{Key: "a.$", Value: 1}}}}, 0, ""},
 	})
 }
+
+// createIndexes' index specifications in MongoDB 7.0
+// (index_key_validate.cpp's validateIndexSpec and validateIndexSpecTTL,
+// index_catalog_impl.cpp; FerretDB's tests record the same answers from
+// MongoDB): key and name are required (9 FailedToParse, so a name is not
+// generated), of their types (14), the name not empty (67); a TTL index's
+// expireAfterSeconds is a number, not NaN, within an int32, not negative,
+// on a single field (67 each); an index given twice in one command is 68.
+func TestIndexSpecCodes(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	db := env.client.Database("d")
+	create := func(specs ...bson.D) bson.D {
+		a := bson.A{}
+		for _, s := range specs {
+			a = append(a, s)
+		}
+		return bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: a}}
+	}
+	ttl := func(key bson.D, v any) bson.D {
+		return bson.D{{Key: "key", Value: key}, {Key: "name", Value: "t"}, {Key: "expireAfterSeconds", Value: v}}
+	}
+	at := bson.D{{Key: "at", Value: 1}}
+	runCompatCases(t, db, []compatCase{
+		{"no name", create(bson.D{{Key: "key", Value: bson.D{{Key: "v", Value: 1}}}}), 9, "Error in specification {\"key\":{\"v\":1}} :: caused by :: The 'name' field is a required property of an index specification"},
+		{"empty name", create(bson.D{{Key: "key", Value: at}, {Key: "name", Value: ""}}), 67, "index name cannot be empty"},
+		{"name of a number", create(bson.D{{Key: "key", Value: at}, {Key: "name", Value: 1}}), 14, "The field 'name' must be a string, but got int"},
+		{"key of a string", create(bson.D{{Key: "key", Value: "a"}, {Key: "name", Value: "a"}}), 14, "The field 'key' must be an object, but got string"},
+		{"no key", create(bson.D{}), 9, "The 'key' field is a required property of an index specification"},
+		{"ttl of a string", create(ttl(at, "1")), 67, "TTL index 'expireAfterSeconds' option must be numeric, but received a type of 'string"},
+		{"ttl NaN", create(ttl(at, math.NaN())), 67, "TTL index 'expireAfterSeconds' option must not be NaN"},
+		{"ttl negative", create(ttl(at, -1)), 67, "TTL index 'expireAfterSeconds' option cannot be less than 0"},
+		{"ttl past int32", create(ttl(at, int64(1)<<31)), 67, "TTL index 'expireAfterSeconds' must be within the range of a 32-bit integer"},
+		{"ttl compound", create(ttl(bson.D{{Key: "a", Value: 1}, {Key: "b", Value: 1}}, 10)), 67, "TTL indexes are single-field indexes, compound indexes do not support TTL"},
+		{"twice in one command", create(bson.D{{Key: "key", Value: at}, {Key: "name", Value: "x"}}, bson.D{{Key: "key", Value: at}, {Key: "name", Value: "x"}}), 68, "Identical index already exists: x"},
+		{"ttl of the largest int32", create(ttl(at, int32(math.MaxInt32))), 0, ""},
+		{"ttl 1.5", create(bson.D{{Key: "key", Value: bson.D{{Key: "b", Value: 1}}}, {Key: "name", Value: "b"}, {Key: "expireAfterSeconds", Value: 1.5}}), 0, ""},
+	})
+}

@@ -260,7 +260,13 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 		return nil, badValue("Must specify at least one index to create")
 	}
 	for _, sp := range specs {
+		if err := checkIndexFields(sp); err != nil {
+			return nil, err
+		}
 		if err := checkIndexKey(sp); err != nil {
+			return nil, err
+		}
+		if err := checkIndexTTL(sp); err != nil {
 			return nil, err
 		}
 	}
@@ -271,21 +277,22 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	}
 	cur := col.indexes()
 	before := int32(len(cur) + 1)
+	added := map[string]bool{}
 	for _, sp := range specs {
 		kd := asDoc(lookupFieldValue(sp, "key"))
-		iname, _ := lookupField(sp, "name")
-		n, ok := iname.(string)
-		if !ok || n == "" {
-			n = defaultIndexName(kd)
-			sp = append(sp, bson.E{Key: "name", Value: n})
-		}
+		n, _ := lookupFieldValue(sp, "name").(string)
 		exists, err := indexConflict(sp, append([]bson.D{idIndex()}, cur...))
 		if err != nil {
 			return nil, err
 		}
+		if exists && added[n] {
+			// Twice in one command (index_catalog_impl.cpp).
+			return nil, newErr(68, "IndexAlreadyExists", "Identical index already exists: %s", n)
+		}
 		if exists {
 			continue
 		}
+		added[n] = true
 		if u, _ := lookupField(sp, "unique"); truthy(u) {
 			if err := col.checkUnique(kd); err != nil {
 				return nil, err
@@ -444,14 +451,6 @@ func numberValue(v any) float64 {
 func lookupFieldValue(d bson.D, path string) any {
 	v, _ := lookupField(d, path)
 	return v
-}
-
-func defaultIndexName(key bson.D) string {
-	var parts []string
-	for _, e := range key {
-		parts = append(parts, e.Key, strings.TrimSuffix(showValue(e.Value), ".0"))
-	}
-	return strings.Join(parts, "_")
 }
 
 func cmdListIndexes(r *request) (bson.D, error) {

@@ -1,0 +1,78 @@
+package mongo
+
+import (
+	"fmt"
+	"math"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// specError is createIndexes' error for an index specification, in the
+// context mongod gives it ("Error in specification <spec> :: caused by ::
+// <reason>", create_indexes_cmd.cpp).
+func specError(code int32, name string, sp bson.D, format string, args ...any) *cmdError {
+	return newErr(code, name, "Error in specification %s :: caused by :: %s", showValue(sp), fmt.Sprintf(format, args...))
+}
+
+// checkIndexFields checks an index specification's key and name fields as
+// mongod 7.0's index_key_validate::validateIndexSpec does: key an object
+// and name a string (14 otherwise), both required (9 FailedToParse), and
+// the name not empty (67, index_catalog_impl.cpp).
+func checkIndexFields(sp bson.D) error {
+	key, hasKey := lookupField(sp, "key")
+	name, hasName := lookupField(sp, "name")
+	if hasKey {
+		if _, ok := key.(bson.D); !ok {
+			return specError(14, "TypeMismatch", sp, "The field 'key' must be an object, but got %s", typeName(key))
+		}
+	}
+	if hasName {
+		if _, ok := name.(string); !ok {
+			return specError(14, "TypeMismatch", sp, "The field 'name' must be a string, but got %s", typeName(name))
+		}
+	}
+	if !hasKey {
+		return specError(9, "FailedToParse", sp, "The 'key' field is a required property of an index specification")
+	}
+	if !hasName {
+		return specError(9, "FailedToParse", sp, "The 'name' field is a required property of an index specification")
+	}
+	if name == "" {
+		return specError(67, "CannotCreateIndex", sp, "index name cannot be empty")
+	}
+	return nil
+}
+
+// checkIndexTTL checks a TTL index's expireAfterSeconds as mongod 7.0's
+// index_key_validate::validateIndexSpecTTL does: a number, not NaN, within
+// an int32 and not negative, on a single-field key; every failure is 67
+// CannotCreateIndex.
+func checkIndexTTL(sp bson.D) error {
+	v, ok := lookupField(sp, "expireAfterSeconds")
+	if !ok {
+		return nil
+	}
+	fail := func(reason string) error {
+		return newErr(67, "CannotCreateIndex", ". Index spec: %s :: caused by :: %s", showValue(sp), reason)
+	}
+	switch v.(type) {
+	case int32, int64, float64, bson.Decimal128:
+	default:
+		return fail(fmt.Sprintf("TTL index 'expireAfterSeconds' option must be numeric, but received a type of '%s", typeName(v)))
+	}
+	f := numberValue(v)
+	if math.IsNaN(f) {
+		return fail("TTL index 'expireAfterSeconds' option must not be NaN")
+	}
+	// safeNumberInt and safeNumberLong truncate toward zero.
+	if t := math.Trunc(f); t > math.MaxInt32 || t < math.MinInt32 {
+		return fail("TTL index 'expireAfterSeconds' must be within the range of a 32-bit integer")
+	}
+	if math.Trunc(f) < 0 {
+		return fail("TTL index 'expireAfterSeconds' option cannot be less than 0")
+	}
+	if key, _ := lookupField(sp, "key"); len(asDoc(key)) != 1 {
+		return newErr(67, "CannotCreateIndex", "TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: %s", showValue(sp))
+	}
+	return nil
+}
