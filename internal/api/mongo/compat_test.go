@@ -202,3 +202,36 @@ func TestIndexSpecCodes(t *testing.T) {
 		{"ttl 1.5", create(bson.D{{Key: "key", Value: bson.D{{Key: "b", Value: 1}}}, {Key: "name", Value: "b"}, {Key: "expireAfterSeconds", Value: 1.5}}), 0, ""},
 	})
 }
+
+// create's capped options as mongod 7.0 checks them (create.idl's types
+// and size >= 1, 14 and 51024; create_command.cpp's 72 InvalidOptions for
+// capped without size and size or max without capped; FerretDB's tests
+// record the same answers from MongoDB). A valid capped collection is
+// refused with 72 and not created, since Parsec cannot cap one.
+func TestCappedCreate(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	create := func(opts ...bson.E) bson.D {
+		return append(bson.D{{Key: "create", Value: "capped"}}, opts...)
+	}
+	runCompatCases(t, db, []compatCase{
+		{"capped without size", create(bson.E{Key: "capped", Value: true}), 72, "the 'size' field is required when 'capped' is true"},
+		{"capped with a null size", create(bson.E{Key: "capped", Value: true}, bson.E{Key: "size", Value: nil}, bson.E{Key: "max", Value: 5}), 72, "the 'size' field is required when 'capped' is true"},
+		{"size without capped", create(bson.E{Key: "size", Value: 4096}), 72, "the 'capped' field needs to be true when either the 'size' or 'max' fields are present"},
+		{"size 0", create(bson.E{Key: "capped", Value: true}, bson.E{Key: "size", Value: 0}), 51024, "BSON field 'size' value must be >= 1, actual value '0'"},
+		{"size -500", create(bson.E{Key: "capped", Value: true}, bson.E{Key: "size", Value: -500}), 51024, "BSON field 'size' value must be >= 1, actual value '-500'"},
+		{"size of a string", create(bson.E{Key: "capped", Value: true}, bson.E{Key: "size", Value: "foo"}), 14, "BSON field 'create.size' is the wrong type 'string', expected types '[long, int, decimal, double']"},
+		{"max of a string", create(bson.E{Key: "capped", Value: true}, bson.E{Key: "size", Value: 500}, bson.E{Key: "max", Value: "foo"}), 14, "BSON field 'create.max' is the wrong type 'string'"},
+		{"capped of a string", create(bson.E{Key: "capped", Value: "foo"}), 14, "BSON field 'create.capped' is the wrong type 'string', expected types '[bool, long, int, decimal, double']"},
+		{"capped false", create(bson.E{Key: "capped", Value: false}), 0, ""},
+	})
+	err := db.CreateCollection(ctx, "logs", options.CreateCollection().SetCapped(true).SetSizeInBytes(4096))
+	if cmdCode(err) != 72 || !contains(err.Error(), "capped collections are not supported") {
+		t.Fatalf("capped create: %v", err)
+	}
+	names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: "logs"}})
+	if err != nil || len(names) != 0 {
+		t.Fatalf("the refused capped collection exists: %v %v", names, err)
+	}
+}

@@ -119,6 +119,19 @@ func cmdCreate(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	capped, err := r.checkCapped()
+	if err != nil {
+		return nil, err
+	}
+	if capped {
+		// The engine keeps no insertion order to evict by, so Parsec has
+		// no capped collections: 72, the code mongod gives options it
+		// cannot honour; an existing collection has other options (48).
+		if col, oerr := r.s.openColl(r.db, name); oerr == nil {
+			return nil, newErr(48, "NamespaceExists", "Collection %s already exists with different options", col.ns())
+		}
+		return nil, newErr(72, "InvalidOptions", "capped collections are not supported: Parsec cannot cap a collection")
+	}
 	if _, ok := r.get("viewOn"); ok {
 		return nil, newErr(115, "CommandNotSupported", "views are not supported")
 	}
