@@ -235,3 +235,39 @@ func TestCappedCreate(t *testing.T) {
 		t.Fatalf("the refused capped collection exists: %v %v", names, err)
 	}
 }
+
+// Refusals whose code or message mongod 7.0 gives otherwise: a collection
+// name that is not a string is 2 BadValue for the commands IDL parses
+// (IDLParserContext::parseNSCollectionRequired) and 73 for those parsed by
+// hand (collStats); an element of an array<object> or array<long> field of
+// the wrong type is 14 naming its index, before anything is written;
+// $collStats' storageStats.scale is an IDL field (14, 51024). FerretDB's
+// tests record the createIndexes and $collStats answers from MongoDB.
+func TestAuditedCodes(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	collStats := func(scale any) bson.D {
+		return bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$collStats", Value: bson.D{{Key: "storageStats", Value: bson.D{{Key: "scale", Value: scale}}}}}}}}, {Key: "cursor", Value: bson.D{}}}
+	}
+	runCompatCases(t, db, []compatCase{
+		{"find of a number", bson.D{{Key: "find", Value: 42}}, 2, "collection name has invalid type int"},
+		{"createIndexes of null", bson.D{{Key: "createIndexes", Value: nil}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "v", Value: 1}}}, {Key: "name", Value: "v_1"}}}}}, 2, "collection name has invalid type null"},
+		{"dropIndexes of a number", bson.D{{Key: "dropIndexes", Value: 42}, {Key: "index", Value: "x"}}, 2, "collection name has invalid type int"},
+		{"collStats of a number", bson.D{{Key: "collStats", Value: 42}}, 73, "collection name has invalid type int"},
+		{"insert of a number", bson.D{{Key: "insert", Value: "new"}, {Key: "documents", Value: bson.A{bson.D{}, 1}}}, 14, "BSON field 'insert.documents.1' is the wrong type 'int', expected type 'object'"},
+		{"update statement of a string", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{"x"}}}, 14, "BSON field 'update.updates.0' is the wrong type 'string', expected type 'object'"},
+		{"createIndexes of a string", bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{"invalid"}}}, 14, "BSON field 'createIndexes.indexes.0' is the wrong type 'string', expected type 'object'"},
+		{"killCursors of an int", bson.D{{Key: "killCursors", Value: "c"}, {Key: "cursors", Value: bson.A{int64(5), int32(1)}}}, 14, "BSON field 'killCursors.cursors.1' is the wrong type 'int', expected type 'long'"},
+		{"storageStats scale -1000", collStats(-1000), 51024, "BSON field 'scale' value must be >= 1, actual value '-1000'"},
+		{"storageStats scale of a string", collStats("invalid"), 14, "BSON field '$collStats.storageStats.scale' is the wrong type 'string'"},
+	})
+	// The refused insert wrote nothing, not even its collection.
+	names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: "new"}})
+	if err != nil || len(names) != 0 {
+		t.Fatalf("the refused insert created its collection: %v %v", names, err)
+	}
+}

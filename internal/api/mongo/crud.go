@@ -72,16 +72,19 @@ func cmdInsert(r *request) (bson.D, error) {
 	if err := checkBatchSize(len(vals)); err != nil {
 		return nil, err
 	}
+	// mongod parses every document before it inserts any (write_ops.idl).
+	for i, v := range vals {
+		if _, ok := v.DocumentOK(); !ok {
+			return nil, typeMismatch("BSON field 'insert.documents.%d' is the wrong type '%s', expected type 'object'", i, typeName(rawValueOf(v)))
+		}
+	}
 	col, err := r.bindTxn(r.s.ensureColl(r.db, name))
 	if err != nil {
 		return nil, err
 	}
 	ins := &inserter{col: col, ordered: ordered, batching: len(col.uniques()) == 0 && col.tx == nil}
 	for i, v := range vals {
-		raw, ok := v.DocumentOK()
-		if !ok {
-			return nil, typeMismatch("documents[%d] is not a document", i)
-		}
+		raw, _ := v.DocumentOK()
 		if !ins.add(i, raw) {
 			break
 		}

@@ -267,7 +267,7 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	}
 	specs, ok := docs(v)
 	if !ok {
-		return nil, typeMismatch("BSON field 'createIndexes.indexes' must be an array of objects")
+		return nil, elementNotObject("createIndexes.indexes", v.(bson.A))
 	}
 	if len(specs) == 0 {
 		return nil, badValue("Must specify at least one index to create")

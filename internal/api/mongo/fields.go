@@ -124,3 +124,34 @@ func checkStatementFields(prefix, field string, st bson.D) error {
 	}
 	return nil
 }
+
+// handParsedNamespace are the commands whose collection mongod reads by
+// hand (CommandHelpers::parseNsCollectionRequired): a name that is not a
+// string is 73 InvalidNamespace there, and 2 BadValue for the commands
+// IDL parses.
+var handParsedNamespace = map[string]bool{"collStats": true, "collstats": true, "validate": true, "compact": true}
+
+// rawValueOf decodes a raw value, for naming its type in an error.
+func rawValueOf(v bson.RawValue) any {
+	raw, err := bson.Marshal(bson.D{{Key: "v", Value: v}})
+	if err != nil {
+		return nil
+	}
+	var d bson.D
+	if err := bson.Unmarshal(raw, &d); err != nil || len(d) != 1 {
+		return nil
+	}
+	return d[0].Value
+}
+
+// elementNotObject is the IDL parser's error for the first element of an
+// array<object> field that is not a document ("BSON field
+// 'update.updates.1' is the wrong type 'int', expected type 'object'").
+func elementNotObject(path string, a bson.A) error {
+	for i, x := range a {
+		if _, ok := x.(bson.D); !ok {
+			return typeMismatch("BSON field '%s.%d' is the wrong type '%s', expected type 'object'", path, i, typeName(x))
+		}
+	}
+	return typeMismatch("BSON field '%s' must be an array of objects", path)
+}

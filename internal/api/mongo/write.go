@@ -240,7 +240,7 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 	}
 	stmts, ok := docs(v)
 	if !ok {
-		return "", false, nil, typeMismatch("BSON field '%s.%s' must be an array of objects", r.name, field)
+		return "", false, nil, elementNotObject(r.name+"."+field, v.(bson.A))
 	}
 	if err := checkBatchSize(len(stmts)); err != nil {
 		return "", false, nil, err
