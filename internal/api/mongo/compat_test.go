@@ -43,7 +43,8 @@ func runCompatCases(t *testing.T, db *mongo.Database, cases []compatCase) {
 // a generic argument (generic_argument.idl) is 40415, "BSON field
 // 'find.foo' is an unknown field." (idl_parser.cpp), and so is one of an
 // update's or delete's statements (write_ops.idl's UpdateOpEntry and
-// DeleteOpEntry are strict). Generic arguments are accepted by all.
+// DeleteOpEntry are strict), and explain's and the command it explains.
+// Generic arguments are accepted by all.
 func TestUnknownFields(t *testing.T) {
 	env := newEnv(t, envOptions{})
 	ctx := context.Background()
@@ -79,6 +80,8 @@ func TestUnknownFields(t *testing.T) {
 		{"listCollections", bson.D{{Key: "listCollections", Value: 1}, foo}, 40415, "BSON field 'listCollections.foo' is an unknown field."},
 		{"listIndexes", bson.D{{Key: "listIndexes", Value: "c"}, foo}, 40415, "BSON field 'listIndexes.foo' is an unknown field."},
 		{"killCursors", bson.D{{Key: "killCursors", Value: "c"}, {Key: "cursors", Value: bson.A{}}, foo}, 40415, "BSON field 'killCursors.foo' is an unknown field."},
+		{"explain", bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "c"}}}, foo}, 40415, "BSON field 'explain.foo' is an unknown field."},
+		{"explain of find", bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "c"}, foo}}}, 40415, "BSON field 'find.foo' is an unknown field."},
 		// Generic arguments, and the commands' own optional fields.
 		{"find with generic arguments", bson.D{{Key: "find", Value: "c"}, {Key: "comment", Value: "x"}, {Key: "readConcern", Value: bson.D{{Key: "level", Value: "local"}}}, {Key: "$readPreference", Value: bson.D{{Key: "mode", Value: "primary"}}}, {Key: "apiVersion", Value: "1"}, {Key: "collation", Value: bson.D{{Key: "locale", Value: "simple"}}}, {Key: "let", Value: bson.D{}}, {Key: "allowDiskUse", Value: true}}, 0, ""},
 		{"insert with writeConcern", bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{}}}, {Key: "writeConcern", Value: bson.D{{Key: "w", Value: 1}}}, {Key: "bypassDocumentValidation", Value: false}, {Key: "comment", Value: "x"}}, 0, ""},

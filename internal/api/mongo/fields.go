@@ -32,7 +32,8 @@ var writeCommandBase = []string{
 // its IDL definition lists them (find_command.idl, aggregate_command.idl,
 // getmore_command.idl, count_command.idl, distinct_command.idl,
 // write_ops.idl, find_and_modify.idl, create_indexes.idl,
-// list_collections.idl, list_indexes.idl, kill_cursors.idl), keyed by
+// list_collections.idl, list_indexes.idl, kill_cursors.idl,
+// explain.idl; the command explain describes is parsed by its own), keyed by
 // the name a request may use.
 var strictFields = map[string]map[string]bool{
 	"find": fieldSet("find", "filter", "projection", "sort", "hint", "skip", "limit", "batchSize",
@@ -65,6 +66,7 @@ var strictFields = map[string]map[string]bool{
 	"listIndexes": fieldSet("listIndexes", "cursor", "includeBuildUUIDs", "includeIndexBuildInfo",
 		"isTimeseriesNamespace", "collectionUUID"),
 	"killCursors": fieldSet("killCursors", "cursors"),
+	"explain":     fieldSet("explain", "verbosity"),
 }
 
 // statementFields are the fields of an update's and a delete's statements
