@@ -174,7 +174,9 @@ func TestPositionalPathCodes(t *testing.T) {
 // MongoDB): key and name are required (9 FailedToParse, so a name is not
 // generated), of their types (14), the name not empty (67); a TTL index's
 // expireAfterSeconds is a number, not NaN, within an int32, not negative,
-// on a single field (67 each); an index given twice in one command is 68.
+// on a single field (67 each); an index given twice in one command is 68;
+// a field an index specification may not have is 197 (validateIndexSpecFieldNames),
+// unless ignoreUnknownIndexOptions drops it.
 func TestIndexSpecCodes(t *testing.T) {
 	env := newEnv(t, envOptions{})
 	db := env.client.Database("d")
@@ -201,6 +203,8 @@ func TestIndexSpecCodes(t *testing.T) {
 		{"ttl past int32", create(ttl(at, int64(1)<<31)), 67, "TTL index 'expireAfterSeconds' must be within the range of a 32-bit integer"},
 		{"ttl compound", create(ttl(bson.D{{Key: "a", Value: 1}, {Key: "b", Value: 1}}, 10)), 67, "TTL indexes are single-field indexes, compound indexes do not support TTL"},
 		{"twice in one command", create(bson.D{{Key: "key", Value: at}, {Key: "name", Value: "x"}}, bson.D{{Key: "key", Value: at}, {Key: "name", Value: "x"}}), 68, "Identical index already exists: x"},
+		{"unknown field", create(bson.D{{Key: "key", Value: bson.D{{Key: "u", Value: 1}}}, {Key: "bogus", Value: true}, {Key: "name", Value: "u_1"}}), 197, "The field 'bogus' is not valid for an index specification. Specification:"},
+		{"unknown field ignored", append(create(bson.D{{Key: "key", Value: bson.D{{Key: "u", Value: 1}}}, {Key: "bogus", Value: true}, {Key: "name", Value: "u_1"}}), bson.E{Key: "ignoreUnknownIndexOptions", Value: true}), 0, ""},
 		{"ttl of the largest int32", create(ttl(at, int32(math.MaxInt32))), 0, ""},
 		{"ttl 1.5", create(bson.D{{Key: "key", Value: bson.D{{Key: "b", Value: 1}}}, {Key: "name", Value: "b"}, {Key: "expireAfterSeconds", Value: 1.5}}), 0, ""},
 	})

@@ -272,7 +272,12 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	if len(specs) == 0 {
 		return nil, badValue("Must specify at least one index to create")
 	}
-	for _, sp := range specs {
+	ignoreUnknown := r.boolean("ignoreUnknownIndexOptions")
+	for i, sp := range specs {
+		if ignoreUnknown {
+			sp = knownIndexFields(sp)
+			specs[i] = sp
+		}
 		if err := checkIndexFields(sp); err != nil {
 			return nil, err
 		}

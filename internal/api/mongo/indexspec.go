@@ -14,11 +14,38 @@ func specError(code int32, name string, sp bson.D, format string, args ...any) *
 	return newErr(code, name, "Error in specification %s :: caused by :: %s", showValue(sp), fmt.Sprintf(format, args...))
 }
 
-// checkIndexFields checks an index specification's key and name fields as
-// mongod 7.0's index_key_validate::validateIndexSpec does: key an object
+// indexSpecFields are the fields an index specification may have
+// (index_key_validate.cpp's allowedFieldNames in mongod 7.0).
+var indexSpecFields = fieldSet("key", "name", "v", "unique", "sparse", "partialFilterExpression",
+	"expireAfterSeconds", "collation", "hidden", "storageEngine", "background", "ns", "dropDups",
+	"weights", "default_language", "language_override", "textIndexVersion", "2dsphereIndexVersion",
+	"bits", "min", "max", "coarsestIndexedLevel", "finestIndexedLevel", "wildcardProjection",
+	"columnstoreProjection", "columnstoreCompressor", "originalSpec", "prepareUnique", "clustered", "_id")
+
+// knownIndexFields drops the fields an index specification may not have,
+// as createIndexes' ignoreUnknownIndexOptions asks.
+func knownIndexFields(sp bson.D) bson.D {
+	out := bson.D{}
+	for _, e := range sp {
+		if indexSpecFields[e.Key] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkIndexFields checks an index specification's field names (197 for
+// one it may not have) and its key and name fields as mongod 7.0's
+// index_key_validate::validateIndexSpec does: key an object
 // and name a string (14 otherwise), both required (9 FailedToParse), and
 // the name not empty (67, index_catalog_impl.cpp).
 func checkIndexFields(sp bson.D) error {
+	// validateIndexSpecFieldNames: 197 InvalidIndexSpecificationOption.
+	for _, e := range sp {
+		if !indexSpecFields[e.Key] {
+			return specError(197, "InvalidIndexSpecificationOption", sp, "The field '%s' is not valid for an index specification. Specification: %s", e.Key, showValue(sp))
+		}
+	}
 	key, hasKey := lookupField(sp, "key")
 	name, hasName := lookupField(sp, "name")
 	if hasKey {
