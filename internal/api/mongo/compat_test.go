@@ -176,7 +176,9 @@ func TestPositionalPathCodes(t *testing.T) {
 // expireAfterSeconds is a number, not NaN, within an int32, not negative,
 // on a single field (67 each); an index given twice in one command is 68;
 // a field an index specification may not have is 197 (validateIndexSpecFieldNames),
-// unless ignoreUnknownIndexOptions drops it.
+// unless ignoreUnknownIndexOptions drops it; the name '*' is 2
+// (create_indexes_cmd.cpp); an _id index is {_id: 1} (2) with no options
+// but collation (197, validateIdIndexSpec).
 func TestIndexSpecCodes(t *testing.T) {
 	env := newEnv(t, envOptions{})
 	db := env.client.Database("d")
@@ -205,6 +207,10 @@ func TestIndexSpecCodes(t *testing.T) {
 		{"twice in one command", create(bson.D{{Key: "key", Value: at}, {Key: "name", Value: "x"}}, bson.D{{Key: "key", Value: at}, {Key: "name", Value: "x"}}), 68, "Identical index already exists: x"},
 		{"unknown field", create(bson.D{{Key: "key", Value: bson.D{{Key: "u", Value: 1}}}, {Key: "bogus", Value: true}, {Key: "name", Value: "u_1"}}), 197, "The field 'bogus' is not valid for an index specification. Specification:"},
 		{"unknown field ignored", append(create(bson.D{{Key: "key", Value: bson.D{{Key: "u", Value: 1}}}, {Key: "bogus", Value: true}, {Key: "name", Value: "u_1"}}), bson.E{Key: "ignoreUnknownIndexOptions", Value: true}), 0, ""},
+		{"name *", create(bson.D{{Key: "key", Value: at}, {Key: "name", Value: "*"}}), 2, "The index name '*' is not valid."},
+		{"_id descending", create(bson.D{{Key: "key", Value: bson.D{{Key: "_id", Value: -1}}}, {Key: "name", Value: "_id_-1"}}), 2, "The field 'key' for an _id index must be {_id: 1}, but got"},
+		{"unique _id", create(bson.D{{Key: "key", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "name", Value: "_id_"}, {Key: "unique", Value: true}}), 197, "The field 'unique' is not valid for an _id index specification. Specification:"},
+		{"_id_ again", create(bson.D{{Key: "key", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "name", Value: "_id_"}}), 0, ""},
 		{"ttl of the largest int32", create(ttl(at, int32(math.MaxInt32))), 0, ""},
 		{"ttl 1.5", create(bson.D{{Key: "key", Value: bson.D{{Key: "b", Value: 1}}}, {Key: "name", Value: "b"}, {Key: "expireAfterSeconds", Value: 1.5}}), 0, ""},
 	})

@@ -67,6 +67,36 @@ func checkIndexFields(sp bson.D) error {
 	if name == "" {
 		return specError(67, "CannotCreateIndex", sp, "index name cannot be empty")
 	}
+	// create_indexes_cmd.cpp: '*' names every index in dropIndexes.
+	if name == "*" {
+		return badValue("The index name '*' is not valid.")
+	}
+	return checkIDIndexSpec(sp)
+}
+
+// idIndexFields are the fields an _id index specification may have
+// (index_key_validate.cpp's allowedIdIndexFieldNames).
+var idIndexFields = fieldSet("key", "name", "v", "collation", "ns")
+
+// checkIDIndexSpec checks a specification whose key is {_id: 1} or
+// {_id: -1} as index_key_validate::validateIdIndexSpec does: the key is
+// {_id: 1} (2) and the other fields are name, v, collation and ns (197).
+func checkIDIndexSpec(sp bson.D) error {
+	key := asDoc(lookupFieldValue(sp, "key"))
+	if len(key) != 1 || key[0].Key != "_id" {
+		return nil
+	}
+	switch n := numberValue(key[0].Value); {
+	case n == -1:
+		return badValue("The field 'key' for an _id index must be {_id: 1}, but got %s", showValue(key))
+	case n != 1:
+		return nil
+	}
+	for _, e := range sp {
+		if !idIndexFields[e.Key] {
+			return newErr(197, "InvalidIndexSpecificationOption", "The field '%s' is not valid for an _id index specification. Specification: %s", e.Key, showValue(sp))
+		}
+	}
 	return nil
 }
 
