@@ -43,7 +43,8 @@ func runCompatCases(t *testing.T, db *mongo.Database, cases []compatCase) {
 // a generic argument (generic_argument.idl) is 40415, "BSON field
 // 'find.foo' is an unknown field." (idl_parser.cpp), and so is one of an
 // update's or delete's statements (write_ops.idl's UpdateOpEntry and
-// DeleteOpEntry are strict), and explain's and the command it explains.
+// DeleteOpEntry are strict), and explain's and the command it explains;
+// a write's fields of another type than their IDL type are 14.
 // Generic arguments are accepted by all.
 func TestUnknownFields(t *testing.T) {
 	env := newEnv(t, envOptions{})
@@ -82,6 +83,14 @@ func TestUnknownFields(t *testing.T) {
 		{"killCursors", bson.D{{Key: "killCursors", Value: "c"}, {Key: "cursors", Value: bson.A{}}, foo}, 40415, "BSON field 'killCursors.foo' is an unknown field."},
 		{"explain", bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "c"}}}, foo}, 40415, "BSON field 'explain.foo' is an unknown field."},
 		{"explain of find", bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "c"}, foo}}}, 40415, "BSON field 'find.foo' is an unknown field."},
+		// Fields of the wrong IDL type (write_ops.idl: ordered, multi and
+		// upsert are bool, arrayFilters an array, let and collation objects).
+		{"ordered 1", bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{}}}, {Key: "ordered", Value: 1}}, 14, "BSON field 'insert.ordered' is the wrong type 'int', expected type 'bool'"},
+		{"update let 1", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{upd}}, {Key: "let", Value: 1}}, 14, "BSON field 'update.let' is the wrong type 'int', expected type 'object'"},
+		{"upsert 1", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{append(upd, bson.E{Key: "upsert", Value: 1})}}}, 14, "BSON field 'update.updates.upsert' is the wrong type 'int', expected type 'bool'"},
+		{"multi string", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{append(upd, bson.E{Key: "multi", Value: "yes"})}}}, 14, "BSON field 'update.updates.multi' is the wrong type 'string', expected type 'bool'"},
+		{"arrayFilters object", bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{append(upd, bson.E{Key: "arrayFilters", Value: bson.D{}})}}}, 14, "BSON field 'update.updates.arrayFilters' is the wrong type 'object', expected type 'array'"},
+		{"delete collation string", bson.D{{Key: "delete", Value: "c"}, {Key: "deletes", Value: bson.A{append(del, bson.E{Key: "collation", Value: "x"})}}}, 14, "BSON field 'delete.deletes.collation' is the wrong type 'string', expected type 'object'"},
 		// Generic arguments, and the commands' own optional fields.
 		{"find with generic arguments", bson.D{{Key: "find", Value: "c"}, {Key: "comment", Value: "x"}, {Key: "readConcern", Value: bson.D{{Key: "level", Value: "local"}}}, {Key: "$readPreference", Value: bson.D{{Key: "mode", Value: "primary"}}}, {Key: "apiVersion", Value: "1"}, {Key: "collation", Value: bson.D{{Key: "locale", Value: "simple"}}}, {Key: "let", Value: bson.D{}}, {Key: "allowDiskUse", Value: true}}, 0, ""},
 		{"insert with writeConcern", bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{}}}, {Key: "writeConcern", Value: bson.D{{Key: "w", Value: 1}}}, {Key: "bypassDocumentValidation", Value: false}, {Key: "comment", Value: "x"}}, 0, ""},

@@ -111,6 +111,37 @@ func (r *request) checkFields() error {
 		if !known[e.Key] && !genericArgs[e.Key] {
 			return unknownField(name + "." + e.Key)
 		}
+		if want, ok := writeFieldTypes[e.Key]; ok && (name == "insert" || name == "update" || name == "delete") {
+			if err := checkFieldType(name, e, want); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeFieldTypes and statementFieldTypes are the IDL types (bool: only a
+// boolean; object; array) of the write commands' and their statements'
+// fields that Parsec reads (write_ops.idl).
+var (
+	writeFieldTypes     = map[string]string{"ordered": "bool", "let": "object"}
+	statementFieldTypes = map[string]string{"multi": "bool", "upsert": "bool", "arrayFilters": "array", "collation": "object", "c": "object"}
+)
+
+// checkFieldType refuses a field whose value is not of the IDL type want,
+// as the IDL parser does (14, naming the field's path).
+func checkFieldType(prefix string, e bson.E, want string) error {
+	ok := false
+	switch want {
+	case "bool":
+		_, ok = e.Value.(bool)
+	case "object":
+		_, ok = e.Value.(bson.D)
+	case "array":
+		_, ok = e.Value.(bson.A)
+	}
+	if !ok {
+		return wrongType(prefix, e.Key, e.Value, want)
 	}
 	return nil
 }
@@ -122,6 +153,11 @@ func checkStatementFields(prefix, field string, st bson.D) error {
 	for _, e := range st {
 		if !known[e.Key] {
 			return unknownField(prefix + "." + e.Key)
+		}
+		if want, ok := statementFieldTypes[e.Key]; ok {
+			if err := checkFieldType(prefix, e, want); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
