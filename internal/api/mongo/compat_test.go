@@ -293,3 +293,33 @@ func TestAuditedCodes(t *testing.T) {
 		t.Fatalf("the refused insert created its collection: %v %v", names, err)
 	}
 }
+
+// find's options as mongod 7.0 checks them: its boolean and object fields
+// are of those types (find_command.idl, 14); awaitData needs tailable (9)
+// and tailable goes with neither singleBatch nor a sort other than
+// {$natural: 1} (2, query_request_helper.cpp); and a tailable cursor needs
+// a capped collection, which Parsec does not have (2, get_executor.cpp),
+// while one of a missing collection is empty.
+func TestFindOptionCodes(t *testing.T) {
+	env := newEnv(t, envOptions{})
+	ctx := context.Background()
+	db := env.client.Database("d")
+	if _, err := db.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(opts ...bson.E) bson.D {
+		return append(bson.D{{Key: "find", Value: "c"}}, opts...)
+	}
+	tailable := bson.E{Key: "tailable", Value: true}
+	runCompatCases(t, db, []compatCase{
+		{"singleBatch 1", find(bson.E{Key: "singleBatch", Value: 1}), 14, "BSON field 'find.singleBatch' is the wrong type 'int', expected type 'bool'"},
+		{"noCursorTimeout string", find(bson.E{Key: "noCursorTimeout", Value: "x"}), 14, "BSON field 'find.noCursorTimeout' is the wrong type 'string', expected type 'bool'"},
+		{"collation string", find(bson.E{Key: "collation", Value: "x"}), 14, "BSON field 'find.collation' is the wrong type 'string', expected type 'object'"},
+		{"awaitData without tailable", find(bson.E{Key: "awaitData", Value: true}), 9, "Cannot set 'awaitData' without also setting 'tailable'"},
+		{"tailable with singleBatch", find(tailable, bson.E{Key: "singleBatch", Value: true}), 2, "cannot use tailable option with the 'singleBatch' option"},
+		{"tailable with a sort", find(tailable, bson.E{Key: "sort", Value: bson.D{{Key: "a", Value: 1}}}), 2, "cannot use tailable option with a sort other than {$natural: 1}"},
+		{"tailable", find(tailable), 2, "tailable cursor requested on non capped collection"},
+		{"tailable of a missing collection", bson.D{{Key: "find", Value: "nope"}, tailable}, 0, ""},
+		{"singleBatch true", find(bson.E{Key: "singleBatch", Value: true}), 0, ""},
+	})
+}

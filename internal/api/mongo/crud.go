@@ -401,6 +401,10 @@ func cmdFind(r *request) (bson.D, error) {
 	if fs.batchSize, err = r.integer("batchSize", 101); err != nil {
 		return nil, err
 	}
+	sd, _ := r.doc("sort")
+	if err := r.checkTailable(sd); err != nil {
+		return nil, err
+	}
 	ns := r.db + "." + name
 	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	if err != nil {
@@ -408,6 +412,10 @@ func cmdFind(r *request) (bson.D, error) {
 			return cursorReply(0, ns, "firstBatch", bson.A{}), nil
 		}
 		return nil, err
+	}
+	if r.boolean("tailable") {
+		// Parsec has no capped collections (get_executor.cpp's refusal).
+		return nil, badValue("error processing query: ns=%s tailable cursor requested on non capped collection", ns)
 	}
 	sc, err := r.scanFor(col, fs.filter, fd)
 	if err != nil {

@@ -111,11 +111,40 @@ func (r *request) checkFields() error {
 		if !known[e.Key] && !genericArgs[e.Key] {
 			return unknownField(name + "." + e.Key)
 		}
+		if want, ok := findFieldTypes[e.Key]; ok && name == "find" {
+			if err := checkFieldType(name, e, want); err != nil {
+				return err
+			}
+		}
 		if want, ok := writeFieldTypes[e.Key]; ok && (name == "insert" || name == "update" || name == "delete") {
 			if err := checkFieldType(name, e, want); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// findFieldTypes are the IDL types of find's boolean and object fields
+// that Parsec reads or refuses (find_command.idl).
+var findFieldTypes = map[string]string{"singleBatch": "bool", "tailable": "bool", "awaitData": "bool",
+	"noCursorTimeout": "bool", "allowPartialResults": "bool", "returnKey": "bool", "showRecordId": "bool",
+	"let": "object", "collation": "object", "min": "object", "max": "object"}
+
+// checkTailable checks find's tailable options as mongod 7.0's
+// query_request_helper::validateFindCommandRequest does (awaitData needs
+// tailable, 9; tailable goes with neither singleBatch nor a sort other
+// than {$natural: 1}, 2).
+func (r *request) checkTailable(sort bson.D) error {
+	tailable, awaitData := r.boolean("tailable"), r.boolean("awaitData")
+	if tailable && len(sort) > 0 && !(len(sort) == 1 && sort[0].Key == "$natural" && numberValue(sort[0].Value) == 1) {
+		return badValue("cannot use tailable option with a sort other than {$natural: 1}")
+	}
+	if tailable && r.boolean("singleBatch") {
+		return badValue("cannot use tailable option with the 'singleBatch' option")
+	}
+	if awaitData && !tailable {
+		return newErr(9, "FailedToParse", "Cannot set 'awaitData' without also setting 'tailable'")
 	}
 	return nil
 }
