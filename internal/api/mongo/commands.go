@@ -165,6 +165,9 @@ func (r *request) run() bson.D {
 		return errorReply(toCmdError(err))
 	}
 	defer r.release()
+	if err := r.checkFields(); err != nil {
+		return errorReply(toCmdError(err))
+	}
 	var out bson.D
 	if ta.active {
 		out, err = r.runInTxn(ta, h)
@@ -204,7 +207,13 @@ func (r *request) str(key string) (string, error) {
 func (r *request) collName() (string, error) {
 	s, ok := r.cmd[0].Value.(string)
 	if !ok {
-		return "", newErr(73, "InvalidNamespace", "collection name has invalid type %s", typeName(r.cmd[0].Value))
+		// IDL parsers (IDLParserContext::parseNSCollectionRequired) answer
+		// 2; commands parsed by hand (CommandHelpers) 73.
+		code, name := int32(2), "BadValue"
+		if handParsedNamespace[r.name] {
+			code, name = 73, "InvalidNamespace"
+		}
+		return "", newErr(code, name, "collection name has invalid type %s", typeName(r.cmd[0].Value))
 	}
 	if s == "" {
 		return "", newErr(73, "InvalidNamespace", "Invalid namespace specified '%s.'", r.db)
@@ -547,11 +556,13 @@ func cmdKillCursors(r *request) (bson.D, error) {
 		return nil, wrongType("killCursors", "cursors", v, "array")
 	}
 	killed, notFound := bson.A{}, bson.A{}
-	for _, x := range ids {
-		id, ok := x.(int64)
-		if !ok {
-			return nil, typeMismatch("a cursor id must be a long, not %s", typeName(x))
+	for i, x := range ids {
+		if _, ok := x.(int64); !ok {
+			return nil, typeMismatch("BSON field 'killCursors.cursors.%d' is the wrong type '%s', expected type 'long'", i, typeName(x))
 		}
+	}
+	for _, x := range ids {
+		id := x.(int64)
 		if r.s.cursors.remove(id, r.c.principal()) {
 			killed = append(killed, id)
 		} else {

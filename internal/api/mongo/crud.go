@@ -72,16 +72,19 @@ func cmdInsert(r *request) (bson.D, error) {
 	if err := checkBatchSize(len(vals)); err != nil {
 		return nil, err
 	}
+	// mongod parses every document before it inserts any (write_ops.idl).
+	for i, v := range vals {
+		if _, ok := v.DocumentOK(); !ok {
+			return nil, typeMismatch("BSON field 'insert.documents.%d' is the wrong type '%s', expected type 'object'", i, typeName(rawValueOf(v)))
+		}
+	}
 	col, err := r.bindTxn(r.s.ensureColl(r.db, name))
 	if err != nil {
 		return nil, err
 	}
 	ins := &inserter{col: col, ordered: ordered, batching: len(col.uniques()) == 0 && col.tx == nil}
 	for i, v := range vals {
-		raw, ok := v.DocumentOK()
-		if !ok {
-			return nil, typeMismatch("documents[%d] is not a document", i)
-		}
+		raw, _ := v.DocumentOK()
 		if !ins.add(i, raw) {
 			break
 		}
@@ -398,6 +401,10 @@ func cmdFind(r *request) (bson.D, error) {
 	if fs.batchSize, err = r.integer("batchSize", 101); err != nil {
 		return nil, err
 	}
+	sd, _ := r.doc("sort")
+	if err := r.checkTailable(sd); err != nil {
+		return nil, err
+	}
 	ns := r.db + "." + name
 	col, err := r.bindTxn(r.s.openColl(r.db, name))
 	if err != nil {
@@ -405,6 +412,10 @@ func cmdFind(r *request) (bson.D, error) {
 			return cursorReply(0, ns, "firstBatch", bson.A{}), nil
 		}
 		return nil, err
+	}
+	if r.boolean("tailable") {
+		// Parsec has no capped collections (get_executor.cpp's refusal).
+		return nil, badValue("error processing query: ns=%s tailable cursor requested on non capped collection", ns)
 	}
 	sc, err := r.scanFor(col, fs.filter, fd)
 	if err != nil {

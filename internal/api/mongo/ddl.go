@@ -110,6 +110,19 @@ func cmdCreate(r *request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	capped, err := r.checkCapped()
+	if err != nil {
+		return nil, err
+	}
+	if capped {
+		// The engine keeps no insertion order to evict by, so Parsec has
+		// no capped collections: 72, the code mongod gives options it
+		// cannot honour; an existing collection has other options (48).
+		if col, oerr := r.s.openColl(r.db, name); oerr == nil {
+			return nil, newErr(48, "NamespaceExists", "Collection %s already exists with different options", col.ns())
+		}
+		return nil, newErr(72, "InvalidOptions", "capped collections are not supported: Parsec cannot cap a collection")
+	}
 	if _, ok := r.get("viewOn"); ok {
 		return nil, newErr(115, "CommandNotSupported", "views are not supported")
 	}
@@ -245,13 +258,24 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	}
 	specs, ok := docs(v)
 	if !ok {
-		return nil, typeMismatch("BSON field 'createIndexes.indexes' must be an array of objects")
+		return nil, elementNotObject("createIndexes.indexes", v.(bson.A))
 	}
 	if len(specs) == 0 {
 		return nil, badValue("Must specify at least one index to create")
 	}
-	for _, sp := range specs {
+	ignoreUnknown := r.boolean("ignoreUnknownIndexOptions")
+	for i, sp := range specs {
+		if ignoreUnknown {
+			sp = knownIndexFields(sp)
+			specs[i] = sp
+		}
+		if err := checkIndexFields(sp); err != nil {
+			return nil, err
+		}
 		if err := checkIndexKey(sp); err != nil {
+			return nil, err
+		}
+		if err := checkIndexTTL(sp); err != nil {
 			return nil, err
 		}
 	}
@@ -262,21 +286,22 @@ func cmdCreateIndexes(r *request) (bson.D, error) {
 	}
 	cur := col.indexes()
 	before := int32(len(cur) + 1)
+	added := map[string]bool{}
 	for _, sp := range specs {
 		kd := asDoc(lookupFieldValue(sp, "key"))
-		iname, _ := lookupField(sp, "name")
-		n, ok := iname.(string)
-		if !ok || n == "" {
-			n = defaultIndexName(kd)
-			sp = append(sp, bson.E{Key: "name", Value: n})
-		}
+		n, _ := lookupFieldValue(sp, "name").(string)
 		exists, err := indexConflict(sp, append([]bson.D{idIndex()}, cur...))
 		if err != nil {
 			return nil, err
 		}
+		if exists && added[n] {
+			// Twice in one command (index_catalog_impl.cpp).
+			return nil, newErr(68, "IndexAlreadyExists", "Identical index already exists: %s", n)
+		}
 		if exists {
 			continue
 		}
+		added[n] = true
 		if u, _ := lookupField(sp, "unique"); truthy(u) {
 			if err := col.checkUnique(kd); err != nil {
 				return nil, err
@@ -435,14 +460,6 @@ func numberValue(v any) float64 {
 func lookupFieldValue(d bson.D, path string) any {
 	v, _ := lookupField(d, path)
 	return v
-}
-
-func defaultIndexName(key bson.D) string {
-	var parts []string
-	for _, e := range key {
-		parts = append(parts, e.Key, strings.TrimSuffix(showValue(e.Value), ".0"))
-	}
-	return strings.Join(parts, "_")
 }
 
 func cmdListIndexes(r *request) (bson.D, error) {

@@ -45,6 +45,9 @@ func cmdExplain(r *request) (bson.D, error) {
 		}
 		return nil, newErr(59, "CommandNotFound", "Explain failed due to unknown command: %s", sub.name)
 	}
+	if err := sub.checkFields(); err != nil {
+		return nil, err
+	}
 	name, err := sub.collName()
 	if err != nil {
 		return nil, err

@@ -43,6 +43,23 @@ func (r *request) scaleOf(v any, present bool) (int64, error) {
 	return n, nil
 }
 
+// storageStatsScale reads $collStats' storageStats.scale, which mongod
+// parses with an IDL validator (document_source_coll_stats.idl): 14 for
+// another type than a number, 51024 below 1.
+func storageStatsScale(v any, present bool) (int64, error) {
+	if !present || v == nil {
+		return 1, nil
+	}
+	n, ok := asInt(v)
+	if !ok {
+		return 0, typeMismatch("BSON field '$collStats.storageStats.scale' is the wrong type '%s', expected types '[long, int, decimal, double']", typeName(v))
+	}
+	if n < 1 {
+		return 0, newErr(51024, "Location51024", "BSON field 'scale' value must be >= 1, actual value '%d'", n)
+	}
+	return n, nil
+}
+
 // collStats is collStats' reply, and $collStats' storageStats, for the
 // collection name of the request's database: zeros for a missing one, as
 // MongoDB answers.
@@ -117,7 +134,7 @@ func (r *request) collStatsStage(name string, spec any) (bson.D, error) {
 		case "storageStats":
 			o, _ := e.Value.(bson.D)
 			v, ok := lookupField(o, "scale")
-			scale, err := r.scaleOf(v, ok)
+			scale, err := storageStatsScale(v, ok)
 			if err != nil {
 				return nil, err
 			}

@@ -51,7 +51,7 @@ func TestCreateIndexesValidation(t *testing.T) {
 		{"key value true", spec("z", bson.D{{Key: "z", Value: true}}), 67, "Values in v:2 index key pattern cannot be of type bool. Only numbers > 0, numbers < 0, and strings are allowed."},
 		{"unknown plugin", spec("z", bson.D{{Key: "z", Value: "foo"}}), 67, "Unknown index plugin 'foo'"},
 		{"empty key", spec("z", bson.D{}), 67, "Index keys cannot be empty."},
-		{"no key", bson.D{{Key: "name", Value: "z"}}, 40414, "is missing but a required field"},
+		{"no key", bson.D{{Key: "name", Value: "z"}}, 9, "The 'key' field is a required property of an index specification"},
 	} {
 		_, err := create(tc.spec)
 		if cmdCode(err) != tc.code || !contains(err.Error(), tc.msg) {

@@ -240,7 +240,7 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 	}
 	stmts, ok := docs(v)
 	if !ok {
-		return "", false, nil, typeMismatch("BSON field '%s.%s' must be an array of objects", r.name, field)
+		return "", false, nil, elementNotObject(r.name+"."+field, v.(bson.A))
 	}
 	if err := checkBatchSize(len(stmts)); err != nil {
 		return "", false, nil, err
@@ -259,6 +259,9 @@ func (r *request) writeBatch(field string) (name string, ordered bool, stmts []b
 // other than 0 or 1 is 9.
 func (r *request) checkStatement(field string, st bson.D) error {
 	prefix := r.name + "." + field
+	if err := checkStatementFields(prefix, field, st); err != nil {
+		return err
+	}
 	required := []string{"q", "u"}
 	if field == "deletes" {
 		required = []string{"q", "limit"}

@@ -174,8 +174,8 @@ func parseStage(name string, v any, lookup LookupFunc) (stage, error) {
 		}
 		st := &addFieldsStage{}
 		for _, e := range d {
-			if e.Key == "" || strings.HasPrefix(e.Key, "$") {
-				return nil, newError(16410, "FieldPath field names may not start with '$'")
+			if err := checkFieldPath(e.Key); err != nil {
+				return nil, err
 			}
 			x, err := parseExpr(e.Value, 1)
 			if err != nil {
@@ -189,7 +189,10 @@ func parseStage(name string, v any, lookup LookupFunc) (stage, error) {
 		return parseGroup(v)
 	case "$sort":
 		d, ok := v.(bson.D)
-		if !ok || len(d) == 0 {
+		if !ok {
+			return nil, newError(15973, "the $sort key specification must be an object")
+		}
+		if len(d) == 0 {
 			return nil, newError(15976, "$sort stage must have at least one sort key")
 		}
 		s, err := ParseSort(d)
@@ -198,12 +201,9 @@ func parseStage(name string, v any, lookup LookupFunc) (stage, error) {
 		}
 		return &sortStage{s: s}, nil
 	case "$skip", "$limit":
-		n, ok := wholeNumber(v)
-		if !ok {
-			return nil, newError(15957, "invalid argument to %s stage: Expected an integer: %s", name, formatValue(v))
-		}
-		if n < 0 {
-			return nil, newError(15956, "invalid argument to %s stage: Expected a non-negative number: %d", name, n)
+		n, err := stageCount(name, v)
+		if err != nil {
+			return nil, err
 		}
 		if name == "$limit" {
 			if n == 0 {

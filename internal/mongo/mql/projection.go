@@ -2,6 +2,7 @@ package mql
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -92,6 +93,14 @@ func parseProjection(p bson.D, agg bool) (*Projection, error) {
 			}
 			if strings.HasPrefix(e.Key, "$") {
 				return newError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+			}
+			// projection_parser.cpp's checks of a positional path: none in
+			// $project (31324), and "$" only at the end (31394).
+			if agg && slices.Contains(strings.Split(e.Key, "."), "$") {
+				return newError(31324, "Cannot use positional projection in aggregation projection")
+			}
+			if strings.Contains(e.Key, ".$.") {
+				return newError(31394, "As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional projection may only be used at the end, for example: a.b.$. If the query previously used a form like a.b.$.d, remove the parts following the '$' and the results will be equivalent.")
 			}
 			path := e.Key
 			if prefix != "" {

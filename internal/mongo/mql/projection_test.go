@@ -67,7 +67,7 @@ func TestProjectionErrors(t *testing.T) {
 		{doc("a", int32(1), "a.b", int32(1)), 31250},
 		{doc("a.b", int32(1), "a", int32(1)), 31250},
 		{doc("$.a", int32(1)), 16410},
-		{doc("a.$.b", int32(1)), CodeBadValue},
+		{doc("a.$.b", int32(1)), 31394},
 		{doc("a.$", int32(0)), 16410},
 		{doc("a.$", doc("x", int32(1))), 31271},
 		{doc("a.$", "x"), 31308},

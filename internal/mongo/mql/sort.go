@@ -31,7 +31,7 @@ func ParseSort(s bson.D) (*Sort, error) {
 	seen := map[string]bool{}
 	for _, e := range s {
 		if e.Key == "" {
-			return nil, badValue("FieldPath cannot be constructed with empty string")
+			return nil, newError(40352, "FieldPath cannot be constructed with empty string")
 		}
 		if e.Key == "$natural" {
 			// Storage order: the caller's order, which a stable sort keeps.
@@ -41,7 +41,7 @@ func ParseSort(s bson.D) (*Sort, error) {
 			continue
 		}
 		if strings.HasPrefix(e.Key, "$") {
-			return nil, badValue("FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+			return nil, newError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 		}
 		for _, p := range strings.Split(e.Key, ".") {
 			if p == "" {
@@ -52,7 +52,10 @@ func ParseSort(s bson.D) (*Sort, error) {
 			return nil, badValue("sort specification has the field %q twice", e.Key)
 		}
 		seen[e.Key] = true
-		if d, ok := e.Value.(bson.D); ok && len(d) > 0 && d[0].Key == "$meta" {
+		if d, ok := e.Value.(bson.D); ok {
+			if len(d) == 0 || d[0].Key != "$meta" {
+				return nil, newError(17312, "$meta is the only expression supported by $sort right now")
+			}
 			return nil, badValue("$meta sort is not supported")
 		}
 		n, ok := wholeNumber(e.Value)
