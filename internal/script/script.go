@@ -22,7 +22,7 @@ var (
 	ErrTimeout = errors.New("the script ran past its time limit")
 	// ErrTooLarge is a script whose response passed its size limit, or
 	// whose memory passed its budget.
-	ErrTooLarge = errors.New("the script's response is too large")
+	ErrTooLarge = errors.New("the script went over a size or memory limit")
 	// ErrNotAccepted is what a Collection returns for an operation past
 	// its budget: the operation returns false to the script and its
 	// callback is not called.
