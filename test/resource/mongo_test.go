@@ -65,41 +65,12 @@ func TestMongoPartialMessages(t *testing.T) {
 	if _, err := coll.InsertOne(context.Background(), bson.D{{Key: "_id", Value: -1}}); err != nil {
 		t.Fatalf("first honest MongoDB insert: %v", err)
 	}
-	var wg sync.WaitGroup
-	var ops int
-	var failures []string
+	var check func()
 	run(t, p, 6*time.Second, func(a *attack) {
 		a.mongoPartial(p, 16)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; !a.stopped(); i++ {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}})
-				if err == nil {
-					err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: i}}).Err()
-				}
-				cancel()
-				if err != nil {
-					failures = append(failures, fmt.Sprint(err))
-				} else {
-					ops++
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}()
+		check = honestMongo(t, a, coll)
 	})
-	wg.Wait()
-	t.Logf("honest MongoDB inserts and reads during the attack: %d", ops)
-	if ops == 0 {
-		t.Error("no honest MongoDB insert and read succeeded")
-	}
-	for i, f := range failures {
-		if i == 5 {
-			break
-		}
-		t.Errorf("honest MongoDB operation failed: %s", f)
-	}
+	check()
 }
 
 // readOnlyKey is the server's read-only key: MongoDB clients that
@@ -179,42 +150,54 @@ func TestMongoSortedCursors(t *testing.T) {
 	if err := reader.Ping(ctx, nil); err != nil {
 		t.Fatalf("the read-only user cannot connect: %v", err)
 	}
+	var check func()
+	run(t, p, 8*time.Second, func(a *attack) {
+		a.sortedCursors(reader.Database("m").Collection("big"), 16)
+		check = honestMongo(t, a, coll)
+	})
+	check()
+}
+
+// honestMongo inserts and reads back documents of coll until the attack
+// stops; the function it returns waits for it and fails t unless some
+// succeeded and none failed.
+func honestMongo(t *testing.T, a *attack, coll *mongo.Collection) (check func()) {
 	var wg sync.WaitGroup
 	var ops int
 	var failures []string
-	run(t, p, 8*time.Second, func(a *attack) {
-		a.sortedCursors(reader.Database("m").Collection("big"), 16)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; !a.stopped(); i++ {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}})
-				if err == nil {
-					err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: i}}).Err()
-				}
-				cancel()
-				if err != nil {
-					failures = append(failures, fmt.Sprint(err))
-				} else {
-					ops++
-				}
-				time.Sleep(5 * time.Millisecond)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; !a.stopped(); i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}})
+			if err == nil {
+				err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: i}}).Err()
 			}
-		}()
-	})
-	wg.Wait()
-	t.Logf("honest MongoDB inserts and reads during the attack: %d", ops)
-	if ops == 0 {
-		t.Error("no honest MongoDB insert and read succeeded")
-	}
-	for i, f := range failures {
-		if i == 5 {
-			break
+			cancel()
+			if err != nil {
+				failures = append(failures, fmt.Sprint(err))
+			} else {
+				ops++
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		t.Errorf("honest MongoDB operation failed: %s", f)
-	}
-	if len(failures) > 0 {
-		t.Errorf("%d of %d honest MongoDB operations failed", len(failures), len(failures)+ops)
+	}()
+	return func() {
+		t.Helper()
+		wg.Wait()
+		t.Logf("honest MongoDB inserts and reads during the attack: %d", ops)
+		if ops == 0 {
+			t.Error("no honest MongoDB insert and read succeeded")
+		}
+		for i, f := range failures {
+			if i == 5 {
+				break
+			}
+			t.Errorf("honest MongoDB operation failed: %s", f)
+		}
+		if len(failures) > 0 {
+			t.Errorf("%d of %d honest MongoDB operations failed", len(failures), len(failures)+ops)
+		}
 	}
 }
