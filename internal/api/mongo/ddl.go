@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -437,20 +436,9 @@ func indexConflict(sp bson.D, existing []bson.D) (exists bool, err error) {
 	return false, nil
 }
 
-// numberValue is a number as a float64.
+// numberValue is a number as a float64, NaN for a value that is not one.
 func numberValue(v any) float64 {
-	switch x := v.(type) {
-	case int32:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case float64:
-		return x
-	case bson.Decimal128:
-		f, err := strconv.ParseFloat(x.String(), 64)
-		if err != nil {
-			return math.NaN()
-		}
+	if f, ok := mql.Float(v); ok {
 		return f
 	}
 	return math.NaN()

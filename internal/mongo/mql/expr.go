@@ -510,7 +510,7 @@ func evalAdd(a []any) (any, error) {
 		sum, _ = arith('+', sum, v)
 	}
 	if date != nil {
-		f, _ := toFloat(sum)
+		f, _ := Float(sum)
 		return bson.DateTime(int64(*date) + int64(math.Round(f))), nil
 	}
 	return sum, nil
@@ -526,7 +526,7 @@ func evalSubtract(a []any) (any, error) {
 			return int64(dx) - int64(dy), nil
 		}
 		if isNumber(y) {
-			f, _ := toFloat(y)
+			f, _ := Float(y)
 			return bson.DateTime(int64(dx) - int64(math.Round(f))), nil
 		}
 	}
@@ -572,8 +572,8 @@ func evalDivide(a []any) (any, error) {
 		}
 		return fromBigFloat(bigFloat().Quo(x, y)), nil
 	}
-	x, _ := toFloat(a[0])
-	y, _ := toFloat(a[1])
+	x, _ := Float(a[0])
+	y, _ := Float(a[1])
 	if y == 0 {
 		return nil, newError(2, "can't $divide by zero")
 	}
@@ -599,8 +599,8 @@ func evalMod(a []any) (any, error) {
 		}
 		return int64OrInt32(x%y, k), nil
 	}
-	x, _ := toFloat(a[0])
-	y, _ := toFloat(a[1])
+	x, _ := Float(a[0])
+	y, _ := Float(a[1])
 	if y == 0 {
 		return nil, newError(16610, "can't $mod by zero")
 	}
@@ -642,7 +642,7 @@ func evalMath1(name string, v any) (any, error) {
 		}
 		return v, nil
 	}
-	f, _ := toFloat(v)
+	f, _ := Float(v)
 	var r float64
 	switch name {
 	case "$abs":
@@ -801,7 +801,7 @@ func convertNumber(name string, v any) (any, error) {
 			}
 			return i, nil
 		}
-		f, _ = toFloat(v)
+		f, _ = Float(v)
 	}
 	switch name {
 	case "$toDouble":
@@ -914,7 +914,7 @@ func evalListAccumulator(name string, a []any) (any, error) {
 			}
 			return fromBigFloat(bigFloat().Quo(x, bigFloat().SetInt64(int64(n)))), nil
 		}
-		f, _ := toFloat(sum)
+		f, _ := Float(sum)
 		return f / float64(n), nil
 	}
 	var best any

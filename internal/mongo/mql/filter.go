@@ -492,15 +492,16 @@ func truncNumber(v any) (int64, bool) {
 	if i, ok := intValue(v); ok {
 		return i, true
 	}
-	f, ok := toFloat(v)
+	f, ok := Float(v)
 	if !ok || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 9.2e18 {
 		return 0, false
 	}
 	return int64(math.Trunc(f)), true
 }
 
-// toFloat converts any number to float64.
-func toFloat(v any) (float64, bool) {
+// Float converts any BSON number to float64; ok is false for a value that
+// is not a number.
+func Float(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int32:
 		return float64(x), true
@@ -524,7 +525,7 @@ func truthyValue(v any) bool {
 	case bool:
 		return x
 	case int32, int64, float64, bson.Decimal128, int:
-		f, _ := toFloat(x)
+		f, _ := Float(x)
 		return f != 0 || isNaN(x)
 	}
 	return true

@@ -123,8 +123,8 @@ func arith(op byte, a, b any) (res any, overflow bool) {
 		}
 		return r, false
 	case kindDouble:
-		x, _ := toFloat(a)
-		y, _ := toFloat(b)
+		x, _ := Float(a)
+		y, _ := Float(b)
 		return floatOp(op, x, y), false
 	}
 	x, okx := toBigFloat(a)

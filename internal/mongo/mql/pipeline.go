@@ -830,7 +830,7 @@ func finish(st *accState, op string) any {
 			}
 			return fromBigFloat(bigFloat().Quo(x, bigFloat().SetInt64(st.count)))
 		}
-		f, _ := toFloat(st.val)
+		f, _ := Float(st.val)
 		return f / float64(st.count)
 	case "$push", "$addToSet":
 		if st.list == nil {

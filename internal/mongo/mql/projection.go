@@ -314,7 +314,7 @@ func parseSlice(node *projNode, v bson.D) error {
 			return notSlice(1, "Location31273: $slice only supports numbers and [skip, limit] arrays")
 		}
 		// Any number, taken as a 32-bit integer (mongod's numberInt).
-		f, _ := toFloat(a)
+		f, _ := Float(a)
 		n := int64(0)
 		if !math.IsNaN(f) {
 			n = int64(max(min(math.Trunc(f), math.MaxInt32), math.MinInt32))

@@ -68,7 +68,7 @@ func writeHashKey(b *strings.Builder, v any) {
 		b.WriteByte(']')
 	default:
 		if isNumber(v) {
-			f, _ := toFloat(v)
+			f, _ := Float(v)
 			switch {
 			case isNaN(v):
 				b.WriteString("NaN")
