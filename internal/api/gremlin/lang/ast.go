@@ -1,0 +1,79 @@
+package lang
+
+// A Traversal is a chain of steps. A script's traversal starts at the source
+// g (Anonymous false: its first step is a start step such as V, E, addV,
+// inject); a nested one starts with __ or with a bare step inside another
+// step's arguments (Anonymous true). Bytecode requests decode into the same
+// tree, so the evaluator sees one form whatever the client sent.
+type Traversal struct {
+	// Source holds the source steps written between g and the first start
+	// step (withSideEffect, withStrategies, ...), in order.
+	Source    []Step
+	Steps     []Step
+	Anonymous bool
+}
+
+// A Step is one step as written: its name ("has", "out", "V", "by") and its
+// arguments in order.
+type Step struct {
+	Name string
+	Args []Value
+}
+
+// A Value is a step argument. Its dynamic type is one of:
+//
+//	nil, bool, int32, int64, float32, float64, string, *big.Int (a BigInteger
+//	literal, suffix n), *big.Float (a BigDecimal literal, suffix m),
+//	UUID (a UUID(...) literal or a UUID sent by the client),
+//	time.Time (datetime(...)),
+//	[]Value (a list literal [a, b]), Set (a set literal {a, b}),
+//	*Map (a map literal [k: v]), *Traversal (a nested traversal),
+//	P (a predicate), Token (an enum constant such as T.id or Order.desc).
+//
+// Integer literals without a suffix are int32 when they fit and int64
+// otherwise; a suffix l/L makes int64, and d/D float64, f/F float32; a
+// decimal literal without a suffix is float64 (Groovy's BigDecimal is not
+// reproduced). Bindings are substituted at parse time with the value the
+// request carried.
+type Value = any
+
+// A UUID is a UUID literal or a UUID received in a request, in canonical
+// lower-case text form.
+type UUID string
+
+// A Set is a set literal; its elements are in the order written, duplicates
+// removed.
+type Set []Value
+
+// A Map is a map literal: its entries in the order written.
+type Map struct {
+	Entries []MapEntry
+}
+
+// A MapEntry is one key and its value.
+type MapEntry struct {
+	Key, Value Value
+}
+
+// A P is a predicate: P.gt(3), within('a','b'), TextP.startingWith('x'),
+// P.not(P.eq(1)), P.gt(1).and(P.lt(5)). Op is the method name as TinkerPop
+// spells it ("eq", "neq", "lt", "lte", "gt", "gte", "inside", "outside",
+// "between", "within", "without", "startingWith", "endingWith",
+// "containing", "notStartingWith", "notEndingWith", "notContaining",
+// "regex", "notRegex") or "and", "or", "not" for composed predicates, whose
+// Args are then P values. within/without keep their arguments flattened:
+// within(['a','b']) and within('a','b') both give Args ["a","b"].
+type P struct {
+	Op   string
+	Args []Value
+}
+
+// A Token is an enum constant: its type as TinkerPop names it ("T",
+// "Order", "Scope", "Column", "Cardinality", "Pop", "Operator", "Direction",
+// "Pick", "Barrier", "Merge") and its name ("id", "label", "desc",
+// "local", "keys", "single", ...). A bare constant written without its type
+// (id, desc, local, keys, single, ...) is resolved to its type by the
+// parser.
+type Token struct {
+	Type, Name string
+}
