@@ -161,9 +161,9 @@ func wrapIf(e Expr, need func(Expr) bool) string {
 	return e.String()
 }
 
-// Literal writes v as a $filter literal that parses back to v: 'it”s',
-// 42, 42L, 2.0, true, datetime'2020-01-02T03:04:05.0000000Z', guid'…',
-// X'0aff'. A Double that is NaN or infinite has no literal; it is written
+// Literal writes v as a $filter literal that parses back to v: a string
+// in single quotes with each inner quote doubled, 42, 42L, 2.0, true,
+// datetime'2020-01-02T03:04:05.0000000Z', guid'…', X'0aff'. A Double that is NaN or infinite has no literal; it is written
 // as the words FormatDouble gives, which do not parse as a literal.
 func Literal(v edm.Value) string {
 	switch v.Type {
@@ -187,9 +187,7 @@ func Literal(v edm.Value) string {
 	return "<" + v.Type.Name() + ">"
 }
 
-func formatDoubleLiteral(f float64) string {
-	s := edm.FormatDouble(f)
-	// FormatDouble gives either fixed notation with a '.' or exponent
-	// notation with an 'e'; both lex as a Double literal.
-	return s
-}
+// formatDoubleLiteral relies on edm.FormatDouble giving either fixed
+// notation with a '.' or exponent notation with an 'e' for finite values;
+// both lex as a Double literal.
+func formatDoubleLiteral(f float64) string { return edm.FormatDouble(f) }

@@ -105,8 +105,8 @@ func (l *lexer) next() (token, error) {
 	return token{kind: tWord, pos: start, end: l.pos, text: word}, nil
 }
 
-// quoted reads a single-quoted literal at l.pos, in which ” stands for
-// one quote, and returns its content.
+// quoted reads a single-quoted literal at l.pos, in which a doubled quote
+// stands for one quote, and returns its content.
 func (l *lexer) quoted() (string, error) {
 	open := l.pos
 	l.pos++
