@@ -127,8 +127,11 @@ func (p *Prop) String() string { return p.Name }
 func (c *Const) String() string { return strconv.FormatBool(c.V) }
 
 // And and Or are left-associative ("a and b and c" is And{And{a,b},c}),
-// and binds tighter than or, and not takes the group that follows it. A
-// child is parenthesised only where reading it back needs it.
+// and binds tighter than or, and not takes the comparison or group that
+// follows it. A child is parenthesised only where reading it back needs
+// it, so the printed text never nests deeper than the tree is high and
+// parses back within the same Limits.MaxDepth (though it may be longer
+// than the text it was parsed from: 1e300 prints in full).
 func (a *And) String() string {
 	return wrapIf(a.L, isOr) + " and " + wrapIf(a.R, isAndOr)
 }
@@ -138,7 +141,7 @@ func (o *Or) String() string {
 }
 
 func (n *Not) String() string {
-	return "not (" + n.X.String() + ")"
+	return "not " + wrapIf(n.X, isAndOr)
 }
 
 func isOr(e Expr) bool {

@@ -31,17 +31,23 @@
 // Azurite's parser (QueryParser.ts: UNARY := "not"? GROUP). Tokens are
 // separated by any run of spaces (tabs and line breaks are taken too).
 //
-// Keywords, literal prefixes and property names are case-sensitive: "All
-// parts of the filter string are case-sensitive"
+// Keywords (and, or, not, eq … le, true, false) and property names are
+// case-sensitive: "All parts of the filter string are case-sensitive"
 // (learn.microsoft.com/rest/api/storageservices/querying-tables-and-entities).
-// Azurite accepts AND or Eq; Parsec, like the service, does not.
+// Azurite 3.35.0 accepts AND and EQ; Parsec, like the documentation, does
+// not. The literal prefixes datetime, guid, binary and X are the
+// exception: they are matched without regard to case, as WCF Data
+// Services (the service's original OData stack) and Azurite do.
 //
 // A comparison has a property on one side and a literal on the other ("it
 // is not possible to compare a property to a dynamic value; one side of
 // the expression must be a constant", same page); a literal on the left is
 // moved to the right with the operator flipped, so '5 lt Age' is Age gt 5.
-// A filter must refer to at least one property (Azurite's
-// QueryValidator.ts rejects "1 eq 1" alone the same way).
+// A comparison of two literals ("1 eq 1") is rejected, as Azurite does. A
+// lone true or false is a filter: the service accepts $filter=false
+// (Azure/Azurite#1573, which made Azurite accept it too), while a lone
+// literal of another type gets the service's "The $filter expression must
+// evaluate to a single boolean value" (Azure/Azurite#1185).
 //
 // Choices where the service's behaviour is not documented and Azurite is
 // no guide (Azurite compares untyped JavaScript values):

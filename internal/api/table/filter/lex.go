@@ -91,8 +91,11 @@ func (l *lexer) next() (token, error) {
 	}
 	word := l.src[start:l.pos]
 	if l.pos < len(l.src) && l.src[l.pos] == '\'' {
-		switch word {
-		case "datetime", "guid", "binary", "X":
+		// Prefixes are matched without regard to case, as WCF Data Services
+		// (the service's original OData stack) and Azurite do.
+		switch strings.ToLower(word) {
+		case "datetime", "guid", "binary", "x":
+			word = strings.ToLower(word)
 		default:
 			return token{}, errAt(start, "unknown literal prefix %q; want datetime, guid, binary or X", word)
 		}

@@ -98,9 +98,6 @@ func (l Limits) Parse(s string) (Expr, error) {
 	if p.tok.kind != tEOF {
 		return nil, p.unexpected("'and', 'or' or the end of the filter")
 	}
-	if p.comparisons == 0 {
-		return nil, errAt(0, "the filter must refer to at least one property")
-	}
 	return e, nil
 }
 
@@ -306,6 +303,10 @@ func (p *parser) parseComparison() (Expr, int, error) {
 		}
 		if left.val.Type == edm.Boolean {
 			return &Const{V: left.val.B}, 1, nil
+		}
+		if p.tok.kind == tEOF && left.pos == 0 {
+			// The service's words for a lone literal such as "1".
+			return nil, 0, errAt(left.pos, "the $filter expression must evaluate to a single boolean value")
 		}
 		return nil, 0, p.unexpected("a comparison operator (eq, ne, gt, ge, lt, le)")
 	}
