@@ -130,6 +130,9 @@ func TestEvalTypes(t *testing.T) {
 		{"N gt 0.0", "dbl_2_5 dbl_5"},
 		{"N lt 0.0", ""},
 		{"N le 2.5", "dbl_2_5"},
+		{"N eq NaN", ""},
+		{"N ne NaN", "dbl_2_5 dbl_5 nan"},
+		{"N lt INF", "dbl_2_5 dbl_5"},
 	}
 	for _, c := range cases {
 		got := strings.Join(matching(t, c.filter, es), " ")

@@ -71,6 +71,16 @@ func (l *lexer) next() (token, error) {
 		return token{kind: tString, pos: start, end: l.pos, val: val}, nil
 	case isDigit(c) || (c == '-' && start+1 < len(l.src) && isDigit(l.src[start+1])):
 		return l.number()
+	case c == '-' && strings.HasPrefix(l.src[start:], "-INF"):
+		// -INF, the negative infinity literal; INF and NaN lex as words.
+		l.pos += len("-INF")
+		if l.pos < len(l.src) && (l.src[l.pos] == 'D' || l.src[l.pos] == 'd') {
+			l.pos++
+		}
+		if l.pos < len(l.src) && !isSpace(l.src[l.pos]) && l.src[l.pos] != '(' && l.src[l.pos] != ')' {
+			return token{}, errAt(start, "malformed number %q", l.src[start:l.pos+1])
+		}
+		return token{kind: tNumber, pos: start, end: l.pos, text: l.src[start:l.pos]}, nil
 	case c == '"':
 		return token{}, errAt(start, "strings are written in single quotes ('text'), not double quotes")
 	}

@@ -246,6 +246,12 @@ func (p *parser) parseOperand() (operand, error) {
 			o.val = edm.BooleanValue(t.text == "true")
 		case "and", "or", "not", "eq", "ne", "gt", "ge", "lt", "le":
 			return o, p.unexpected("a property name or a literal")
+		case "NaN", "NaND", "NaNd", "INF", "INFD", "INFd":
+			v, err := numberLiteral(t)
+			if err != nil {
+				return o, err
+			}
+			o.val = v
 		case "null":
 			return o, errAt(t.pos, "null literals are not supported: the Table service stores no null properties")
 		default:
@@ -370,6 +376,15 @@ func typedLiteral(t token) (edm.Value, error) {
 // makes a Double.
 func numberLiteral(t token) (edm.Value, error) {
 	text := t.text
+	// OData's special Double literals, with an optional D suffix.
+	switch strings.TrimRight(text, "Dd") {
+	case "NaN":
+		return edm.DoubleValue(math.NaN()), nil
+	case "INF":
+		return edm.DoubleValue(math.Inf(1)), nil
+	case "-INF":
+		return edm.DoubleValue(math.Inf(-1)), nil
+	}
 	suffix := byte(0)
 	if c := text[len(text)-1]; isASCIILetter(c) {
 		suffix, text = c, text[:len(text)-1]

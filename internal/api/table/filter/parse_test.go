@@ -2,6 +2,7 @@ package filter
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,6 +40,12 @@ func TestParseGood(t *testing.T) {
 		{"D eq 2D", cmp("D", Eq, dbl(2))},
 		{"D eq -2.5d", cmp("D", Eq, dbl(-2.5))},
 		{"B eq true", cmp("B", Eq, edm.BooleanValue(true))},
+		// OData v3's special Double literals (nanInfinity), which the legacy
+		// .NET SDK's GenerateFilterConditionForDouble can emit.
+		{"D lt INF", cmp("D", Lt, dbl(math.Inf(1)))},
+		{"D gt -INF", cmp("D", Gt, dbl(math.Inf(-1)))},
+		{"D ne INFD", cmp("D", Ne, dbl(math.Inf(1)))},
+		{"-INFd lt D", cmp("D", Gt, dbl(math.Inf(-1)))},
 		{"T ge datetime'2008-07-10T00:00:00Z'", cmp("T", Ge, dt)},
 		{"T ge datetime'2008-07-10T02:00:00+02:00'", cmp("T", Ge, dt)},
 		{"G eq guid'6BC44494-d2b7-4738-8f87-acd692226a5c'", cmp("G", Eq, edm.GuidValue("6bc44494-d2b7-4738-8f87-acd692226a5c"))},
@@ -133,6 +140,9 @@ func TestParseBad(t *testing.T) {
 		{"not", 3, "expected a property name"},
 		{"a eq 1 b eq 2", 7, "expected 'and', 'or'"},
 		{"a eq -", 5, "unexpected character"},
+		{"a eq -INFx", 5, "malformed number"},
+		{"a eq -IN", 5, "unexpected character"},
+		{"inf eq 1", -1, ""}, // a property named inf
 		{"a eq 1 and and", 11, "expected a property name"},
 		{"a eq 1 eq 2", 7, "expected 'and', 'or'"},
 		{"a\x00 eq 1", 1, "unexpected character"},
