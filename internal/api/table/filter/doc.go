@@ -20,11 +20,18 @@
 //	           / ["-"] digits ["." digits] [("e"/"E") ["+"/"-"] digits] ["D"/"d"]
 //	                                          ; Edm.Double when it has a
 //	                                          ; fraction, exponent or D
+//	           / ("NaN" / "INF" / "-INF") ["D"/"d"]  ; Edm.Double specials
 //	           / "true" / "false"             ; Edm.Boolean
 //	           / "datetime'" datetime "'"     ; Edm.DateTime, see edm.ParseDateTime
 //	           / "guid'" 8-4-4-4-12 hex "'"   ; Edm.Guid
 //	           / ("X" / "binary") "'" *(2hex) "'"  ; Edm.Binary
-//	property   = (letter / "_") *(letter / digit / "_")
+//	property   = (letter / "_") *(letter / digit / "_")   ; at most 255
+//
+// Literal types follow OData v3, the protocol version of the service, and
+// the legacy .NET SDK shows the service needs them exact: its
+// TableQuery.GenerateFilterCondition writes an Int64 with an L suffix and a
+// whole Double with ".0" (Microsoft.Azure.Cosmos.Table and
+// WindowsAzure.Storage, TableQuery.cs).
 //
 // Precedence, from loosest: or, and, not, comparison. not applies to the
 // group or comparison after it, so "not A eq 1" is "not (A eq 1)", as in
@@ -61,6 +68,12 @@
 //   - Functions (startswith, substringof, …) are rejected; the service has
 //     none (learn.microsoft.com/previous-versions/dd179461).
 //
+// Errors are *SyntaxError values with a byte offset. The server answers
+// them with 400 and the code InvalidInput; the service's own message is
+// "One of the request inputs is not valid." (Azure/Azurite#2471 quotes it
+// for "myCol eq null"), and Azurite's is "The query condition specified in
+// the request is invalid.".
+//
 // # Semantics
 //
 // Eval follows the service: a comparison between values of different EDM
@@ -69,7 +82,15 @@
 // return valid results"); see edm.Compare for the order within each type.
 // A comparison with a property the entity lacks is false whatever the
 // operator, ne included; not is plain boolean negation, so not (Missing eq
-// 1) is true. A bare property is true when it is an Edm.Boolean true.
+// 1) is true (both checked on Azurite). A bare property is true when it is
+// an Edm.Boolean true. Between Doubles, NaN makes every comparison false
+// except ne; this is .NET's and IEEE's rule, not checked against the
+// service.
+//
+// String prints a tree back as a filter that parses to an equal tree:
+// literals in canonical form (datetime with seven fractional digits and Z,
+// guid in lower case, binary as X'…' in lower-case hex) and only the
+// parentheses the tree needs, with not written before its operand.
 //
 // # Limits
 //
@@ -85,7 +106,9 @@
 // PartitionKeys and KeyRange are sound over-approximations: every entity
 // that Eval accepts has its keys in what they report. They assume every
 // entity has string PartitionKey and RowKey, which lets them push not
-// through key comparisons.
+// through key comparisons. KeyRange's bounds are in UTF-16 order, the
+// order of the $filter; Interval.ByteBounds widens them for a store that
+// orders keys by their UTF-8 bytes.
 //
 // # Sources
 //

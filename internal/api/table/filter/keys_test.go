@@ -169,10 +169,52 @@ func TestKeyAnalysesSound(t *testing.T) {
 			if !rng.Contains(pk, rk) {
 				t.Fatalf("%s: matches (%q, %q) outside KeyRange %+v", f, pk, rk, rng)
 			}
+			if !rng.PartitionKey.ByteBounds().ContainsBytes(pk) || !rng.RowKey.ByteBounds().ContainsBytes(rk) {
+				t.Fatalf("%s: matches (%q, %q) outside the byte bounds of %+v", f, pk, rk, rng)
+			}
 		}
 	}
 	// The test means little if the analyses never narrow anything.
 	if narrowed < n/10 {
 		t.Fatalf("only %d of %d random filters were narrowed", narrowed, n)
+	}
+}
+
+func TestByteBounds(t *testing.T) {
+	alphabet := []rune{'a', 'b', 0xe9, 0xd7ff, 0xe000, 0xff01, 0xffff, 0x10000, 0x1f600}
+	r := rand.New(rand.NewPCG(7, 8))
+	gen := func() string {
+		var b strings.Builder
+		for range r.IntN(4) {
+			b.WriteRune(alphabet[r.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	changed := 0
+	for range 20000 {
+		iv := Interval{Lo: gen(), Hi: gen(), HasLo: r.IntN(4) > 0, HasHi: r.IntN(4) > 0, LoInc: r.IntN(2) == 0, HiInc: r.IntN(2) == 0}
+		bb := iv.ByteBounds()
+		if bb != iv {
+			changed++
+		}
+		for range 20 {
+			s := gen()
+			if iv.Contains(s) && !bb.ContainsBytes(s) {
+				t.Fatalf("%+q is in %+v but not in its byte bounds %+v", s, iv, bb)
+			}
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no interval needed new byte bounds; the test proves nothing")
+	}
+	// Bounds of characters below U+E000 are kept as they are.
+	iv := Interval{Lo: "a\u00e9", Hi: "b", HasLo: true, HasHi: true, HiInc: true}
+	if iv.ByteBounds() != iv {
+		t.Fatalf("ByteBounds(%+v) = %+v", iv, iv.ByteBounds())
+	}
+	iv = Interval{Lo: "a\uff01b", Hi: "a\U0001F600", HasLo: true, HasHi: true}
+	want := Interval{Lo: "a", Hi: "a\xff", HasLo: true, HasHi: true, LoInc: true}
+	if got := iv.ByteBounds(); got != want {
+		t.Fatalf("ByteBounds(%+v) = %+v, want %+v", iv, got, want)
 	}
 }

@@ -143,6 +143,8 @@ func TestParseBad(t *testing.T) {
 		{"a eq -INFx", 5, "malformed number"},
 		{"a eq -IN", 5, "unexpected character"},
 		{"inf eq 1", -1, ""}, // a property named inf
+		{strings.Repeat("p", 255) + " eq 1", -1, ""},
+		{strings.Repeat("p", 256) + " eq 1", 0, "at most 255"},
 		{"a eq 1 and and", 11, "expected a property name"},
 		{"a eq 1 eq 2", 7, "expected 'and', 'or'"},
 		{"a\x00 eq 1", 1, "unexpected character"},
