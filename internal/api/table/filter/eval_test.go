@@ -231,3 +231,31 @@ func TestComparisons(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalPrecedence: and binds tighter than or, not takes the comparison
+// after it. Every set was returned by Azurite 3.35.0 on these entities.
+func TestEvalPrecedence(t *testing.T) {
+	ent := func(pk, rk string, a, b, c int32) entity {
+		return keyed(pk, pk+"_"+rk, entity{"A": i32(a), "B": i32(b), "C": i32(c)})
+	}
+	es := []entity{
+		ent("a", "x", 1, 1, 1), ent("a", "y", 1, 0, 0), ent("b", "x", 0, 1, 0),
+		ent("b", "z", 0, 1, 1), ent("c", "x", 0, 0, 1),
+	}
+	cases := []struct{ filter, want string }{
+		{"A eq 1 or B eq 1 and C eq 1", "a_x a_y b_z"},
+		{"(A eq 1 or B eq 1) and C eq 1", "a_x b_z"},
+		{"A eq 1 and B eq 1 or C eq 1", "a_x b_z c_x"},
+		{"not A eq 1 and B eq 1", "b_x b_z"},
+		{"not (A eq 1 and B eq 1)", "a_y b_x b_z c_x"},
+		{"not A eq 1 or C eq 1", "a_x b_x b_z c_x"},
+		{"PartitionKey eq 'a' or PartitionKey eq 'b' and RowKey eq 'b_x'", "a_x a_y b_x"},
+		{"A eq 1 or B eq 1 or C eq 1 and A eq 0", "a_x a_y b_x b_z c_x"},
+	}
+	for _, c := range cases {
+		got := strings.Join(matching(t, c.filter, es), " ")
+		if got != c.want {
+			t.Errorf("%s: got [%s], want [%s]", c.filter, got, c.want)
+		}
+	}
+}

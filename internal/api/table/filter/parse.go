@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parsecdb/parsec/internal/api/table/edm"
 )
@@ -255,7 +256,7 @@ func (p *parser) parseOperand() (operand, error) {
 		case "null":
 			return o, errAt(t.pos, "null literals are not supported: the Table service stores no null properties")
 		default:
-			if len(t.text) > 255 {
+			if utf8.RuneCountInString(t.text) > 255 {
 				return o, errAt(t.pos, "property names are at most 255 characters")
 			}
 			o.isProp, o.name = true, t.text

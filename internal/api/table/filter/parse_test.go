@@ -145,6 +145,7 @@ func TestParseBad(t *testing.T) {
 		{"inf eq 1", -1, ""}, // a property named inf
 		{strings.Repeat("p", 255) + " eq 1", -1, ""},
 		{strings.Repeat("p", 256) + " eq 1", 0, "at most 255"},
+		{strings.Repeat("é", 255) + " eq 1", -1, ""}, // 255 characters, 510 bytes
 		{"a eq 1 and and", 11, "expected a property name"},
 		{"a eq 1 eq 2", 7, "expected 'and', 'or'"},
 		{"a\x00 eq 1", 1, "unexpected character"},
