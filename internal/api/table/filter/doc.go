@@ -15,7 +15,8 @@
 //	op         = "eq" / "ne" / "gt" / "ge" / "lt" / "le"
 //	operand    = property / literal
 //	literal    = "'" *( char / "''" ) "'"     ; Edm.String, '' is a quote
-//	           / ["-"] digits                 ; Edm.Int32 (must fit)
+//	           / ["-"] digits                 ; Edm.Int32, or Edm.Int64 if
+//	                                          ; it does not fit an Int32
 //	           / ["-"] digits ("L" / "l")     ; Edm.Int64
 //	           / ["-"] digits ["." digits] [("e"/"E") ["+"/"-"] digits] ["D"/"d"]
 //	                                          ; Edm.Double when it has a
@@ -58,10 +59,10 @@
 //
 // Choices where the service's behaviour is not documented and Azurite is
 // no guide (Azurite compares untyped JavaScript values):
-//   - An unsuffixed integer outside the Int32 range is an error that
-//     suggests the L suffix. OData v3, which the service implements, types
-//     an unsuffixed integer as Edm.Int32; WCF Data Services rejected such
-//     literals as an unrecognised Edm.Int32 literal.
+//   - An unsuffixed integer outside the Int32 range is an Int64 (an error
+//     beyond Int64), as ODataLib types integer literals. Python's
+//     azure-data-tables sends integers of up to 32 bits unsuffixed, so
+//     2147483648..4294967295 arrive without an L; Azurite accepts them too.
 //   - M (Edm.Decimal) and F (Edm.Single) suffixes are rejected: the Table
 //     service has neither type.
 //   - null is rejected: the service stores no null properties.

@@ -92,6 +92,7 @@ func (l Limits) Parse(s string) (Expr, error) {
 	if p.tok.kind == tEOF {
 		return nil, errAt(0, "the filter is empty")
 	}
+	p.first = p.tok.pos
 	e, _, err := p.parseOr(0)
 	if err != nil {
 		return nil, err
@@ -107,6 +108,7 @@ type parser struct {
 	tok         token
 	lim         Limits
 	comparisons int
+	first       int // offset of the first token
 }
 
 func (p *parser) advance() error {
@@ -311,7 +313,7 @@ func (p *parser) parseComparison() (Expr, int, error) {
 		if left.val.Type == edm.Boolean {
 			return &Const{V: left.val.B}, 1, nil
 		}
-		if p.tok.kind == tEOF && left.pos == 0 {
+		if p.tok.kind == tEOF && left.pos == p.first {
 			// The service's words for a lone literal such as "1".
 			return nil, 0, errAt(left.pos, "the $filter expression must evaluate to a single boolean value")
 		}
@@ -372,9 +374,9 @@ func typedLiteral(t token) (edm.Value, error) {
 	}
 }
 
-// numberLiteral types a number token as OData v3 does: digits alone are an
-// Int32, an L suffix makes an Int64, a fraction, an exponent or a D suffix
-// makes a Double.
+// numberLiteral types a number token as OData does: digits alone are an
+// Int32 (an Int64 when they do not fit an Int32), an L suffix makes an
+// Int64, a fraction, an exponent or a D suffix makes a Double.
 func numberLiteral(t token) (edm.Value, error) {
 	text := t.text
 	// OData's special Double literals, with an optional D suffix.
@@ -394,9 +396,14 @@ func numberLiteral(t token) (edm.Value, error) {
 	switch suffix {
 	case 0:
 		if isInt {
-			i, err := strconv.ParseInt(text, 10, 32)
+			// An unsuffixed integer is an Int32 when it fits and an Int64
+			// when only that fits, as ODataLib types it.
+			i, err := strconv.ParseInt(text, 10, 64)
 			if err != nil {
-				return edm.Value{}, &SyntaxError{Offset: t.pos, Msg: fmt.Sprintf("integer literal %s is out of the Edm.Int32 range; write %sL for an Edm.Int64", text, text), Err: err}
+				return edm.Value{}, &SyntaxError{Offset: t.pos, Msg: fmt.Sprintf("integer literal %s is out of the Edm.Int64 range", text), Err: err}
+			}
+			if i < math.MinInt32 || i > math.MaxInt32 {
+				return edm.Int64Value(i), nil
 			}
 			return edm.Int32Value(int32(i)), nil
 		}

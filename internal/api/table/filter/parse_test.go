@@ -32,6 +32,13 @@ func TestParseGood(t *testing.T) {
 		{"Age ge -2147483648", cmp("Age", Ge, i32(-2147483648))},
 		{"Age lt 5L", cmp("Age", Lt, i64(5))},
 		{"Age le 9223372036854775807L", cmp("Age", Le, i64(9223372036854775807))},
+		// An unsuffixed integer beyond Int32 is an Int64. Python's
+		// azure-data-tables sends integers of up to 32 bits (so up to
+		// 4294967295) without the L (_parameter_filter_substitution), and
+		// Azurite 3.35.0 accepts them.
+		{"Age eq 2147483648", cmp("Age", Eq, i64(2147483648))},
+		{"Age eq -2147483649", cmp("Age", Eq, i64(-2147483649))},
+		{"Age eq 4294967295", cmp("Age", Eq, i64(4294967295))},
 		{"Age eq -5l", cmp("Age", Eq, i64(-5))},
 		{"D eq 1.5", cmp("D", Eq, dbl(1.5))},
 		{"D eq 2.0", cmp("D", Eq, dbl(2))},
@@ -117,9 +124,10 @@ func TestParseBad(t *testing.T) {
 		// evaluate to a single boolean value" (Azure/Azurite#1185).
 		{"5", 0, "single boolean value"},
 		{"'a'", 0, "single boolean value"},
+		{"  42L ", 2, "single boolean value"},
 		{"(5)", 2, "comparison operator"},
 		{"a eq 1 and 5", 12, "comparison operator"},
-		{"Age eq 2147483648", 7, "Edm.Int32 range"},
+		{"Age eq 9223372036854775808", 7, "Edm.Int64 range"},
 		{"Age eq 9223372036854775808L", 7, "Edm.Int64 range"},
 		{"Age eq 1.5L", 7, "L suffix"},
 		{"Age eq 1.5M", 7, "Edm.Decimal"},
