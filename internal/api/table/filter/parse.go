@@ -189,7 +189,7 @@ func (p *parser) parseAnd(depth int) (Expr, int, error) {
 	return left, h, nil
 }
 
-// parseUnary reads "not" unary, "(" or ")", or a comparison. Only this
+// parseUnary reads "not" unary, a group "(" or ")", or a comparison. Only this
 // function recurses, and each recursion is one level of depth.
 func (p *parser) parseUnary(depth int) (Expr, int, error) {
 	off := p.tok.pos
