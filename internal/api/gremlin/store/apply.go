@@ -50,10 +50,28 @@ func (s *Store) Apply(ctx context.Context, ms []graph.Mutation) (graph.StoreOp, 
 	if err != nil {
 		return a.result(), err
 	}
+	// A mutation is written once every write it needs has committed.
+	pending := make([]int, len(ms))
+	for _, g := range append(append([]*group(nil), groups...), later...) {
+		for _, w := range g.writes {
+			pending[w.mut]++
+		}
+	}
 	written := 0
-	done := make([]bool, len(ms))
+	for _, n := range pending {
+		if n == 0 {
+			written++ // a drop of what another mutation drops
+		}
+	}
+	committed := func(ws []write) {
+		for _, w := range ws {
+			if pending[w.mut]--; pending[w.mut] == 0 {
+				written++
+			}
+		}
+	}
 	fail := func(err error) (graph.StoreOp, error) {
-		if written == 0 && a.op.Count == 0 {
+		if a.wrote == 0 {
 			return a.result(), err
 		}
 		return a.result(), &graph.PartialWriteError{Written: written, Err: err}
@@ -62,18 +80,12 @@ func (s *Store) Apply(ctx context.Context, ms []graph.Mutation) (graph.StoreOp, 
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		if err := s.commit(a, g); err != nil {
+		if err := s.commit(a, g, committed); err != nil {
 			return fail(err)
-		}
-		for _, m := range g.muts {
-			if !done[m] {
-				done[m] = true
-				written++
-			}
 		}
 	}
 	for _, g := range later {
-		if err := s.commit(a, g); err != nil {
+		if err := s.commit(a, g, committed); err != nil {
 			return fail(fmt.Errorf("the dropped vertices' edges from other partitions were not all deleted: %w", err))
 		}
 	}
@@ -81,9 +93,8 @@ func (s *Store) Apply(ctx context.Context, ms []graph.Mutation) (graph.StoreOp, 
 }
 
 // plan checks and encodes the mutations and groups their writes by
-// logical partition. later holds the deletes of in-edges stored in
-// partitions that no mutation writes otherwise... or that do: they are
-// always applied after the mutations' own partitions.
+// logical partition. later holds the deletes of dropped vertices' in-edges
+// stored in other partitions, which are applied after every group.
 func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups, later []*group, err error) {
 	byKey := map[string]*group{}
 	laterByKey := map[string]*group{}
@@ -202,7 +213,7 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 }
 
 // commit writes a group: one atomic engine batch per MaxBatchOps writes.
-func (s *Store) commit(a *acct, g *group) error {
+func (s *Store) commit(a *acct, g *group, committed func([]write)) error {
 	k, err := keyOf(g.pk)
 	if err != nil {
 		return err
@@ -249,6 +260,7 @@ func (s *Store) commit(a *acct, g *group) error {
 		for i, r := range res {
 			w := ws[i]
 			a.op.Count++
+			a.wrote++
 			a.op.Size += len(w.body)
 			if w.kind == engine.OpDelete {
 				s.forget(w.key, w.id)
@@ -256,6 +268,7 @@ func (s *Store) commit(a *acct, g *group) error {
 				s.remember(w.key, w.id, r.Etag)
 			}
 		}
+		committed(ws)
 	}
 	return nil
 }

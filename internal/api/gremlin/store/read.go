@@ -54,7 +54,10 @@ func (c *collector) take(key, id, etag string) (bool, error) {
 // invalid one fails even when no element is tested.
 func checkHas(has []graph.Has) error {
 	for _, h := range has {
-		if _, err := matchP(h.P, nil); err != nil {
+		if h.T && h.Key != "id" && h.Key != "label" {
+			return fmt.Errorf("%w: T.%s is not a condition the store can test", ErrInvalid, h.Key)
+		}
+		if err := validateP(h.P, 0); err != nil {
 			return err
 		}
 	}
@@ -190,28 +193,31 @@ func (s *Store) queryVertices(ctx context.Context, a *acct, col *collector, q gr
 		if col.full() {
 			return nil
 		}
-		b := newSQL()
-		conds := []string{isVertexSQL}
-		if len(ids) > 0 {
-			c, ok := b.in("c.id", anys(ids))
-			if ok {
-				conds = append(conds, c)
-			}
-		}
-		if c, ok := b.in("c.label", anys(q.Labels)); ok {
-			conds = append(conds, c)
-		}
-		for _, h := range q.Has {
-			if c := s.vertexHas(b, h); c != "" {
-				conds = append(conds, c)
-			}
-		}
-		sql := "SELECT * FROM c WHERE " + strings.Join(conds, " AND ")
-		if err := s.runQuery(ctx, a, sql, b.params, scope, keep); err != nil {
+		sql, params := s.vertexSQL(q, ids)
+		if err := s.runQuery(ctx, a, sql, params, scope, keep); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// vertexSQL is the query of the vertices q selects, with ids as its ids
+// (a round of q.IDs).
+func (s *Store) vertexSQL(q graph.VertexQuery, ids []string) (string, map[string]any) {
+	b := newSQL()
+	conds := []string{isVertexSQL}
+	if c, ok := b.in("c.id", anys(ids)); ok {
+		conds = append(conds, c)
+	}
+	if c, ok := b.in("c.label", anys(q.Labels)); ok {
+		conds = append(conds, c)
+	}
+	for _, h := range q.Has {
+		if c := s.vertexHas(b, h); c != "" {
+			conds = append(conds, c)
+		}
+	}
+	return "SELECT * FROM c WHERE " + strings.Join(conds, " AND "), b.params
 }
 
 // Edges returns the edges q selects. Out edges are read in their source

@@ -125,6 +125,7 @@ type acct struct {
 	ranges map[string]bool
 	op     graph.StoreOp
 	index  []string
+	wrote  int // items written (Apply)
 }
 
 func newAcct() *acct { return &acct{ranges: map[string]bool{}} }
