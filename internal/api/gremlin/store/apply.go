@@ -50,6 +50,7 @@ func (s *Store) Apply(ctx context.Context, ms []graph.Mutation) (graph.StoreOp, 
 	if err != nil {
 		return a.result(), err
 	}
+	a.op.Count = 0 // Apply counts the items it writes, not the edges it read
 	// A mutation is written once every write it needs has committed.
 	pending := make([]int, len(ms))
 	for _, g := range append(append([]*group(nil), groups...), later...) {
@@ -130,6 +131,9 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 		return nil
 	}
 	edgeDeletes := 0
+	// The edges this Apply creates, which a later drop of one of their
+	// vertices must delete although no read finds them yet.
+	var added []*graph.Edge
 	for i, m := range ms {
 		var w write
 		w.mut = i
@@ -157,6 +161,7 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 			w.kind = engine.OpReplace
 			if m.Kind == graph.AddEdge {
 				w.kind = engine.OpCreate
+				added = append(added, m.Edge)
 			}
 		case graph.DropEdge:
 			if m.Edge == nil || m.Edge.ID == "" {
@@ -186,6 +191,11 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 				return nil, nil, fmt.Errorf("cannot find the edges of the vertex %q to drop: %w", m.Vertex.ID, err)
 			}
 			vkey, _ := keyText(pk)
+			for _, e := range added {
+				if end(e.Out, m.Vertex.ID, vkey) || end(e.In, m.Vertex.ID, vkey) {
+					es = append(es, e)
+				}
+			}
 			for _, e := range es {
 				if edgeDeletes++; edgeDeletes > s.opts.MaxElements {
 					return nil, nil, fmt.Errorf("%w: dropping the vertices deletes more than %d edges; drop fewer at once", ErrTooManyElements, s.opts.MaxElements)
@@ -210,6 +220,15 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 		add(w, byKey, &groups)
 	}
 	return groups, later, nil
+}
+
+// end reports whether r is the vertex of id and partition key text key.
+func end(r graph.Ref, id, key string) bool {
+	if r.ID != id {
+		return false
+	}
+	k, err := keyText(r.PartitionKey)
+	return err == nil && k == key
 }
 
 // commit writes a group: one atomic engine batch per MaxBatchOps writes.

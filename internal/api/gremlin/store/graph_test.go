@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -342,8 +343,9 @@ func TestDropVertexDropsItsEdges(t *testing.T) {
 	e.apply(t, addV(near)...)
 	e.apply(t, addE(edge("near-in", "to", near, hub))...)
 	op := e.apply(t, graph.Mutation{Kind: graph.DropVertex, Vertex: &graph.Vertex{ID: "hub", PartitionKey: "h"}})
-	// The vertex, its 2 out edges and 13 in edges.
-	if op.Charge <= 0 {
+	// The vertex, its 2 out edges and 13 in edges (12 from other
+	// partitions, on 4 partitions).
+	if op.Count != 16 || op.Charge <= 0 || op.Partitions != 4 {
 		t.Errorf("StoreOp %+v", op)
 	}
 	vs, _, err := e.s.Vertices(ctx, graph.VertexQuery{IDs: []string{"hub"}})
@@ -620,4 +622,189 @@ func TestMaxElements(t *testing.T) {
 	if vs, _, err := s.Vertices(context.Background(), graph.VertexQuery{Limit: 5}); err != nil || len(vs) != 5 {
 		t.Fatalf("limit 5: %d %v", len(vs), err)
 	}
+}
+
+func TestDropInTheSameApplyAsTheEdgesCreated(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := context.Background()
+	a, b, c := vertex("a", "x", "k1"), vertex("b", "x", "k2"), vertex("c", "x", "k3")
+	ms := addV(a, b, c)
+	ms = append(ms, addE(edge("ab", "l", a, b), edge("cb", "l", c, b), edge("bc", "l", b, c))...)
+	ms = append(ms, graph.Mutation{Kind: graph.DropVertex, Vertex: b})
+	op := e.apply(t, ms...)
+	// 3 vertices and 3 edges created, then b and its 3 edges deleted.
+	if op.Count != 10 {
+		t.Errorf("wrote %d items, want 10", op.Count)
+	}
+	es, _, err := e.s.Edges(ctx, graph.EdgeQuery{})
+	if err != nil || len(es) != 0 {
+		t.Fatalf("edges left: %v %v", ids(es), err)
+	}
+	vs, _, err := e.s.Vertices(ctx, graph.VertexQuery{})
+	if err != nil || !same(ids(vs), []string{"a", "c"}) {
+		t.Fatalf("vertices left: %v %v", ids(vs), err)
+	}
+}
+
+// TestAgainstModel runs random single writes against the store and a map
+// of the graph, and compares every read.
+func TestAgainstModel(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := context.Background()
+	type medge struct {
+		id, label string
+		out, in   vkey
+	}
+	verts := map[vkey]string{} // → label
+	edges := map[vkey]medge{}  // (out pk, edge id) → edge
+	rng := uint64(12345)
+	next := func(n int) int {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return int(rng % uint64(n))
+	}
+	pks := []string{"k0", "k1", "k2", "k3", "k4"}
+	done := map[graph.MutationKind]int{}
+	maxEdges := 0
+	defer func() {
+		t.Logf("writes by kind %v, at most %d edges", done, maxEdges)
+		// The walk must have done each kind of write, on a graph with edges.
+		if !t.Failed() && (done[graph.AddVertex] < 5 || done[graph.AddEdge] < 5 || done[graph.DropVertex] < 3 || done[graph.DropEdge] < 3 || maxEdges < 5) {
+			t.Errorf("the walk did too little: %v, at most %d edges", done, maxEdges)
+		}
+	}()
+	refOf := func(k vkey) graph.Ref { return graph.Ref{ID: k.id, Label: verts[k], PartitionKey: k.pk} }
+	for step := 0; step < 150; step++ {
+		var m graph.Mutation
+		var wantErr error
+		apply := func() {}
+		switch op := next(10); {
+		case op < 4 || len(verts) < 2:
+			k := vkey{pks[next(len(pks))], fmt.Sprint("v", next(12))}
+			label := fmt.Sprint("L", next(3))
+			m = graph.Mutation{Kind: graph.AddVertex, Vertex: vertex(k.id, label, k.pk)}
+			if _, ok := verts[k]; ok {
+				wantErr = engine.ErrConflict
+			} else {
+				apply = func() { verts[k] = label }
+			}
+		case op < 8:
+			keys := keysOf(verts)
+			out, in := keys[next(len(keys))], keys[next(len(keys))]
+			id := fmt.Sprint("e", next(30))
+			ed := &graph.Edge{ID: id, Label: fmt.Sprint("E", next(2)), Out: refOf(out), In: refOf(in), Properties: map[string]any{}}
+			m = graph.Mutation{Kind: graph.AddEdge, Edge: ed}
+			if _, ok := edges[vkey{out.pk, id}]; ok {
+				wantErr = engine.ErrConflict
+			} else if _, ok := verts[vkey{out.pk, id}]; ok {
+				wantErr = engine.ErrConflict // ids are shared by vertices and edges
+			} else {
+				apply = func() { edges[vkey{out.pk, id}] = medge{id, ed.Label, out, in} }
+			}
+		case op < 9:
+			keys := keysOf(verts)
+			k := keys[next(len(keys))]
+			m = graph.Mutation{Kind: graph.DropVertex, Vertex: &graph.Vertex{ID: k.id, PartitionKey: k.pk}}
+			apply = func() {
+				delete(verts, k)
+				for ek, x := range edges {
+					if x.out == k || x.in == k {
+						delete(edges, ek)
+					}
+				}
+			}
+		default:
+			if len(edges) == 0 {
+				continue
+			}
+			var eks []vkey
+			for ek := range edges {
+				eks = append(eks, ek)
+			}
+			sortVKeys(eks)
+			ek := eks[next(len(eks))]
+			x := edges[ek]
+			m = graph.Mutation{Kind: graph.DropEdge, Edge: &graph.Edge{ID: x.id, Out: refOf(x.out)}}
+			apply = func() { delete(edges, ek) }
+		}
+		if m.Kind == graph.AddVertex {
+			if _, ok := edges[vkey{m.Vertex.PartitionKey.(string), m.Vertex.ID}]; ok {
+				wantErr, apply = engine.ErrConflict, func() {}
+			}
+		}
+		_, err := e.s.Apply(ctx, []graph.Mutation{m})
+		if wantErr != nil {
+			if !errors.Is(err, wantErr) {
+				t.Fatalf("step %d %+v: got %v, want %v", step, m, err, wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		apply()
+		done[m.Kind]++
+		maxEdges = max(maxEdges, len(edges))
+		if step%10 != 9 {
+			continue
+		}
+		// Compare every read.
+		vs, _, err := e.s.Vertices(ctx, graph.VertexQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want []string
+		for _, v := range vs {
+			got = append(got, v.PartitionKey.(string)+"/"+v.ID+"/"+v.Label)
+		}
+		for k, l := range verts {
+			want = append(want, k.pk+"/"+k.id+"/"+l)
+		}
+		sortStrings(got)
+		sortStrings(want)
+		if !same(got, want) {
+			t.Fatalf("step %d: vertices %v, want %v", step, got, want)
+		}
+		for k := range verts {
+			for _, dir := range []graph.Direction{graph.Out, graph.In, graph.Both} {
+				es, _, err := e.s.Edges(ctx, graph.EdgeQuery{Vertices: []graph.Ref{refOf(k)}, Dir: dir})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want = nil, nil
+				for _, x := range es {
+					got = append(got, x.Out.PartitionKey.(string)+"/"+x.ID)
+				}
+				for ek, x := range edges {
+					if (dir != graph.In && x.out == k) || (dir != graph.Out && x.in == k) {
+						want = append(want, ek.pk+"/"+ek.id)
+					}
+				}
+				sortStrings(got)
+				sortStrings(want)
+				if !same(got, want) {
+					t.Fatalf("step %d: edges %v of %v: %v, want %v", step, dir, k, got, want)
+				}
+			}
+		}
+	}
+}
+
+// vkey names a vertex (or an edge) by partition key and id.
+type vkey struct{ pk, id string }
+
+func sortVKeys(ks []vkey) {
+	sort.Slice(ks, func(i, j int) bool {
+		return ks[i].pk < ks[j].pk || (ks[i].pk == ks[j].pk && ks[i].id < ks[j].id)
+	})
+}
+
+func keysOf(m map[vkey]string) []vkey {
+	out := make([]vkey, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sortVKeys(out)
+	return out
 }
