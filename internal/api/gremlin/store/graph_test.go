@@ -159,7 +159,7 @@ func TestHasPushDownEachPredicate(t *testing.T) {
 		// What the SQL alone selects, without the store's own test.
 		sql, params := e.s.vertexSQL(graph.VertexQuery{Has: has}, nil)
 		var sqlIDs []string
-		err = e.s.runQuery(ctx, newAcct(), sql, params, engine.QueryScope{}, func(row []byte) (bool, error) {
+		err = e.s.runQuery(ctx, newAcct(), sql, params, engine.QueryScope{}, nil, func(row []byte) (bool, error) {
 			var d struct{ ID string }
 			if err := json.Unmarshal(row, &d); err != nil {
 				return false, err
@@ -250,9 +250,17 @@ func TestFanout(t *testing.T) {
 	if err != nil || op.Partitions != 4 || op.Count != 20 || op.Charge <= 0 || op.Size <= 0 {
 		t.Errorf("unrouted query: %+v %v", op, err)
 	}
+	_, all, err := e.s.Vertices(ctx, graph.VertexQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	vs, op, err := e.s.Vertices(ctx, graph.VertexQuery{Limit: 3})
 	if err != nil || len(vs) != 3 || op.Count != 3 {
 		t.Errorf("limit 3: %d vertices, %+v %v", len(vs), op, err)
+	}
+	// A limit reads less than the whole container.
+	if op.Size >= all.Size || op.Charge >= all.Charge {
+		t.Errorf("limit 3 read %d bytes for %.2f RU; all 20 read %d bytes for %.2f RU", op.Size, op.Charge, all.Size, all.Charge)
 	}
 }
 
@@ -807,4 +815,27 @@ func keysOf(m map[vkey]string) []vkey {
 	}
 	sortVKeys(out)
 	return out
+}
+
+func TestOddPropertyKeys(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := context.Background()
+	keys := []string{`we"ird]key`, `back\\slash`, "ünï cödé", "with space", "a.b", "@p0", "'quote'"}
+	for i, k := range keys {
+		v := vertex(fmt.Sprint("v", i), "x", "k", k, int32(i))
+		e.apply(t, addV(v)...)
+		w := vertex(fmt.Sprint("w", i), "x", "k")
+		e.apply(t, addV(w)...)
+		e.apply(t, addE(edge(fmt.Sprint("e", i), "l", v, w, k, int32(i)))...)
+	}
+	for i, k := range keys {
+		vs, _, err := e.s.Vertices(ctx, graph.VertexQuery{Has: []graph.Has{{Key: k, P: p("eq", int32(i))}}})
+		if err != nil || !same(ids(vs), []string{fmt.Sprint("v", i)}) {
+			t.Errorf("vertex key %q: %v %v", k, ids(vs), err)
+		}
+		es, _, err := e.s.Edges(ctx, graph.EdgeQuery{Has: []graph.Has{{Key: k, P: p("within", int32(i), int32(100))}}})
+		if err != nil || !same(ids(es), []string{fmt.Sprint("e", i)}) {
+			t.Errorf("edge key %q: %v %v", k, ids(es), err)
+		}
+	}
 }

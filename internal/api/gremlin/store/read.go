@@ -77,6 +77,18 @@ func chunks[T any](ids []T, n int) [][]T {
 	return append(out, ids)
 }
 
+// setOf returns the set of ids, or nil for none.
+func setOf(ids []string) map[string]bool {
+	if len(ids) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
 func anys[T any](xs []T) []any {
 	out := make([]any, len(xs))
 	for i, x := range xs {
@@ -96,6 +108,7 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 		return nil, a.result(), err
 	}
 	col := s.newCollector(a, q.Limit)
+	idSet := setOf(q.IDs)
 	var out []*graph.Vertex
 	keep := func(doc []byte) (bool, error) {
 		st, err := s.decode(doc)
@@ -106,7 +119,7 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 		if v == nil {
 			return true, nil
 		}
-		if len(q.IDs) > 0 && !contains(q.IDs, v.ID) {
+		if idSet != nil && !idSet[v.ID] {
 			return true, nil
 		}
 		ok, err := vertexMatches(v, q.Labels, q.Has)
@@ -194,7 +207,7 @@ func (s *Store) queryVertices(ctx context.Context, a *acct, col *collector, q gr
 			return nil
 		}
 		sql, params := s.vertexSQL(q, ids)
-		if err := s.runQuery(ctx, a, sql, params, scope, keep); err != nil {
+		if err := s.runQuery(ctx, a, sql, params, scope, col, keep); err != nil {
 			return err
 		}
 	}
@@ -240,6 +253,7 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 		return nil, fmt.Errorf("%w: unknown edge direction %d", ErrInvalid, q.Dir)
 	}
 	col := s.newCollector(a, q.Limit)
+	idSet := setOf(q.IDs)
 	var out []*graph.Edge
 	// accept tests an edge read; side says which end must be one of the
 	// query's vertices.
@@ -278,7 +292,7 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 				return true, nil
 			}
 		}
-		if len(q.IDs) > 0 && !contains(q.IDs, e.ID) {
+		if idSet != nil && !idSet[e.ID] {
 			return true, nil
 		}
 		ok, err := edgeMatches(e, q.Labels, q.Has)
@@ -327,7 +341,7 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 					}
 				}
 				sql := "SELECT * FROM c WHERE " + strings.Join(conds, " AND ")
-				if err := s.runQuery(ctx, a, sql, b.params, scope, keep); err != nil {
+				if err := s.runQuery(ctx, a, sql, b.params, scope, col, keep); err != nil {
 					return err
 				}
 			}
