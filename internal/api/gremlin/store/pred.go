@@ -323,7 +323,7 @@ func intOf(v any) (int64, bool) {
 	case int:
 		return int64(x), true
 	case int8, int16, int32, int64:
-		return reflectInt(x), true
+		return signedInt(x), true
 	case uint8:
 		return int64(x), true
 	case uint16:

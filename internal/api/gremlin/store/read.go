@@ -255,18 +255,16 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 	col := s.newCollector(a, q.Limit)
 	idSet := setOf(q.IDs)
 	var out []*graph.Edge
-	// accept tests an edge read; side says which end must be one of the
-	// query's vertices.
-	var outSet, inSet map[string][]any // vertex id → partition keys (nil: any)
+	// ends holds the query's vertices: id → partition keys (nil: any).
+	var ends map[string][]any
 	if q.Vertices != nil {
-		outSet, inSet = map[string][]any{}, map[string][]any{}
+		ends = map[string][]any{}
 		for _, r := range q.Vertices {
-			outSet[r.ID] = append(outSet[r.ID], r.PartitionKey)
-			inSet[r.ID] = append(inSet[r.ID], r.PartitionKey)
+			ends[r.ID] = append(ends[r.ID], r.PartitionKey)
 		}
 	}
-	adjacent := func(set map[string][]any, id string, pk any) bool {
-		for _, want := range set[id] {
+	adjacent := func(id string, pk any) bool {
+		for _, want := range ends[id] {
 			if want == nil {
 				return true
 			}
@@ -286,8 +284,8 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 			return true, nil
 		}
 		if q.Vertices != nil {
-			isOut := q.Dir != graph.In && adjacent(outSet, e.Out.ID, e.Out.PartitionKey)
-			isIn := q.Dir != graph.Out && adjacent(inSet, e.In.ID, e.In.PartitionKey)
+			isOut := q.Dir != graph.In && adjacent(e.Out.ID, e.Out.PartitionKey)
+			isIn := q.Dir != graph.Out && adjacent(e.In.ID, e.In.PartitionKey)
 			if !isOut && !isIn {
 				return true, nil
 			}

@@ -106,7 +106,7 @@ func appendScalar(dst []byte, v any) ([]byte, error) {
 	case int:
 		return strconv.AppendInt(dst, int64(x), 10), nil
 	case int8, int16, int32, int64:
-		return strconv.AppendInt(dst, reflectInt(x), 10), nil
+		return strconv.AppendInt(dst, signedInt(x), 10), nil
 	case uint8, uint16, uint32:
 		f, _ := toFloat(x)
 		return strconv.AppendUint(dst, uint64(f), 10), nil
@@ -131,7 +131,7 @@ func appendScalar(dst []byte, v any) ([]byte, error) {
 	return nil, fmt.Errorf("%w: a property value must be a string, number or boolean, not %T", ErrInvalid, v)
 }
 
-func reflectInt(v any) int64 {
+func signedInt(v any) int64 {
 	switch x := v.(type) {
 	case int8:
 		return int64(x)
