@@ -12,19 +12,19 @@ type Action uint8
 // The operations. A batch is authorized operation by operation: the server
 // calls Allow for each sub-request with the grant of the outer request.
 const (
-	QueryTables           Action = iota + 1 // GET /Tables
-	CreateTable                             // POST /Tables
-	DeleteTable                             // DELETE /Tables('t')
-	QueryEntities                           // GET /t() and GET /t(PartitionKey=..,RowKey=..)
-	InsertEntity                            // POST /t
-	UpdateEntity                            // PUT or MERGE with If-Match: replace or merge an existing entity
-	UpsertEntity                            // PUT or MERGE without If-Match: insert-or-replace, insert-or-merge
-	DeleteEntity                            // DELETE /t(..)
-	GetTableACL                             // GET /t?comp=acl
-	SetTableACL                             // PUT /t?comp=acl
-	GetServiceProperties                    // GET /?restype=service&comp=properties
-	SetServiceProperties                    // PUT /?restype=service&comp=properties
-	GetServiceStats                         // GET /?restype=service&comp=stats
+	QueryTables          Action = iota + 1 // GET /Tables
+	CreateTable                            // POST /Tables
+	DeleteTable                            // DELETE /Tables('t')
+	QueryEntities                          // GET /t() and GET /t(PartitionKey=..,RowKey=..)
+	InsertEntity                           // POST /t
+	UpdateEntity                           // PUT or MERGE with If-Match: replace or merge an existing entity
+	UpsertEntity                           // PUT or MERGE without If-Match: insert-or-replace, insert-or-merge
+	DeleteEntity                           // DELETE /t(..)
+	GetTableACL                            // GET /t?comp=acl
+	SetTableACL                            // PUT /t?comp=acl
+	GetServiceProperties                   // GET /?restype=service&comp=properties
+	SetServiceProperties                   // PUT /?restype=service&comp=properties
+	GetServiceStats                        // GET /?restype=service&comp=stats
 )
 
 var actionNames = [...]string{
