@@ -407,3 +407,12 @@ func TestEntityAction(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeSigUnescapedPlus(t *testing.T) {
+	sig := "4EkOseFrMbWI85jM+3Y3w6aQR0kxXDznZCBkfugtOs0="
+	a, err1 := decodeSig(sig)
+	b, err2 := decodeSig(strings.ReplaceAll(sig, "+", " "))
+	if err1 != nil || err2 != nil || string(a) != string(b) {
+		t.Errorf("%v %v", err1, err2)
+	}
+}
