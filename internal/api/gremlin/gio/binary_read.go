@@ -484,7 +484,7 @@ func (r *binReader) instructions() ([]lang.Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]lang.Step, 0, n)
+	var steps []lang.Step
 	for i := 0; i < n; i++ {
 		name, err := r.str()
 		if err != nil {
@@ -497,7 +497,7 @@ func (r *binReader) instructions() ([]lang.Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		st := lang.Step{Name: name, Args: make([]lang.Value, 0, m)}
+		st := lang.Step{Name: name}
 		for j := 0; j < m; j++ {
 			v, err := r.value()
 			if err != nil {

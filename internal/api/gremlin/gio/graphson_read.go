@@ -466,7 +466,7 @@ func (c *jsonConv) bytecode(val any, depth int) (*lang.Traversal, error) {
 			if !ok || name == "" {
 				return nil, fmt.Errorf("g:Bytecode %s instruction has no name", k)
 			}
-			st := lang.Step{Name: name, Args: make([]lang.Value, 0, len(inst)-1)}
+			st := lang.Step{Name: name}
 			for j, a := range inst[1:] {
 				v, err := c.value(a, depth+1)
 				if err != nil {

@@ -106,7 +106,10 @@ func encodeJSONResponse(r *Response, typed bool) ([]byte, error) {
 	w.raw("[")
 	for i, v := range r.Result.Data {
 		w.comma(i)
-		if r.Result.Traversers && typed {
+		if r.Result.Traversers {
+			// Typed even in untyped output: gremlin-javascript's
+			// RemoteTraversal iterates Traverser objects (traversal.js),
+			// and its GraphSON2Reader reads g:Traverser and g:Int64.
 			w.raw(`{"@type":"g:Traverser","@value":{"bulk":{"@type":"g:Int64","@value":1},"value":`)
 			if err := w.value(v); err != nil {
 				return nil, err

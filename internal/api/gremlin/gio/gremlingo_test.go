@@ -1,85 +1,16 @@
 package gio_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"reflect"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
-	"github.com/gorilla/websocket"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/gio"
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
-
-// wsServer is a minimal Gremlin Server for the driver tests: it decodes
-// each binary frame with gio, records the request, and answers with the
-// responses answer returns, encoded with gio for the request's mime type.
-type wsServer struct {
-	t      *testing.T
-	srv    *httptest.Server
-	answer func(req *gio.Request) []*gio.Response
-
-	mu    sync.Mutex
-	reqs  []*gio.Request
-	mimes []string
-	errs  []error
-}
-
-func newWSServer(t *testing.T, answer func(req *gio.Request) []*gio.Response) *wsServer {
-	s := &wsServer{t: t, answer: answer}
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		for {
-			_, frame, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			mime, req, err := gio.DecodeFrame(frame)
-			s.mu.Lock()
-			s.mimes = append(s.mimes, mime)
-			if err != nil {
-				s.errs = append(s.errs, err)
-				s.mu.Unlock()
-				return
-			}
-			s.reqs = append(s.reqs, req)
-			s.mu.Unlock()
-			for _, resp := range s.answer(req) {
-				out, err := gio.EncodeResponse(mime, resp)
-				if err != nil {
-					s.mu.Lock()
-					s.errs = append(s.errs, err)
-					s.mu.Unlock()
-					return
-				}
-				if err := conn.WriteMessage(websocket.BinaryMessage, out); err != nil {
-					return
-				}
-			}
-		}
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *wsServer) url() string { return "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/gremlin" }
-
-func (s *wsServer) requests() ([]*gio.Request, []string, []error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*gio.Request(nil), s.reqs...), append([]string(nil), s.mimes...), append([]error(nil), s.errs...)
-}
 
 // The fixed graph the answers are made of.
 var (
@@ -130,8 +61,8 @@ func TestGremlinGoBytecode(t *testing.T) {
 		t.Fatalf("gremlin arg is %T", req.Args["gremlin"])
 	}
 	// gremlin-go writes a Go int as a GraphBinary Long (graphBinary.go getType).
-	want := &lang.Traversal{Source: []lang.Step{}, Steps: []lang.Step{
-		{Name: "V", Args: []lang.Value{}},
+	want := &lang.Traversal{Steps: []lang.Step{
+		{Name: "V"},
 		{Name: "has", Args: []lang.Value{"name", lang.P{Op: "gt", Args: []lang.Value{int64(3)}}}},
 		{Name: "out", Args: []lang.Value{"knows"}},
 	}}
@@ -209,11 +140,11 @@ func TestGremlinGoBytecodeNested(t *testing.T) {
 				lang.P{Op: "within", Args: []lang.Value{int32(1), int32(2)}},
 				lang.P{Op: "lt", Args: []lang.Value{int32(0)}},
 			}}}},
-			{Name: "where", Args: []lang.Value{&lang.Traversal{Source: []lang.Step{}, Anonymous: true, Steps: []lang.Step{
+			{Name: "where", Args: []lang.Value{&lang.Traversal{Anonymous: true, Steps: []lang.Step{
 				{Name: "out", Args: []lang.Value{"knows"}},
 				{Name: "has", Args: []lang.Value{"name", lang.P{Op: "startingWith", Args: []lang.Value{"j"}}}},
 			}}}},
-			{Name: "order", Args: []lang.Value{}},
+			{Name: "order"},
 			{Name: "by", Args: []lang.Value{"name", lang.Token{Type: "Order", Name: "desc"}}},
 			{Name: "property", Args: []lang.Value{lang.Token{Type: "Cardinality", Name: "list"}, "k", 1.5}},
 			{Name: "values", Args: []lang.Value{"name"}},
