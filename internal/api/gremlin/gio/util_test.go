@@ -1,7 +1,7 @@
 package gio_test
 
 import (
-		"fmt"
+	"fmt"
 	"math/big"
 	"reflect"
 	"sort"
