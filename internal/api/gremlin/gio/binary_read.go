@@ -599,7 +599,7 @@ func decodeBinaryRequest(body []byte, lim Limits) (req *Request, err error) {
 	if err != nil {
 		return fail(err)
 	}
-	if v != gbVersion {
+	if v&0x80 == 0 { // Gremlin Server checks only the high bit (RequestMessageSerializer)
 		return fail(fmt.Errorf("unsupported GraphBinary version byte 0x%02x", v))
 	}
 	idb, err := r.bytes(16)

@@ -296,8 +296,9 @@ func (w *binWriter) list(items []any) error {
 	return nil
 }
 
-// tree writes {length}{key_0}{subtree_0}...: each key fully qualified and
-// each subtree a fully qualified Tree.
+// tree writes {length}{key_0}{subtree_0}...: each key fully qualified,
+// each subtree a bare Tree value (no type code or flag), as TinkerPop's
+// TreeSerializer writes it (context.writeValue(subtree, buffer, false)).
 func (w *binWriter) tree(t *graph.Tree) error {
 	w.depth++
 	defer func() { w.depth-- }()
@@ -309,7 +310,6 @@ func (w *binWriter) tree(t *graph.Tree) error {
 		if err := w.value(e.Key); err != nil {
 			return err
 		}
-		w.head(gbTree)
 		child := e.Children
 		if child == nil {
 			child = &graph.Tree{}

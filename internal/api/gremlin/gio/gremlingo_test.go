@@ -1,7 +1,9 @@
 package gio_test
 
 import (
+	"encoding/base64"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,5 +252,84 @@ func TestGremlinGoScript(t *testing.T) {
 	}
 	if attrs := rs.GetStatusAttributes(); attrs["x-ms-request-charge"] != 3.5 {
 		t.Fatalf("status attributes %v", attrs)
+	}
+}
+
+// TestGremlinGoStatuses: an error status reaches the caller with its
+// message; 204 gives an empty result.
+func TestGremlinGoStatuses(t *testing.T) {
+	s := newWSServer(t, func(req *gio.Request) []*gio.Response {
+		sc, _ := req.Script()
+		if sc == "empty" {
+			return []*gio.Response{{RequestID: req.ID, Status: gio.Status{Code: gio.StatusNoContent}}}
+		}
+		return []*gio.Response{{RequestID: req.ID, Status: gio.Status{Code: gio.StatusScriptEvaluationError,
+			Message: "unknown step frobnicate", Attributes: map[string]any{"exceptions": []any{"GraphSyntaxException"}}}}}
+	})
+	client, err := gremlingo.NewClient(s.url(), quietClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	rs, err := client.Submit("g.V().frobnicate()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.All(); err == nil || !strings.Contains(err.Error(), "unknown step frobnicate") {
+		t.Fatalf("error %v, want the server's message", err)
+	}
+	rs, err = client.Submit("empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rs.All()
+	if err != nil || len(res) != 0 {
+		t.Fatalf("no content: %v %v", res, err)
+	}
+}
+
+// TestGremlinGoAuthentication runs the SASL PLAIN exchange: the server
+// challenges the first request with 407, gremlin-go answers with an
+// authentication request (its own id, args.sasl = base64("\x00user\x00pass"),
+// driver/request.go makeBasicAuthRequest), and the server then answers the
+// original request.
+func TestGremlinGoAuthentication(t *testing.T) {
+	var pending string
+	s := newWSServer(t, func(req *gio.Request) []*gio.Response {
+		if req.Op == "authentication" {
+			raw, err := base64.StdEncoding.DecodeString(req.String("sasl"))
+			if err != nil || string(raw) != "\x00/dbs/db/colls/graph\x00secret" {
+				return []*gio.Response{{RequestID: pending, Status: gio.Status{Code: gio.StatusUnauthorized, Message: "bad credentials"}}}
+			}
+			return []*gio.Response{{RequestID: pending, Status: gio.Status{Code: 200}, Result: gio.Result{Data: []graph.Value{int64(6)}}}}
+		}
+		pending = req.ID
+		return []*gio.Response{{RequestID: req.ID, Status: gio.Status{Code: gio.StatusAuthenticate}}}
+	})
+	client, err := gremlingo.NewClient(s.url(), func(st *gremlingo.ClientSettings) {
+		st.LogVerbosity = gremlingo.Off
+		st.AuthInfo = gremlingo.BasicAuthInfo("/dbs/db/colls/graph", "secret")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	rs, err := client.Submit("g.V().count()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rs.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("results %v", res)
+	}
+	if n, err := res[0].GetInt64(); err != nil || n != 6 {
+		t.Fatalf("count %v %v", n, err)
+	}
+	reqs, _, _ := s.requests()
+	if len(reqs) != 2 || reqs[1].Op != "authentication" || reqs[1].Processor != "traversal" {
+		t.Fatalf("requests %+v", reqs)
 	}
 }
