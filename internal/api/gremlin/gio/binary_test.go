@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/gio"
+	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
 
@@ -255,4 +256,45 @@ func bigDec(s string) *big.Float {
 		panic(err)
 	}
 	return f
+}
+
+// TestEncodeBinaryLayout checks the response bytes against the layouts of
+// graphbinary.asciidoc and TinkerPop's ResponseMessageSerializer: version,
+// nullable id, Int code, nullable String message, bare attribute and meta
+// Maps, then the fully qualified data List.
+func TestEncodeBinaryLayout(t *testing.T) {
+	tree := &graph.Tree{Entries: []graph.TreeEntry{{Key: "a", Children: &graph.Tree{Entries: []graph.TreeEntry{{Key: int32(1)}}}}}}
+	resp := &gio.Response{RequestID: "123e4567-e89b-12d3-a456-426614174000", Status: gio.Status{Code: 206, Message: "ok",
+		Attributes: map[string]any{"k": int64(1)}},
+		Result: gio.Result{Data: []graph.Value{tree, &graph.BulkSet{Items: []any{"x"}, Bulks: []int64{3}},
+			lang.Token{Type: "Direction", Name: "OUT"}, big.NewInt(-129), lang.Set{"s"}}, Traversers: true}}
+	out, err := gio.EncodeResponse(gio.MimeGraphBinary, resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trav := func(v gb) gb { return append(gb{}.fq(0x21).i64(1), v...) }
+	want := gb{0x81, 0x00}.u8(testID...).i32(206).u8(0x00).str("ok").
+		i32(1).fqStr("k").fq(0x02).i64(1). // attributes
+		i32(0).                            // meta
+		fq(0x09).i32(5)
+	// Tree: {length}{key}{subtree}, subtrees bare (TreeSerializer.writeValue).
+	want = append(want, trav(gb{}.fq(0x2b).i32(1).fqStr("a").i32(1).fqInt(1).i32(0))...)
+	// BulkSet: {length}{value}{bulk Long}.
+	want = append(want, trav(gb{}.fq(0x2a).i32(1).fqStr("x").i64(3))...)
+	// Enums: the name as a fully qualified String.
+	want = append(want, trav(gb{}.fq(0x18).fqStr("OUT"))...)
+	// BigInteger: two's complement, big-endian: -129 = 0xff7f.
+	want = append(want, trav(gb{}.fq(0x23).i32(2).u8(0xff, 0x7f))...)
+	want = append(want, trav(gb{}.fq(0x0b).i32(1).fqStr("s"))...)
+	if string(out) != string(want) {
+		t.Fatalf("got  % x\nwant % x", out, []byte(want))
+	}
+	// No request id: the nullable UUID's null flag alone.
+	out, err = gio.EncodeResponse(gio.MimeGraphBinary, &gio.Response{Status: gio.Status{Code: 498}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gb{0x81, 0x01}).i32(498).u8(0x00).str("").i32(0).i32(0).fq(0x09).i32(0); string(out) != string(want) {
+		t.Fatalf("got  % x\nwant % x", out, []byte(want))
+	}
 }
