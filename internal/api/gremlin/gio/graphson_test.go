@@ -316,6 +316,8 @@ func TestEncodeErrors(t *testing.T) {
 	}
 	cyclic := &graph.Map{}
 	cyclic.Entries = []graph.Entry{{Key: "self", Value: cyclic}}
+	selfKeyed := &graph.Map{}
+	selfKeyed.Entries = []graph.Entry{{Key: selfKeyed, Value: 1}}
 	bad := []struct {
 		name string
 		r    *gio.Response
@@ -325,6 +327,7 @@ func TestEncodeErrors(t *testing.T) {
 		{"bad uuid value", &gio.Response{Result: gio.Result{Data: []graph.Value{lang.UUID("x")}}}},
 		{"too deep", &gio.Response{Result: gio.Result{Data: []graph.Value{deep}}}},
 		{"cyclic", &gio.Response{Result: gio.Result{Data: []graph.Value{cyclic}}}},
+		{"self-keyed", &gio.Response{Result: gio.Result{Data: []graph.Value{selfKeyed}}}},
 		{"bulk mismatch", &gio.Response{Result: gio.Result{Data: []graph.Value{&graph.BulkSet{Items: []any{1}}}}}},
 		{"bad attribute", &gio.Response{Status: gio.Status{Attributes: map[string]any{"x": make(chan int)}}}},
 	}
@@ -338,6 +341,11 @@ func TestEncodeErrors(t *testing.T) {
 	if _, err := gio.EncodeResponse(gio.MimeGraphSONv2, &gio.Response{Result: gio.Result{Data: []graph.Value{
 		&graph.BulkSet{Items: []any{"a"}, Bulks: []int64{1 << 40}}}}}); err == nil {
 		t.Error("a bulk set of 2^40 values expanded")
+	}
+	inner := &graph.BulkSet{Items: []any{"a"}, Bulks: []int64{1 << 19}}
+	if _, err := gio.EncodeResponse(gio.MimeGraphSONv2, &gio.Response{Result: gio.Result{Data: []graph.Value{
+		&graph.BulkSet{Items: []any{inner}, Bulks: []int64{4}}}}}); err == nil {
+		t.Error("nested bulk sets expanded to 2^21 values")
 	}
 	if _, err := gio.EncodeResponse("text/plain", &gio.Response{}); !errors.Is(err, gio.ErrUnsupportedMime) {
 		t.Errorf("unknown mime: %v", err)

@@ -12,13 +12,16 @@ import (
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
 
-// maxBulkExpansion caps the list an untyped BulkSet expands into.
+// maxBulkExpansion caps the values untyped BulkSets expand into, over a
+// whole response (nested bulk sets multiply).
 const maxBulkExpansion = 1 << 20
 
 type jsonWriter struct {
 	b     []byte
 	typed bool // GraphSON 3.0 type wrappers; false: Cosmos's untyped JSON
 	depth int
+	// expanded counts the values written for untyped BulkSets.
+	expanded *int64
 }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
@@ -358,7 +361,7 @@ func (w *jsonWriter) mapEntries(entries []lang.MapEntry) error {
 	w.raw("{")
 	for i, e := range entries {
 		w.comma(i)
-		k, err := cosmosKey(e.Key)
+		k, err := w.cosmosKey(e.Key)
 		if err != nil {
 			return err
 		}
@@ -376,7 +379,7 @@ func (w *jsonWriter) mapEntries(entries []lang.MapEntry) error {
 // which Cosmos's responses follow) a graph element key is written as its
 // id, an enum (T.id, T.label in valueMap(true)) as its name, and any other
 // key as its text.
-func cosmosKey(k any) (string, error) {
+func (w *jsonWriter) cosmosKey(k any) (string, error) {
 	switch x := k.(type) {
 	case nil:
 		return "null", nil
@@ -409,7 +412,7 @@ func cosmosKey(k any) (string, error) {
 	case *graph.Property:
 		return x.Key, nil
 	}
-	sub := &jsonWriter{}
+	sub := &jsonWriter{depth: w.depth, expanded: w.expanded} // keeps the bounds across keys
 	if err := sub.value(k); err != nil {
 		return "", err
 	}
@@ -584,15 +587,17 @@ func (w *jsonWriter) bulkSet(b *graph.BulkSet) error {
 		w.raw("]}")
 		return nil
 	}
-	var total int64
+	if w.expanded == nil {
+		w.expanded = new(int64)
+	}
 	for _, n := range b.Bulks {
 		if n < 0 {
 			return fmt.Errorf("negative bulk %d", n)
 		}
-		total += n
-		if total > maxBulkExpansion {
-			return fmt.Errorf("bulk set expands to more than %d values", maxBulkExpansion)
+		if n > maxBulkExpansion || *w.expanded+n > maxBulkExpansion {
+			return fmt.Errorf("bulk sets expand to more than %d values", maxBulkExpansion)
 		}
+		*w.expanded += n
 	}
 	w.raw("[")
 	n := 0
@@ -626,7 +631,7 @@ func (w *jsonWriter) tree(t *graph.Tree) error {
 	for i, e := range t.Entries {
 		w.comma(i)
 		if !w.typed {
-			k, err := cosmosKey(e.Key)
+			k, err := w.cosmosKey(e.Key)
 			if err != nil {
 				return err
 			}
