@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -470,7 +471,7 @@ func (r *binReader) bare(code byte) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s enum value is %T, not a string", name, v)
 		}
-		return lang.Token{Type: name, Name: s}, nil
+		return canonicalToken(name, s), nil
 	}
 	if code == gbLambda {
 		return nil, errors.New("lambdas are not supported")
@@ -763,4 +764,32 @@ func dedupSet(items []any) lang.Set {
 		out = append(out, it)
 	}
 	return out
+}
+
+// canonicalToken maps the aliases drivers may send to the names the lang
+// parser gives the same constants: Order incr/decr (pre-3.5) are asc/desc,
+// Direction from/to are OUT/IN and directions are upper case, GType names
+// are upper case.
+func canonicalToken(typ, name string) lang.Token {
+	switch typ {
+	case "Order":
+		switch name {
+		case "incr":
+			name = "asc"
+		case "decr":
+			name = "desc"
+		}
+	case "Direction":
+		switch name {
+		case "from":
+			name = "OUT"
+		case "to":
+			name = "IN"
+		default:
+			name = strings.ToUpper(name)
+		}
+	case "GType":
+		name = strings.ToUpper(name)
+	}
+	return lang.Token{Type: typ, Name: name}
 }

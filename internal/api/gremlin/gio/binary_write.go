@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"sort"
 	"time"
 
@@ -281,6 +282,10 @@ func (w *binWriter) value(v any) error {
 		w.head(gbTree)
 		return w.tree(x)
 	default:
+		if l, ok := asList(v); ok {
+			w.head(gbList)
+			return w.list(l)
+		}
 		return fmt.Errorf("cannot serialize a %T as GraphBinary", v)
 	}
 	return nil
@@ -465,4 +470,19 @@ func (w *binWriter) edge(e *graph.Edge) error {
 		w.null()
 	}
 	return nil
+}
+
+// asList converts a slice of another element type ([]*graph.Vertex,
+// []int64, ...) to []any, so that the encoders accept what the evaluator
+// may build; byte slices are not lists.
+func asList(v any) ([]any, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice || rv.Type().Elem().Kind() == reflect.Uint8 {
+		return nil, false
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, true
 }

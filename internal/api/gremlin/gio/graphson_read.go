@@ -276,7 +276,7 @@ func (c *jsonConv) typed(t string, val any, depth int) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s value is not a string", t)
 		}
-		return lang.Token{Type: name, Name: s}, nil
+		return canonicalToken(name, s), nil
 	}
 	switch t {
 	case "g:Int32", "g:Int16", "gx:Int16", "gx:Byte", "g:Byte":

@@ -79,6 +79,9 @@ func TestGraphSONRequestValues(t *testing.T) {
 		{"T", `{"@type":"g:T","@value":"label"}`, lang.Token{Type: "T", Name: "label"}},
 		{"Column", `{"@type":"g:Column","@value":"keys"}`, lang.Token{Type: "Column", Name: "keys"}},
 		{"Pop", `{"@type":"g:Pop","@value":"last"}`, lang.Token{Type: "Pop", Name: "last"}},
+		{"Order decr", `{"@type":"g:Order","@value":"decr"}`, lang.Token{Type: "Order", Name: "desc"}},
+		{"Direction from", `{"@type":"g:Direction","@value":"from"}`, lang.Token{Type: "Direction", Name: "OUT"}},
+		{"Direction lower", `{"@type":"g:Direction","@value":"both"}`, lang.Token{Type: "Direction", Name: "BOTH"}},
 		{"Operator", `{"@type":"g:Operator","@value":"sum"}`, lang.Token{Type: "Operator", Name: "sum"}},
 		{"Direction", `{"@type":"g:Direction","@value":"IN"}`, lang.Token{Type: "Direction", Name: "IN"}},
 		{"Barrier", `{"@type":"g:Barrier","@value":"normSack"}`, lang.Token{Type: "Barrier", Name: "normSack"}},
@@ -270,7 +273,7 @@ func TestEncodeGraphSON3(t *testing.T) {
 			&graph.BulkSet{Items: []any{"marko", "josh"}, Bulks: []int64{1, 2}},
 			tree,
 			&graph.Map{Entries: []graph.Entry{{Key: lang.Token{Type: "T", Name: "label"}, Value: "x"}}},
-			lang.Set{"a"}, someUUID, time.UnixMilli(1481750076295), int64(7), 1.5, float32(2)},
+			lang.Set{"a"}, someUUID, time.UnixMilli(1481750076295), int64(7), 1.5, float32(2), []int64{1}},
 			Meta: map[string]any{}}}
 	out, err := gio.EncodeResponse(gio.MimeGraphSONv3, resp)
 	if err != nil {
@@ -293,7 +296,8 @@ func TestEncodeGraphSON3(t *testing.T) {
 	 {"@type":"g:Date","@value":1481750076295},
 	 {"@type":"g:Int64","@value":7},
 	 {"@type":"g:Double","@value":1.5},
-	 {"@type":"g:Float","@value":2}
+	 {"@type":"g:Float","@value":2},
+	 {"@type":"g:List","@value":[{"@type":"g:Int64","@value":1}]}
 	]},"meta":{"@type":"g:Map","@value":[]}}}`)
 
 	resp = &gio.Response{RequestID: "41d2e28a-20a4-4ab0-b379-d810dede3786", Status: gio.Status{Code: 200},

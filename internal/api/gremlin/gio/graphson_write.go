@@ -322,6 +322,14 @@ func (w *jsonWriter) value(v any) error {
 		}
 		return w.tree(x)
 	default:
+		if l, ok := asList(v); ok {
+			w.open("g:List")
+			if err := w.list(l); err != nil {
+				return err
+			}
+			w.close()
+			return nil
+		}
 		return fmt.Errorf("cannot serialize a %T as GraphSON", v)
 	}
 	return nil
