@@ -278,13 +278,26 @@ func TestGremlinGoStatuses(t *testing.T) {
 	if _, err := rs.All(); err == nil || !strings.Contains(err.Error(), "unknown step frobnicate") {
 		t.Fatalf("error %v, want the server's message", err)
 	}
-	rs, err = client.Submit("empty")
+	opts := new(gremlingo.RequestOptionsBuilder).SetBatchSize(10).SetEvaluationTimeout(1500).
+		SetUserAgent("parsec-test").AddBinding("when", time.Date(2024, 2, 29, 1, 2, 3, 0, time.UTC)).Create()
+	rs, err = client.SubmitWithOptions("empty", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := rs.All()
 	if err != nil || len(res) != 0 {
 		t.Fatalf("no content: %v %v", res, err)
+	}
+	reqs, _, _ := s.requests()
+	last := reqs[len(reqs)-1]
+	bs, ok1, _ := last.Int("batchSize")
+	et, ok2, _ := last.Int("evaluationTimeout")
+	if bs != 10 || et != 1500 || !ok1 || !ok2 || last.String("userAgent") != "parsec-test" {
+		t.Fatalf("options %v", last.Args)
+	}
+	// gremlin-go writes a time.Time as an OffsetDateTime (graphBinary.go getType).
+	if w, ok := last.Bindings()["when"].(time.Time); !ok || !w.Equal(time.Date(2024, 2, 29, 1, 2, 3, 0, time.UTC)) {
+		t.Fatalf("time binding %#v", last.Bindings()["when"])
 	}
 }
 
