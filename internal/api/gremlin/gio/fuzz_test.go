@@ -13,7 +13,7 @@ import (
 // frame splitter: they must return a request or a *DecodeError, never
 // panic, and a decoded request has a canonical id.
 func FuzzDecodeRequest(f *testing.F) {
-	frames, _ := filepath.Glob(filepath.Join("testdata", "jsframes", "*.bin"))
+	frames, _ := filepath.Glob(filepath.Join("testdata", "jsframes", "*", "*.bin"))
 	for _, p := range frames {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)

@@ -309,6 +309,18 @@ func (c *jsonConv) typed(t string, val any, depth int) (any, error) {
 			return nil, err
 		}
 		return time.UnixMilli(ms).UTC(), nil
+	case "gx:OffsetDateTime", "gx:Instant":
+		// gremlin-javascript 3.8 writes a Date this way, as
+		// Date.toISOString() (type-serializers.js OffsetDateTimeSerializer).
+		s, ok := val.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s value is not a string", t)
+		}
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s value %q: %w", t, truncate(s), err)
+		}
+		return tm, nil
 	case "gx:BigInteger":
 		var s string
 		switch x := val.(type) {

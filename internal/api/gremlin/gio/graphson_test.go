@@ -64,6 +64,9 @@ func TestGraphSONRequestValues(t *testing.T) {
 		{"UUID", `{"@type":"g:UUID","@value":"41D2E28A-20A4-4AB0-B379-D810DEDE3786"}`, lang.UUID("41d2e28a-20a4-4ab0-b379-d810dede3786")},
 		{"Date", `{"@type":"g:Date","@value":1481750076295}`, time.UnixMilli(1481750076295)},
 		{"Timestamp", `{"@type":"g:Timestamp","@value":1481750076295}`, time.UnixMilli(1481750076295)},
+		{"OffsetDateTime", `{"@type":"gx:OffsetDateTime","@value":"2023-11-14T22:13:20.123Z"}`, time.UnixMilli(1700000000123)},
+		{"OffsetDateTime with offset", `{"@type":"gx:OffsetDateTime","@value":"2007-12-03T10:15:30+01:00"}`,
+			time.Date(2007, 12, 3, 9, 15, 30, 0, time.UTC)},
 		{"BigInteger", `{"@type":"gx:BigInteger","@value":123456789987654321123456789987654321}`, func() any {
 			b, _ := new(big.Int).SetString("123456789987654321123456789987654321", 10)
 			return b
@@ -167,6 +170,7 @@ func TestGraphSONRequestErrors(t *testing.T) {
 		{"strategy", `{` + id + `,"op":"eval","args":{"x":{"@type":"g:PartitionStrategy","@value":{}}}}`, "g:PartitionStrategy", true},
 		{"Int32 overflow", `{` + id + `,"op":"eval","args":{"x":{"@type":"g:Int32","@value":3000000000}}}`, "range", true},
 		{"Int32 fraction", `{` + id + `,"op":"eval","args":{"x":{"@type":"g:Int32","@value":1.5}}}`, "integer", true},
+		{"OffsetDateTime bad", `{` + id + `,"op":"eval","args":{"x":{"@type":"gx:OffsetDateTime","@value":"yesterday"}}}`, "yesterday", true},
 		{"UUID bad", `{` + id + `,"op":"eval","args":{"x":{"@type":"g:UUID","@value":"zz"}}}`, "invalid UUID", true},
 		{"Map odd", `{` + id + `,"op":"eval","args":{"x":{"@type":"g:Map","@value":[1]}}}`, "g:Map", true},
 		{"extra members", `{` + id + `,"op":"eval","args":{"x":{"@type":"g:Int32","@value":1,"y":2}}}`, "besides", true},
