@@ -245,8 +245,17 @@ func TestSplitMime(t *testing.T) {
 			t.Fatalf("frame %q accepted", bad)
 		}
 	}
-	if f := gio.FormatOf("Application/Vnd.Gremlin-V3.0+JSON; types=true"); f != gio.FormatGraphSONv3 {
-		t.Fatalf("format %v", f)
+	for mime, want := range map[string]gio.Format{
+		"Application/Vnd.Gremlin-V3.0+JSON; types=true": gio.FormatGraphSONv3,
+		"application/vnd.gremlin-v3.0+json;types=false": gio.FormatGraphSONv2,
+		"application/json":                         gio.FormatGraphSONv2,
+		"application/vnd.graphbinary-v1.0":         gio.FormatGraphBinary,
+		"application/vnd.graphbinary-v1.0-stringd": gio.FormatUnknown,
+		"text/plain":                               gio.FormatUnknown,
+	} {
+		if f := gio.FormatOf(mime); f != want {
+			t.Errorf("FormatOf(%q) = %v, want %v", mime, f, want)
+		}
 	}
 }
 
