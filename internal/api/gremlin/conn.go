@@ -275,19 +275,26 @@ func (c *conn) dispatch(mime string, req *Request) {
 	db, coll, readOnly := c.db, c.coll, c.readOnly
 	c.handlers.Add(1)
 	c.mu.Unlock()
-	go func() {
-		defer func() {
+	var once sync.Once
+	// release ends the request's count in flight just before its last
+	// frame is written, so that a client that waits for an answer before
+	// sending its next request never finds the connection full.
+	release := func() {
+		once.Do(func() {
 			c.mu.Lock()
 			c.inFlight--
 			c.mu.Unlock()
-			c.handlers.Done()
-		}()
-		c.run(mime, req, db, coll, readOnly)
+		})
+	}
+	go func() {
+		defer c.handlers.Done()
+		defer release()
+		c.run(mime, req, db, coll, readOnly, release)
 	}()
 }
 
 // run evaluates one request and sends its answers.
-func (c *conn) run(mime string, req *Request, db, coll string, readOnly bool) {
+func (c *conn) run(mime string, req *Request, db, coll string, readOnly bool, release func()) {
 	start := c.s.cfg.Now()
 	activity := activityid.New()
 	var ms *meteredStore
@@ -299,7 +306,7 @@ func (c *conn) run(mime string, req *Request, db, coll string, readOnly bool) {
 				charge, _ = ms.totals()
 			}
 			f := fail(StatusServerError, statusCosmosInternal, "internal error serving the request (activity id %s): %v", activity, r)
-			c.replyActivity(mime, &Response{RequestID: req.ID}, f, charge, c.s.cfg.Now().Sub(start), activity)
+			c.replyActivity(mime, &Response{RequestID: req.ID}, f, charge, c.s.cfg.Now().Sub(start), activity, release)
 		}
 	}()
 	results, ms, err := c.evaluate(req, db, coll, readOnly)
@@ -308,10 +315,10 @@ func (c *conn) run(mime string, req *Request, db, coll string, readOnly bool) {
 		charge, _ = ms.totals()
 	}
 	if err != nil {
-		c.replyActivity(mime, &Response{RequestID: req.ID}, err, charge, c.s.cfg.Now().Sub(start), activity)
+		c.replyActivity(mime, &Response{RequestID: req.ID}, err, charge, c.s.cfg.Now().Sub(start), activity, release)
 		return
 	}
-	c.sendResults(mime, req, results, charge, start, activity)
+	c.sendResults(mime, req, results, charge, start, activity, release)
 }
 
 // evaluate parses (or takes) the traversal, opens the graph store and runs
@@ -360,13 +367,14 @@ func (c *conn) evaluate(req *Request, db, coll string, readOnly bool) ([]graph.V
 // request's charge is counted in the first batch's x-ms-request-charge
 // (the traversal ran before it); x-ms-total-request-charge carries it on
 // every batch.
-func (c *conn) sendResults(mime string, req *Request, results []graph.Value, charge float64, start time.Time, activity string) {
+func (c *conn) sendResults(mime string, req *Request, results []graph.Value, charge float64, start time.Time, activity string, release func()) {
 	bs := c.s.cfg.BatchSize
 	if req.BatchSize > 0 {
 		bs = min(req.BatchSize, MaxBatchSize)
 	}
 	if len(results) == 0 {
 		total := c.s.cfg.Now().Sub(start)
+		release()
 		c.send(mime, &Response{RequestID: req.ID, Code: StatusNoContent, Traversers: req.Op == "bytecode",
 			Attributes: c.attributes(activity, charge, charge, total, total, StatusSuccess)})
 		return
@@ -386,6 +394,9 @@ func (c *conn) sendResults(mime string, req *Request, results []graph.Value, cha
 		r := &Response{RequestID: req.ID, Code: code, Data: results[i:end], Traversers: req.Op == "bytecode",
 			Attributes: c.attributes(activity, batchCharge, charge, now.Sub(last), now.Sub(start), StatusSuccess)}
 		last = now
+		if code == StatusSuccess {
+			release()
+		}
 		if !c.send(mime, r) {
 			return
 		}
@@ -410,10 +421,12 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // reply answers a request with an error.
 func (c *conn) reply(mime string, r *Response, err error, charge float64, elapsed time.Duration) {
-	c.replyActivity(mime, r, err, charge, elapsed, activityid.New())
+	c.replyActivity(mime, r, err, charge, elapsed, activityid.New(), nil)
 }
 
-func (c *conn) replyActivity(mime string, r *Response, err error, charge float64, elapsed time.Duration, activity string) {
+// replyActivity answers a request with an error under its activity id;
+// release, if not nil, is called before the frame is written.
+func (c *conn) replyActivity(mime string, r *Response, err error, charge float64, elapsed time.Duration, activity string, release func()) {
 	f := classify(err)
 	r.Code, r.Message, r.Data = f.code, f.message, nil
 	r.Attributes = c.attributes(activity, charge, charge, elapsed, elapsed, f.cosmos)
@@ -422,6 +435,9 @@ func (c *conn) replyActivity(mime string, r *Response, err error, charge float64
 	}
 	if f.cosmos == statusCosmosThrottled {
 		r.Attributes[AttrRetryAfter] = timeSpan(f.retryAfter)
+	}
+	if release != nil {
+		release()
 	}
 	c.send(mime, r)
 }
