@@ -45,8 +45,9 @@ const (
 	DefaultHandshakeTimeout = 10 * time.Second
 )
 
-// Config configures a Gremlin server. Zero values take the defaults;
-// Engine, PrimaryKey, Codec, Evaluator and OpenStore are required.
+// Config configures a Gremlin server. Zero values take the defaults
+// (Codec: WireCodec); Engine, PrimaryKey, Evaluator and OpenStore are
+// required.
 type Config struct {
 	Engine *engine.Engine
 	// PrimaryKey and ReadOnlyKey are the account keys (decoded). A client
@@ -102,6 +103,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Codec == nil {
+		c.Codec = WireCodec{}
 	}
 	if c.Logf == nil {
 		c.Logf = log.Printf
