@@ -20,18 +20,20 @@ const (
 	tString         // a quoted string; text holds the decoded value
 	tNumber         // a numeric literal; val holds its Value
 	tPunct          // one of ( ) [ ] { } , . : ; =
+	tError          // the text could not be lexed; err says why
 )
 
 type token struct {
 	kind      tokKind
 	text      string // identifier name, decoded string, punctuation, or the number as written
 	val       Value  // numbers only
+	err       error  // tError only
 	line, col int    // 1-based; col counts characters
 }
 
 func (t token) describe() string {
 	switch t.kind {
-	case tEOF:
+	case tEOF, tError:
 		return "end of script"
 	case tIdent:
 		return fmt.Sprintf("identifier %s", t.text)
@@ -53,7 +55,10 @@ func truncate(s string, n int) string {
 }
 
 // lexer turns a script into tokens. The script's length is bounded by
-// Limits.ScriptBytes before lexing, so the token slice is bounded too.
+// Limits.ScriptBytes before lexing, so the token slice is bounded too. Text
+// that cannot be lexed ends the slice with a tError token rather than failing
+// at once, so that the parser reports the first error in script order (a
+// closure's '{' before the '==' inside it).
 type lexer struct {
 	src       string
 	pos       int
@@ -61,19 +66,21 @@ type lexer struct {
 	toks      []token
 }
 
-func lex(src string) ([]token, error) {
+func lex(src string) []token {
 	lx := &lexer{src: src, line: 1, col: 1}
 	for {
-		if err := lx.skipSpace(); err != nil {
-			return nil, err
+		err := lx.skipSpace()
+		if err == nil && lx.pos >= len(lx.src) {
+			return append(lx.toks, token{kind: tEOF, line: lx.line, col: lx.col})
 		}
-		if lx.pos >= len(lx.src) {
-			lx.toks = append(lx.toks, token{kind: tEOF, line: lx.line, col: lx.col})
-			return lx.toks, nil
+		if err == nil {
+			line, col := lx.line, lx.col
+			if err = lx.next(); err == nil {
+				continue
+			}
+			lx.line, lx.col = line, col
 		}
-		if err := lx.next(); err != nil {
-			return nil, err
-		}
+		return append(lx.toks, token{kind: tError, err: err, line: lx.line, col: lx.col})
 	}
 }
 

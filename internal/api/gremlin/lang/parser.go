@@ -24,11 +24,7 @@ func Parse(script string, bindings map[string]any, limits Limits) (*Traversal, e
 	if len(script) > limits.ScriptBytes {
 		return nil, &LimitError{Name: LimitScriptLength, Max: limits.ScriptBytes, Value: len(script)}
 	}
-	toks, err := lex(script)
-	if err != nil {
-		return nil, err
-	}
-	p := &parser{toks: toks, bindings: bindings, limits: limits}
+	p := &parser{toks: lex(script), bindings: bindings, limits: limits}
 	t, err := p.parseScript()
 	if err != nil {
 		return nil, err
@@ -57,7 +53,7 @@ func (p *parser) peekN(n int) token {
 
 func (p *parser) advance() token {
 	t := p.toks[p.i]
-	if t.kind != tEOF {
+	if t.kind != tEOF && t.kind != tError {
 		p.i++
 	}
 	return t
@@ -73,7 +69,12 @@ func (p *parser) isPunctAt(n int, s string) bool {
 	return t.kind == tPunct && t.text == s
 }
 
+// errAt reports a syntax error at t; at a token the lexer could not read,
+// the lexer's error.
 func (p *parser) errAt(t token, format string, args ...any) error {
+	if t.kind == tError {
+		return t.err
+	}
 	return &SyntaxError{Line: t.line, Column: t.col, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -168,6 +169,9 @@ func (p *parser) parseRoot() (*Traversal, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.isPunct("{") {
+			return nil, p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", name)
+		}
 		step := Step{Name: name, Args: args}
 		switch {
 		case !started && strings.HasPrefix(name, "with"):
@@ -223,6 +227,9 @@ func (p *parser) parseChain(tr *Traversal) error {
 		args, err := p.parseArgs(nameTok)
 		if err != nil {
 			return err
+		}
+		if p.isPunct("{") {
+			return p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", nameTok.text)
 		}
 		tr.Steps = append(tr.Steps, Step{Name: nameTok.text, Args: args})
 	}
@@ -286,6 +293,15 @@ func (p *parser) parseStrategyArgs(nameTok token) ([]Value, error) {
 			return nil, err
 		}
 		s := Strategy{Name: cls.text}
+		if !hasNew && p.isPunct(".") && nameTok.text == "withStrategies" {
+			cfg, err := p.parseStrategyBuilder(cls)
+			if err != nil {
+				return nil, err
+			}
+			s.Config = cfg
+			args = append(args, s)
+			continue
+		}
 		if p.isPunct("(") {
 			if nameTok.text == "withoutStrategies" {
 				return nil, p.errAt(p.peek(), "withoutStrategies() takes strategy class names without configuration")
@@ -324,6 +340,61 @@ func (p *parser) parseStrategyArgs(nameTok token) ([]Value, error) {
 	return args, nil
 }
 
+// parseStrategyBuilder parses the Java builder form of a strategy that
+// Cosmos DB's partitioning guide writes (gremlin/partitioning.md):
+// PartitionStrategy.build().partitionKey('pk').readPartitions('a').create().
+// Each builder call becomes a configuration entry: its one argument, or the
+// list of its arguments when it has several.
+func (p *parser) parseStrategyBuilder(cls token) (*Map, error) {
+	p.advance()
+	b, err := p.expectIdent("build() after " + cls.text + ".")
+	if err != nil {
+		return nil, err
+	}
+	if b.text != "build" {
+		return nil, p.errAt(b, "expected build() after %s., found %s", cls.text, b.text)
+	}
+	if args, err := p.parseArgs(b); err != nil {
+		return nil, err
+	} else if len(args) != 0 {
+		return nil, p.errAt(b, "build() takes no arguments")
+	}
+	cfg := &Map{}
+	for {
+		if _, err := p.expect(".", "and a builder method or create() in the strategy "+cls.text); err != nil {
+			return nil, err
+		}
+		m, err := p.expectIdent("a builder method or create()")
+		if err != nil {
+			return nil, err
+		}
+		args, err := p.parseArgs(m)
+		if err != nil {
+			return nil, err
+		}
+		if m.text == "create" {
+			if len(args) != 0 {
+				return nil, p.errAt(m, "create() takes no arguments")
+			}
+			break
+		}
+		var v Value
+		switch len(args) {
+		case 0:
+			return nil, p.errAt(m, "the builder method %s() needs a value", m.text)
+		case 1:
+			v = args[0]
+		default:
+			v = args
+		}
+		cfg.Entries = append(cfg.Entries, MapEntry{Key: m.text, Value: v})
+	}
+	if len(cfg.Entries) == 0 {
+		return nil, nil
+	}
+	return cfg, nil
+}
+
 // parseValue parses one argument value.
 func (p *parser) parseValue() (Value, error) {
 	if err := p.enter(); err != nil {
@@ -354,7 +425,7 @@ func (p *parser) parseValue() (Value, error) {
 			return nil, p.errAt(t, "a parenthesized value is only allowed as a map key")
 		}
 		return nil, p.errAt(t, "expected a value, found %s", t.describe())
-	case tEOF:
+	case tEOF, tError:
 		return nil, p.errAt(t, "expected a value, found end of script")
 	}
 	return p.parseIdentValue()
@@ -375,14 +446,10 @@ func (p *parser) parseIdentValue() (Value, error) {
 	case "Infinity":
 		return math.Inf(1), nil
 	case "g":
-		tr, err := p.parseRoot()
-		if err != nil {
-			return nil, err
-		}
-		if tr.Terminal.Name == "" {
-			return nil, p.errAt(t, "a traversal from g inside a step must end with a terminal method such as next()")
-		}
-		return tr, nil
+		// A traversal from g inside a step: gremlin-lang's terminated
+		// traversal (g.V(1).id().next()), or Cosmos DB's idiom
+		// addE('knows').to(g.V('mary')) (gremlin/quickstart-console.md).
+		return p.parseRoot()
 	case "__":
 		tr := &Traversal{Anonymous: true}
 		if err := p.parseChain(tr); err != nil {
@@ -422,8 +489,13 @@ func (p *parser) parseIdentValue() (Value, error) {
 		}
 		return Token{Type: name, Name: canon}, nil
 	}
+	if name == "Lambda" && p.isPunct(".") {
+		return nil, p.errAt(t, "lambdas and closures are not supported")
+	}
 	if p.isPunct("(") {
 		switch {
+		case terminalMethods[name] != "":
+			return nil, p.errAt(t, "the terminal method %s() may only end the whole script", name)
 		case name == "not":
 			return p.parseNot(t)
 		case pMethods[name] != "" || textPMethods[name] != "":
@@ -438,6 +510,9 @@ func (p *parser) parseIdentValue() (Value, error) {
 		args, err := p.parseArgs(t)
 		if err != nil {
 			return nil, err
+		}
+		if p.isPunct("{") {
+			return nil, p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", name)
 		}
 		tr := &Traversal{Anonymous: true, Steps: []Step{{Name: name, Args: args}}}
 		if err := p.parseChain(tr); err != nil {
