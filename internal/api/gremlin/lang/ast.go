@@ -11,6 +11,12 @@ type Traversal struct {
 	Source    []Step
 	Steps     []Step
 	Anonymous bool
+	// Terminal is the terminal method that ended a script's traversal
+	// (next, next(n), iterate, hasNext, tryNext, toSet, toBulkSet,
+	// explain), or the zero Step when there is none. toList() is the
+	// server's default and is not recorded. Anonymous traversals never have
+	// one.
+	Terminal Step
 }
 
 // A Step is one step as written: its name ("has", "out", "V", "by") and its
@@ -28,7 +34,9 @@ type Step struct {
 //	time.Time (datetime(...)),
 //	[]Value (a list literal [a, b]), Set (a set literal {a, b}),
 //	*Map (a map literal [k: v]), *Traversal (a nested traversal),
-//	P (a predicate), Token (an enum constant such as T.id or Order.desc).
+//	P (a predicate), Token (an enum constant such as T.id or Order.desc),
+//	Strategy (only as an argument of the source steps withStrategies and
+//	withoutStrategies).
 //
 // Integer literals without a suffix are int32 when they fit and int64
 // otherwise; a suffix l/L makes int64, and d/D float64, f/F float32; a
@@ -76,4 +84,13 @@ type P struct {
 // parser.
 type Token struct {
 	Type, Name string
+}
+
+// A Strategy is a traversal strategy named in withStrategies or
+// withoutStrategies: its class name as written (ReadOnlyStrategy,
+// SubgraphStrategy, PartitionStrategy, ...) and its configuration entries
+// (string keys) in the order written, nil when it has none.
+type Strategy struct {
+	Name   string
+	Config *Map
 }
