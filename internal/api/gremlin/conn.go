@@ -355,7 +355,7 @@ func (c *conn) evaluate(req *Request, db, coll string, readOnly bool) ([]graph.V
 		return nil, nil, err
 	}
 	ms := &meteredStore{Store: st, readOnly: readOnly}
-	results, err := cfg.Evaluator.Run(ctx, t, ms)
+	results, err := cfg.Evaluator.Run(ctx, t, ms, req.Script)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -433,7 +433,7 @@ func (c *conn) replyActivity(mime string, r *Response, err error, charge float64
 	if f.substatus != 0 {
 		r.Attributes[AttrSubstatusCode] = int64(f.substatus)
 	}
-	if f.cosmos == statusCosmosThrottled {
+	if f.retryAfter > 0 {
 		r.Attributes[AttrRetryAfter] = timeSpan(f.retryAfter)
 	}
 	if release != nil {

@@ -57,8 +57,9 @@ type Codec interface {
 type Evaluator interface {
 	// Parse parses a script with its bindings.
 	Parse(script string, bindings map[string]any) (*lang.Traversal, error)
-	// Run runs a traversal and returns its results in order.
-	Run(ctx context.Context, t *lang.Traversal, s graph.Store) ([]graph.Value, error)
+	// Run runs a traversal and returns its results in order; script is
+	// the request's script ("" for bytecode), for executionProfile().
+	Run(ctx context.Context, t *lang.Traversal, s graph.Store, script string) ([]graph.Value, error)
 }
 
 // OpenStore opens the graph store of container coll of database db for

@@ -46,8 +46,8 @@ const (
 )
 
 // Config configures a Gremlin server. Zero values take the defaults
-// (Codec: WireCodec); Engine, PrimaryKey, Evaluator and OpenStore are
-// required.
+// (Codec: WireCodec, Evaluator: Machine, OpenStore: OpenEngineStore);
+// Engine and PrimaryKey are required.
 type Config struct {
 	Engine *engine.Engine
 	// PrimaryKey and ReadOnlyKey are the account keys (decoded). A client
@@ -107,6 +107,12 @@ func (c *Config) setDefaults() {
 	if c.Codec == nil {
 		c.Codec = WireCodec{}
 	}
+	if c.Evaluator == nil {
+		c.Evaluator = Machine{}
+	}
+	if c.OpenStore == nil {
+		c.OpenStore = OpenEngineStore
+	}
 	if c.Logf == nil {
 		c.Logf = log.Printf
 	}
@@ -134,8 +140,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("gremlin: Config.Engine is required")
 	case len(cfg.PrimaryKey) == 0:
 		return nil, errors.New("gremlin: Config.PrimaryKey is required")
-	case cfg.Codec == nil || cfg.Evaluator == nil || cfg.OpenStore == nil:
-		return nil, errors.New("gremlin: Config.Codec, Evaluator and OpenStore are required")
 	case cfg.MaxConnections < 0 || cfg.MaxInFlight < 0 || cfg.MaxMessageBytes < 0 || cfg.MaxScriptBytes < 0 || cfg.BatchSize < 0:
 		return nil, errors.New("gremlin: limits cannot be negative")
 	case cfg.BatchSize > MaxBatchSize:

@@ -103,7 +103,7 @@ func (scripted) Parse(script string, _ map[string]any) (*lang.Traversal, error) 
 	return t, nil
 }
 
-func (e scripted) Run(ctx context.Context, t *lang.Traversal, s graph.Store) ([]graph.Value, error) {
+func (e scripted) Run(ctx context.Context, t *lang.Traversal, s graph.Store, _ string) ([]graph.Value, error) {
 	st := t.Steps[0]
 	if _, op, err := s.Vertices(ctx, graph.VertexQuery{}); err != nil || op.Charge == 0 {
 		return nil, fmt.Errorf("store read: %v, charge %v", err, op.Charge)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
+	"github.com/parsecdb/parsec/internal/api/gremlin/traversal"
 	"github.com/parsecdb/parsec/internal/engine"
 )
 
@@ -108,7 +110,7 @@ func classify(err error) *failure {
 		return f
 	case errors.Is(err, errReadOnly):
 		return fail(StatusUnauthorized, statusCosmosForbidden, "%s", msg)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, engine.ErrTimeout):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, engine.ErrTimeout), errors.Is(err, traversal.ErrTimeout):
 		return fail(StatusServerTimeout, statusCosmosTimeout, "the traversal did not finish in time: %s", msg)
 	case errors.Is(err, context.Canceled):
 		return fail(StatusServerError, statusCosmosUnavailable, "the request was cancelled: %s", msg)
@@ -128,6 +130,16 @@ func classify(err error) *failure {
 		return fail(StatusServerError, statusCosmosInternal, "%s", msg)
 	case errors.Is(err, engine.ErrBadRequest), errors.Is(err, engine.ErrPartitionKeyMismatch):
 		return fail(StatusServerError, statusCosmosBadRequest, "%s", msg)
+	}
+	var le *lang.LimitError
+	if errors.As(err, &le) {
+		// Cosmos answers a script past its limits 429 (limits.md); a
+		// retry would fail alike, so no retry-after is given.
+		return fail(StatusEvaluationError, statusCosmosThrottled, "%s", msg)
+	}
+	var te2 *traversal.Error
+	if errors.As(err, &te2) && te2.Code == traversal.CodeTooMany {
+		return fail(StatusEvaluationError, statusCosmosThrottled, "%s", msg)
 	}
 	// A script that does not parse or passes a parser limit, a step or
 	// argument the evaluator does not support, a value of the wrong
