@@ -352,16 +352,16 @@ func isLoopback(host string) bool {
 
 // Server is a running Parsec server.
 type Server struct {
-	opts      Options
-	store     *storage.DB
-	engine    *engine.Engine
-	node      *cluster.Node // nil without a cluster
-	http      *http.Server
-	ln        net.Listener
-	done      chan error
-	mongo     *mongo.Server
-	mongoLn   net.Listener
-	mongoDone chan error
+	opts        Options
+	store       *storage.DB
+	engine      *engine.Engine
+	node        *cluster.Node // nil without a cluster
+	http        *http.Server
+	ln          net.Listener
+	done        chan error
+	mongo       *mongo.Server
+	mongoLn     net.Listener
+	mongoDone   chan error
 	gremlin     *gremlin.Server
 	gremlinLn   net.Listener
 	gremlinDone chan error
