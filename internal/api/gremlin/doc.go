@@ -7,6 +7,8 @@
 //	      ──traversal.Run over store.Store (engine container)──▶ results
 //	      ──gio──▶ response frames (batches)
 //
+// The subpackages:
+//
 //   - lang parses scripts (gremlin-groovy and gremlin-lang are one grammar,
 //     without lambdas) with bindings; bytecode requests arrive already as a
 //     *lang.Traversal from gio.
