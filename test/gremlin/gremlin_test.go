@@ -1,6 +1,7 @@
 package gremlin
 
 import (
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"sort"
@@ -409,5 +410,49 @@ func TestThrottled(t *testing.T) {
 	msg := throttled.Error()
 	if !strings.Contains(msg, "x-ms-status-code:429") || !strings.Contains(msg, "x-ms-retry-after-ms:00:00:") {
 		t.Errorf("throttled answer: %v", msg)
+	}
+}
+
+// TestTLS: with --tls the Gremlin API speaks wss with the server's
+// certificate.
+func TestTLS(t *testing.T) {
+	s, err := server.Start(server.Options{InMemory: true, TLS: true, Listen: "127.0.0.1:0", GremlinListen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(t.Context())
+	if _, err := s.Engine().CreateDatabase("graphdb", engine.Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	spec := engine.ContainerSpec{ID: "g", PartitionKey: epk.Definition{Kind: "Hash", Version: 2, Paths: []string{"/pk"}}}
+	if _, err := s.Engine().CreateContainer("graphdb", spec, engine.Throughput{RUs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	url := s.GremlinURL()
+	if !strings.HasPrefix(url, "wss://") {
+		t.Fatalf("GremlinURL %s, want wss://", url)
+	}
+	c, err := gremlingo.NewClient(url, func(cs *gremlingo.ClientSettings) {
+		cs.AuthInfo = gremlingo.BasicAuthInfo("/dbs/graphdb/colls/g", auth.EmulatorKey)
+		cs.TlsConfig = &tls.Config{InsecureSkipVerify: true} // the self-signed certificate
+		cs.LogVerbosity = gremlingo.Off
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	must(t, c, "g.addV('x').property('id','a').property('pk','a')")
+	if n := count(t, must(t, c, "g.V().count()")); n != 1 {
+		t.Errorf("count %d", n)
+	}
+	plain, err := gremlingo.NewClient(strings.Replace(url, "wss://", "ws://", 1), func(cs *gremlingo.ClientSettings) {
+		cs.AuthInfo = gremlingo.BasicAuthInfo("/dbs/graphdb/colls/g", auth.EmulatorKey)
+		cs.LogVerbosity = gremlingo.Off
+	})
+	if err == nil {
+		defer plain.Close()
+		if _, _, err := submit(t, plain, "g.V().count()"); err == nil {
+			t.Error("a plain ws client was served by the TLS listener")
+		}
 	}
 }
