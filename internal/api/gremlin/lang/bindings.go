@@ -88,15 +88,15 @@ func convertBinding(v any, depth int) (Value, error) {
 		}
 		return P{Op: x.Op, Args: args}, nil
 	case Set:
-		out := Set{}
+		var sb setBuilder
 		for _, e := range x {
 			c, err := convertBinding(e, depth-1)
 			if err != nil {
 				return nil, err
 			}
-			out = out.add(c)
+			sb.add(c)
 		}
-		return out, nil
+		return sb.set(), nil
 	case *Map:
 		if x == nil {
 			return nil, nil
