@@ -57,8 +57,8 @@ func convertBinding(v any, depth int) (Value, error) {
 		if x == nil {
 			return nil, nil
 		}
-		if x.IsInf() {
-			return nil, fmt.Errorf("an infinite BigDecimal has no literal")
+		if !bigDecimalInRange(x) {
+			return nil, fmt.Errorf("the BigDecimal %.6g is out of range", x)
 		}
 		return new(big.Float).Copy(x), nil
 	case int:

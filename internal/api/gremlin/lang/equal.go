@@ -170,3 +170,56 @@ func countIn(v Value) int {
 	}
 	return 0
 }
+
+// valueDepth is the nesting depth of a value as Limits.Nesting counts it: 1
+// for a scalar, one more than its deepest element for a collection, a
+// predicate, a strategy, or a traversal (whose elements are its steps'
+// arguments).
+func valueDepth(v Value) int {
+	d := 0
+	switch x := v.(type) {
+	case []Value:
+		d = maxDepth(x)
+	case Set:
+		d = maxDepth(x)
+	case P:
+		d = maxDepth(x.Args)
+	case *Map:
+		if x != nil {
+			for _, e := range x.Entries {
+				d = max(d, valueDepth(e.Key), valueDepth(e.Value))
+			}
+		}
+	case Strategy:
+		if x.Config != nil {
+			for _, e := range x.Config.Entries {
+				d = max(d, valueDepth(e.Key), valueDepth(e.Value))
+			}
+		}
+	case *Traversal:
+		d = traversalDepth(x)
+	}
+	return 1 + d
+}
+
+// traversalDepth is the depth of the deepest argument of t's steps.
+func traversalDepth(t *Traversal) int {
+	if t == nil {
+		return 0
+	}
+	d := maxDepth(t.Terminal.Args)
+	for _, steps := range [][]Step{t.Source, t.Steps} {
+		for _, s := range steps {
+			d = max(d, maxDepth(s.Args))
+		}
+	}
+	return d
+}
+
+func maxDepth(vs []Value) int {
+	d := 0
+	for _, v := range vs {
+		d = max(d, valueDepth(v))
+	}
+	return d
+}

@@ -249,7 +249,7 @@ func TestLiterals(t *testing.T) {
 		{"010", int32(8)}, {"0_7", int32(7)}, {"1_000_000", int32(1000000)},
 		{"1.5", 1.5}, {"-1.5", -1.5}, {"2.0d", 2.0}, {"2D", 2.0}, {"1e3", 1000.0}, {"1.5E-3", 0.0015}, {"1e+2", 100.0},
 		{"1.5f", float32(1.5)}, {"2F", float32(2)}, {"3.4e38f", float32(3.4e38)},
-		{"1.0m", bigDec("1.0")}, {"0.1M", bigDec("0.1")}, {"5m", bigDec("5")}, {"-1.25e-10m", bigDec("-1.25e-10")},
+		{"1.0m", bigDec("1.0")}, {"0.1M", bigDec("0.1")}, {"5m", bigDec("5")}, {"-1.25e-10m", bigDec("-1.25e-10")}, {"1e400m", bigDec("1e400")}, {"1e-400m", bigDec("1e-400")},
 		{"NaN", math.NaN()}, {"Infinity", math.Inf(1)}, {"-Infinity", math.Inf(-1)}, {"+Infinity", math.Inf(1)},
 		{"true", true}, {"false", false}, {"null", nil},
 		{"'a'", "a"}, {`"a"`, "a"}, {"''", ""}, {`""`, ""}, {`'it''s'`, nil}, // the last is not a literal: see below
@@ -311,6 +311,8 @@ func TestParseErrors(t *testing.T) {
 		{"g.V(9223372036854775808L)", 1, 5, "out of range for a long"},
 		{"g.V(1e999)", 1, 5, "out of range for a double"},
 		{"g.V(1e39f)", 1, 5, "out of range for a float"},
+		{"g.V(1e401m)", 1, 5, "out of range for a BigDecimal literal"},
+		{"g.V(1e-401m)", 1, 5, "out of range for a BigDecimal literal"},
 		{`g.V('\q')`, 1, 6, `unknown escape sequence \q`},
 		{`g.V('\u12')`, 1, 6, `malformed \u escape`},
 		{"g.V(x)", 1, 5, "unknown identifier x"},

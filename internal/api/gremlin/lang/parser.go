@@ -649,15 +649,14 @@ func (p *parser) parsePredicate(m token) (Value, error) {
 // Chained and/or flatten as TinkerPop's AndP/OrP do: a.and(b).and(c) is
 // and(a, b, c). negate() wraps the predicate in not.
 //
-// Each wrapping (negate, or a connective around the predicate so far)
-// pushes the predicate one level deeper, so it counts as one level of
-// nesting.
+// A wrapping (negate, or a connective around the predicate so far) pushes
+// the predicate one level deeper, so the depth of the result is checked
+// against the nesting limit as it grows.
 func (p *parser) parsePChain(cur P) (Value, error) {
-	wraps := 0
-	wrap := func() error {
-		wraps++
-		if p.depth+wraps > p.limits.Nesting {
-			return &LimitError{Name: LimitNesting, Max: p.limits.Nesting, Value: p.depth + wraps}
+	depth := -1 // the depth of cur, once the chain changes it
+	check := func() error {
+		if p.depth-1+depth > p.limits.Nesting {
+			return &LimitError{Name: LimitNesting, Max: p.limits.Nesting, Value: p.depth - 1 + depth}
 		}
 		return nil
 	}
@@ -672,14 +671,18 @@ func (p *parser) parsePChain(cur P) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
+		if depth < 0 {
+			depth = valueDepth(cur)
+		}
 		if m.text == "negate" {
 			if len(args) != 0 {
 				return nil, p.errAt(m, "negate() takes no arguments")
 			}
-			if err := wrap(); err != nil {
+			cur = P{Op: "not", Args: []Value{cur}}
+			depth++
+			if err := check(); err != nil {
 				return nil, err
 			}
-			cur = P{Op: "not", Args: []Value{cur}}
 			continue
 		}
 		if len(args) != 1 {
@@ -692,10 +695,12 @@ func (p *parser) parsePChain(cur P) (Value, error) {
 		if cur.Op == m.text {
 			cur.Args = append(cur.Args, other)
 		} else {
-			if err := wrap(); err != nil {
-				return nil, err
-			}
 			cur = P{Op: m.text, Args: []Value{cur, other}}
+			depth++
+		}
+		depth = max(depth, 1+valueDepth(other))
+		if err := check(); err != nil {
+			return nil, err
 		}
 	}
 	return cur, nil
