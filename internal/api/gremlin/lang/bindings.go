@@ -57,8 +57,8 @@ func convertBinding(v any, depth int) (Value, error) {
 		if x == nil {
 			return nil, nil
 		}
-		if x.IsInf() {
-			return nil, fmt.Errorf("an infinite BigDecimal has no literal")
+		if !bigDecimalInRange(x) {
+			return nil, fmt.Errorf("the BigDecimal %.6g is out of range", x)
 		}
 		return new(big.Float).Copy(x), nil
 	case int:
@@ -88,15 +88,15 @@ func convertBinding(v any, depth int) (Value, error) {
 		}
 		return P{Op: x.Op, Args: args}, nil
 	case Set:
-		out := Set{}
+		var sb setBuilder
 		for _, e := range x {
 			c, err := convertBinding(e, depth-1)
 			if err != nil {
 				return nil, err
 			}
-			out = out.add(c)
+			sb.add(c)
 		}
-		return out, nil
+		return sb.set(), nil
 	case *Map:
 		if x == nil {
 			return nil, nil

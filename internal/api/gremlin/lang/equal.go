@@ -45,9 +45,11 @@ func valuesEqual(a, b []Value) bool {
 }
 
 // ValueEqual reports whether two Values are the same literal: the same
-// dynamic type and the same value (NaN equals NaN of the same type; big
-// numbers compare by value; times by instant; collections element by
-// element, in order). An int32 1 and an int64 1 differ.
+// dynamic type and the same value. Floats compare as Java's Double.equals
+// does (NaN equals NaN, 0.0 differs from -0.0); big numbers compare by value
+// and sign; times by instant; collections element by element, in order. An
+// int32 1 and an int64 1 differ. Set literals drop duplicates by this
+// equality.
 func ValueEqual(a, b Value) bool {
 	switch x := a.(type) {
 	case nil:
@@ -56,16 +58,16 @@ func ValueEqual(a, b Value) bool {
 		return a == b
 	case float32:
 		y, ok := b.(float32)
-		return ok && (x == y || (x != x && y != y))
+		return ok && (math.Float32bits(x) == math.Float32bits(y) || (x != x && y != y))
 	case float64:
 		y, ok := b.(float64)
-		return ok && (x == y || (math.IsNaN(x) && math.IsNaN(y)))
+		return ok && (math.Float64bits(x) == math.Float64bits(y) || (math.IsNaN(x) && math.IsNaN(y)))
 	case *big.Int:
 		y, ok := b.(*big.Int)
 		return ok && (x == nil) == (y == nil) && (x == nil || x.Cmp(y) == 0)
 	case *big.Float:
 		y, ok := b.(*big.Float)
-		return ok && (x == nil) == (y == nil) && (x == nil || x.Cmp(y) == 0)
+		return ok && (x == nil) == (y == nil) && (x == nil || (x.Cmp(y) == 0 && x.Signbit() == y.Signbit()))
 	case time.Time:
 		y, ok := b.(time.Time)
 		return ok && x.Equal(y)
@@ -167,4 +169,57 @@ func countIn(v Value) int {
 		return n
 	}
 	return 0
+}
+
+// valueDepth is the nesting depth of a value as Limits.Nesting counts it: 1
+// for a scalar, one more than its deepest element for a collection, a
+// predicate, a strategy, or a traversal (whose elements are its steps'
+// arguments).
+func valueDepth(v Value) int {
+	d := 0
+	switch x := v.(type) {
+	case []Value:
+		d = maxDepth(x)
+	case Set:
+		d = maxDepth(x)
+	case P:
+		d = maxDepth(x.Args)
+	case *Map:
+		if x != nil {
+			for _, e := range x.Entries {
+				d = max(d, valueDepth(e.Key), valueDepth(e.Value))
+			}
+		}
+	case Strategy:
+		if x.Config != nil {
+			for _, e := range x.Config.Entries {
+				d = max(d, valueDepth(e.Key), valueDepth(e.Value))
+			}
+		}
+	case *Traversal:
+		d = traversalDepth(x)
+	}
+	return 1 + d
+}
+
+// traversalDepth is the depth of the deepest argument of t's steps.
+func traversalDepth(t *Traversal) int {
+	if t == nil {
+		return 0
+	}
+	d := maxDepth(t.Terminal.Args)
+	for _, steps := range [][]Step{t.Source, t.Steps} {
+		for _, s := range steps {
+			d = max(d, maxDepth(s.Args))
+		}
+	}
+	return d
+}
+
+func maxDepth(vs []Value) int {
+	d := 0
+	for _, v := range vs {
+		d = max(d, valueDepth(v))
+	}
+	return d
 }

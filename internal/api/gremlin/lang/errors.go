@@ -26,8 +26,8 @@ const (
 	DefaultScriptBytes = 64 * 1024
 	DefaultOperators   = 400
 	DefaultNesting     = 100
-	// MaxRangeLength is the most elements a range literal (1..5) expands
-	// to.
+	// MaxRangeLength is the most elements the range literals of one script
+	// (1..5) expand to, all together.
 	MaxRangeLength = 10000
 )
 

@@ -366,6 +366,20 @@ func isHex(c byte) bool { return isDec(c) || (c >= 'a' && c <= 'f') || (c >= 'A'
 // m) kept as *big.Float: about 77 significant decimal digits.
 const bigDecimalPrec = 256
 
+// bigDecimalMaxExp bounds the binary exponent of a BigDecimal value to
+// about ±400 in decimal, past double's range: enough for real values, and
+// it keeps writing the value as text (Format) cheap, where an exponent of a
+// million takes seconds.
+const bigDecimalMaxExp = 1330
+
+func bigDecimalInRange(f *big.Float) bool {
+	if f.IsInf() {
+		return false
+	}
+	e := f.MantExp(nil)
+	return e <= bigDecimalMaxExp && e >= -bigDecimalMaxExp
+}
+
 // lexNumber reads an integer or floating-point literal with its optional
 // sign and type suffix, and converts it to its Value (see ast.go).
 func (lx *lexer) lexNumber(line, col int) error {
@@ -464,8 +478,8 @@ func (lx *lexer) lexNumber(line, col int) error {
 		switch suffix {
 		case 'm':
 			f, _, err := big.ParseFloat(floatText, 10, bigDecimalPrec, big.ToNearestEven)
-			if err != nil || f.IsInf() {
-				return lx.errAt(line, col, "number %s is out of range", text)
+			if err != nil || !bigDecimalInRange(f) {
+				return lx.errAt(line, col, "number %s is out of range for a BigDecimal literal", text)
 			}
 			v = f
 		case 'f':

@@ -24,7 +24,7 @@ func Parse(script string, bindings map[string]any, limits Limits) (*Traversal, e
 	if len(script) > limits.ScriptBytes {
 		return nil, &LimitError{Name: LimitScriptLength, Max: limits.ScriptBytes, Value: len(script)}
 	}
-	p := &parser{toks: lex(script), bindings: bindings, limits: limits}
+	p := &parser{toks: lex(script), bindings: bindings, limits: limits, rangeLeft: MaxRangeLength}
 	t, err := p.parseScript()
 	if err != nil {
 		return nil, err
@@ -41,6 +41,10 @@ type parser struct {
 	bindings map[string]any
 	limits   Limits
 	depth    int
+	// converted caches binding values already converted.
+	converted map[string]convertedBinding
+	// rangeLeft is how many more elements range literals may expand to.
+	rangeLeft int
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -280,64 +284,75 @@ func (p *parser) parseStrategyArgs(nameTok token) ([]Value, error) {
 				return nil, err
 			}
 		}
-		hasNew := false
-		if t := p.peek(); t.kind == tIdent && t.text == "new" && p.peekN(1).kind == tIdent {
-			if nameTok.text == "withoutStrategies" {
-				return nil, p.errAt(t, "withoutStrategies() takes strategy class names, not new instances")
-			}
-			p.advance()
-			hasNew = true
-		}
-		cls, err := p.expectIdent("a strategy class name")
+		s, err := p.parseStrategy(nameTok)
 		if err != nil {
 			return nil, err
-		}
-		s := Strategy{Name: cls.text}
-		if !hasNew && p.isPunct(".") && nameTok.text == "withStrategies" {
-			cfg, err := p.parseStrategyBuilder(cls)
-			if err != nil {
-				return nil, err
-			}
-			s.Config = cfg
-			args = append(args, s)
-			continue
-		}
-		if p.isPunct("(") {
-			if nameTok.text == "withoutStrategies" {
-				return nil, p.errAt(p.peek(), "withoutStrategies() takes strategy class names without configuration")
-			}
-			p.advance()
-			cfg := &Map{}
-			for !p.isPunct(")") {
-				if len(cfg.Entries) > 0 {
-					if _, err := p.expect(",", "or ')' in the strategy configuration"); err != nil {
-						return nil, err
-					}
-				}
-				key, err := p.expectIdent("a configuration key")
-				if err != nil {
-					return nil, err
-				}
-				if _, err := p.expect(":", "after the configuration key "+key.text); err != nil {
-					return nil, err
-				}
-				v, err := p.parseValue()
-				if err != nil {
-					return nil, err
-				}
-				cfg.Entries = append(cfg.Entries, MapEntry{Key: key.text, Value: v})
-			}
-			p.advance()
-			if len(cfg.Entries) > 0 {
-				s.Config = cfg
-			}
-		} else if hasNew {
-			return nil, p.errAt(p.peek(), "expected '(' after new %s", cls.text)
 		}
 		args = append(args, s)
 	}
 	p.advance()
 	return args, nil
+}
+
+// parseStrategy parses one argument of withStrategies ("new"? Name, then
+// "(" key: value, ... ")" or a builder chain, or nothing) or of
+// withoutStrategies (a class name).
+func (p *parser) parseStrategy(nameTok token) (Strategy, error) {
+	if err := p.enter(); err != nil {
+		return Strategy{}, err
+	}
+	defer p.leave()
+	without := nameTok.text == "withoutStrategies"
+	hasNew := false
+	if t := p.peek(); t.kind == tIdent && t.text == "new" {
+		if without {
+			return Strategy{}, p.errAt(t, "withoutStrategies() takes strategy class names, not new instances")
+		}
+		p.advance()
+		hasNew = true
+	}
+	cls, err := p.expectIdent("a strategy class name")
+	if err != nil {
+		return Strategy{}, err
+	}
+	s := Strategy{Name: cls.text}
+	switch {
+	case !hasNew && !without && p.isPunct("."):
+		s.Config, err = p.parseStrategyBuilder(cls)
+		return s, err
+	case p.isPunct("("):
+		if without {
+			return Strategy{}, p.errAt(p.peek(), "withoutStrategies() takes strategy class names without configuration")
+		}
+		p.advance()
+		cfg := &Map{}
+		for !p.isPunct(")") {
+			if len(cfg.Entries) > 0 {
+				if _, err := p.expect(",", "or ')' in the strategy configuration"); err != nil {
+					return Strategy{}, err
+				}
+			}
+			key, err := p.expectIdent("a configuration key")
+			if err != nil {
+				return Strategy{}, err
+			}
+			if _, err := p.expect(":", "after the configuration key "+key.text); err != nil {
+				return Strategy{}, err
+			}
+			v, err := p.parseValue()
+			if err != nil {
+				return Strategy{}, err
+			}
+			cfg.Entries = append(cfg.Entries, MapEntry{Key: key.text, Value: v})
+		}
+		p.advance()
+		if len(cfg.Entries) > 0 {
+			s.Config = cfg
+		}
+	case hasNew:
+		return Strategy{}, p.errAt(p.peek(), "expected '(' after new %s", cls.text)
+	}
+	return s, nil
 }
 
 // parseStrategyBuilder parses the Java builder form of a strategy that
@@ -368,7 +383,12 @@ func (p *parser) parseStrategyBuilder(cls token) (*Map, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The arguments may be packed into a list: one level deeper.
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
 		args, err := p.parseArgs(m)
+		p.leave()
 		if err != nil {
 			return nil, err
 		}
@@ -527,16 +547,36 @@ func (p *parser) parseIdentValue() (Value, error) {
 		return tok, nil
 	}
 	if v, ok := p.bindings[name]; ok {
-		bv, err := bindingValue(name, v, p.limits.Nesting-p.depth+1)
-		if err != nil {
-			return nil, err
-		}
-		return bv, nil
+		return p.binding(name, v)
 	}
 	if name == "it" {
 		return nil, p.errAt(t, "unknown identifier it: lambdas and closures are not supported")
 	}
 	return nil, p.errAt(t, "unknown identifier %s: it is neither a Gremlin constant nor a binding of the request", name)
+}
+
+// binding converts a binding's value once per script and depth: a script
+// that names a large binding many times shares one converted value, so
+// Parse's cost stays linear in the script and the bindings.
+func (p *parser) binding(name string, v any) (Value, error) {
+	budget := p.limits.Nesting - p.depth + 1
+	if c, ok := p.converted[name]; ok && c.budget <= budget {
+		return c.v, nil
+	}
+	bv, err := bindingValue(name, v, budget)
+	if err != nil {
+		return nil, err
+	}
+	if p.converted == nil {
+		p.converted = map[string]convertedBinding{}
+	}
+	p.converted[name] = convertedBinding{v: bv, budget: budget}
+	return bv, nil
+}
+
+type convertedBinding struct {
+	v      Value
+	budget int // the nesting budget it was converted under
 }
 
 // parseNot parses not(...): the predicate P.not when its one argument is a
@@ -608,7 +648,18 @@ func (p *parser) parsePredicate(m token) (Value, error) {
 // parsePChain parses .and(p), .or(p) and .negate() after a predicate.
 // Chained and/or flatten as TinkerPop's AndP/OrP do: a.and(b).and(c) is
 // and(a, b, c). negate() wraps the predicate in not.
+//
+// A wrapping (negate, or a connective around the predicate so far) pushes
+// the predicate one level deeper, so the depth of the result is checked
+// against the nesting limit as it grows.
 func (p *parser) parsePChain(cur P) (Value, error) {
+	depth := -1 // the depth of cur, once the chain changes it
+	check := func() error {
+		if p.depth-1+depth > p.limits.Nesting {
+			return &LimitError{Name: LimitNesting, Max: p.limits.Nesting, Value: p.depth - 1 + depth}
+		}
+		return nil
+	}
 	for p.isPunct(".") {
 		m := p.peekN(1)
 		if m.kind != tIdent || (m.text != "and" && m.text != "or" && m.text != "negate") {
@@ -620,11 +671,18 @@ func (p *parser) parsePChain(cur P) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
+		if depth < 0 {
+			depth = valueDepth(cur)
+		}
 		if m.text == "negate" {
 			if len(args) != 0 {
 				return nil, p.errAt(m, "negate() takes no arguments")
 			}
 			cur = P{Op: "not", Args: []Value{cur}}
+			depth++
+			if err := check(); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if len(args) != 1 {
@@ -635,9 +693,14 @@ func (p *parser) parsePChain(cur P) (Value, error) {
 			return nil, p.errAt(m, "%s() takes a predicate", m.text)
 		}
 		if cur.Op == m.text {
-			cur = P{Op: cur.Op, Args: append(append([]Value(nil), cur.Args...), other)}
+			cur.Args = append(cur.Args, other)
 		} else {
 			cur = P{Op: m.text, Args: []Value{cur, other}}
+			depth++
+		}
+		depth = max(depth, 1+valueDepth(other))
+		if err := check(); err != nil {
+			return nil, err
 		}
 	}
 	return cur, nil
@@ -701,9 +764,10 @@ func (p *parser) parseRange(start token) (Value, error) {
 	if n < 0 {
 		n, step = -n, -1
 	}
-	if n+1 > MaxRangeLength {
-		return nil, &LimitError{Name: LimitRangeLength, Max: MaxRangeLength, Value: int(n + 1)}
+	if n+1 > int64(p.rangeLeft) {
+		return nil, &LimitError{Name: LimitRangeLength, Max: MaxRangeLength, Value: MaxRangeLength - p.rangeLeft + int(n+1)}
 	}
+	p.rangeLeft -= int(n + 1)
 	out := make([]Value, 0, n+1)
 	for i := int64(0); i <= n; i++ {
 		out = append(out, int32(int64(a)+i*step))
@@ -800,7 +864,7 @@ func (p *parser) parseMapRest(firstKey Value) (Value, error) {
 // parseSet parses {a, b}; duplicates are dropped, the first kept.
 func (p *parser) parseSet() (Value, error) {
 	p.advance()
-	s := Set{}
+	var sb setBuilder
 	for n := 0; !p.isPunct("}"); n++ {
 		if n > 0 {
 			if _, err := p.expect(",", "or '}' in a set"); err != nil {
@@ -811,20 +875,39 @@ func (p *parser) parseSet() (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		s = s.add(v)
+		sb.add(v)
 	}
 	p.advance()
-	return s, nil
+	return sb.set(), nil
 }
 
-// add appends v unless an equal value is already present.
-func (s Set) add(v Value) Set {
-	for _, e := range s {
-		if ValueEqual(e, v) {
-			return s
+// A setBuilder collects distinct values in order. Values are bucketed by
+// their canonical text so that a large set literal costs linear time, then
+// compared with ValueEqual.
+type setBuilder struct {
+	s   Set
+	idx map[string][]int
+}
+
+func (b *setBuilder) add(v Value) {
+	if b.idx == nil {
+		b.idx = map[string][]int{}
+	}
+	key := FormatValue(v)
+	for _, i := range b.idx[key] {
+		if ValueEqual(b.s[i], v) {
+			return
 		}
 	}
-	return append(s, v)
+	b.idx[key] = append(b.idx[key], len(b.s))
+	b.s = append(b.s, v)
+}
+
+func (b *setBuilder) set() Set {
+	if b.s == nil {
+		return Set{}
+	}
+	return b.s
 }
 
 // ParseDatetime parses the argument of datetime(): an ISO-8601 date
