@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -470,7 +471,7 @@ func (r *binReader) bare(code byte) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s enum value is %T, not a string", name, v)
 		}
-		return lang.Token{Type: name, Name: s}, nil
+		return canonicalToken(name, s), nil
 	}
 	if code == gbLambda {
 		return nil, errors.New("lambdas are not supported")
@@ -484,7 +485,7 @@ func (r *binReader) instructions() ([]lang.Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]lang.Step, 0, n)
+	var steps []lang.Step
 	for i := 0; i < n; i++ {
 		name, err := r.str()
 		if err != nil {
@@ -497,7 +498,7 @@ func (r *binReader) instructions() ([]lang.Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		st := lang.Step{Name: name, Args: make([]lang.Value, 0, m)}
+		st := lang.Step{Name: name}
 		for j := 0; j < m; j++ {
 			v, err := r.value()
 			if err != nil {
@@ -599,7 +600,7 @@ func decodeBinaryRequest(body []byte, lim Limits) (req *Request, err error) {
 	if err != nil {
 		return fail(err)
 	}
-	if v != gbVersion {
+	if v&0x80 == 0 { // Gremlin Server checks only the high bit (RequestMessageSerializer)
 		return fail(fmt.Errorf("unsupported GraphBinary version byte 0x%02x", v))
 	}
 	idb, err := r.bytes(16)
@@ -763,4 +764,32 @@ func dedupSet(items []any) lang.Set {
 		out = append(out, it)
 	}
 	return out
+}
+
+// canonicalToken maps the aliases drivers may send to the names the lang
+// parser gives the same constants: Order incr/decr (pre-3.5) are asc/desc,
+// Direction from/to are OUT/IN and directions are upper case, GType names
+// are upper case.
+func canonicalToken(typ, name string) lang.Token {
+	switch typ {
+	case "Order":
+		switch name {
+		case "incr":
+			name = "asc"
+		case "decr":
+			name = "desc"
+		}
+	case "Direction":
+		switch name {
+		case "from":
+			name = "OUT"
+		case "to":
+			name = "IN"
+		default:
+			name = strings.ToUpper(name)
+		}
+	case "GType":
+		name = strings.ToUpper(name)
+	}
+	return lang.Token{Type: typ, Name: name}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"sort"
 	"time"
 
@@ -281,6 +282,10 @@ func (w *binWriter) value(v any) error {
 		w.head(gbTree)
 		return w.tree(x)
 	default:
+		if l, ok := asList(v); ok {
+			w.head(gbList)
+			return w.list(l)
+		}
 		return fmt.Errorf("cannot serialize a %T as GraphBinary", v)
 	}
 	return nil
@@ -296,8 +301,9 @@ func (w *binWriter) list(items []any) error {
 	return nil
 }
 
-// tree writes {length}{key_0}{subtree_0}...: each key fully qualified and
-// each subtree a fully qualified Tree.
+// tree writes {length}{key_0}{subtree_0}...: each key fully qualified,
+// each subtree a bare Tree value (no type code or flag), as TinkerPop's
+// TreeSerializer writes it (context.writeValue(subtree, buffer, false)).
 func (w *binWriter) tree(t *graph.Tree) error {
 	w.depth++
 	defer func() { w.depth-- }()
@@ -309,7 +315,6 @@ func (w *binWriter) tree(t *graph.Tree) error {
 		if err := w.value(e.Key); err != nil {
 			return err
 		}
-		w.head(gbTree)
 		child := e.Children
 		if child == nil {
 			child = &graph.Tree{}
@@ -465,4 +470,19 @@ func (w *binWriter) edge(e *graph.Edge) error {
 		w.null()
 	}
 	return nil
+}
+
+// asList converts a slice of another element type ([]*graph.Vertex,
+// []int64, ...) to []any, so that the encoders accept what the evaluator
+// may build; byte slices are not lists.
+func asList(v any) ([]any, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice || rv.Type().Elem().Kind() == reflect.Uint8 {
+		return nil, false
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, true
 }

@@ -276,7 +276,7 @@ func (c *jsonConv) typed(t string, val any, depth int) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s value is not a string", t)
 		}
-		return lang.Token{Type: name, Name: s}, nil
+		return canonicalToken(name, s), nil
 	}
 	switch t {
 	case "g:Int32", "g:Int16", "gx:Int16", "gx:Byte", "g:Byte":
@@ -309,6 +309,18 @@ func (c *jsonConv) typed(t string, val any, depth int) (any, error) {
 			return nil, err
 		}
 		return time.UnixMilli(ms).UTC(), nil
+	case "gx:OffsetDateTime", "gx:Instant":
+		// gremlin-javascript 3.8 writes a Date this way, as
+		// Date.toISOString() (type-serializers.js OffsetDateTimeSerializer).
+		s, ok := val.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s value is not a string", t)
+		}
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s value %q: %w", t, truncate(s), err)
+		}
+		return tm, nil
 	case "gx:BigInteger":
 		var s string
 		switch x := val.(type) {
@@ -466,7 +478,7 @@ func (c *jsonConv) bytecode(val any, depth int) (*lang.Traversal, error) {
 			if !ok || name == "" {
 				return nil, fmt.Errorf("g:Bytecode %s instruction has no name", k)
 			}
-			st := lang.Step{Name: name, Args: make([]lang.Value, 0, len(inst)-1)}
+			st := lang.Step{Name: name}
 			for j, a := range inst[1:] {
 				v, err := c.value(a, depth+1)
 				if err != nil {

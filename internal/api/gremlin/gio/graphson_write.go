@@ -12,13 +12,16 @@ import (
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
 
-// maxBulkExpansion caps the list an untyped BulkSet expands into.
+// maxBulkExpansion caps the values untyped BulkSets expand into, over a
+// whole response (nested bulk sets multiply).
 const maxBulkExpansion = 1 << 20
 
 type jsonWriter struct {
 	b     []byte
 	typed bool // GraphSON 3.0 type wrappers; false: Cosmos's untyped JSON
 	depth int
+	// expanded counts the values written for untyped BulkSets.
+	expanded *int64
 }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
@@ -106,7 +109,10 @@ func encodeJSONResponse(r *Response, typed bool) ([]byte, error) {
 	w.raw("[")
 	for i, v := range r.Result.Data {
 		w.comma(i)
-		if r.Result.Traversers && typed {
+		if r.Result.Traversers {
+			// Typed even in untyped output: gremlin-javascript's
+			// RemoteTraversal iterates Traverser objects (traversal.js),
+			// and its GraphSON2Reader reads g:Traverser and g:Int64.
 			w.raw(`{"@type":"g:Traverser","@value":{"bulk":{"@type":"g:Int64","@value":1},"value":`)
 			if err := w.value(v); err != nil {
 				return nil, err
@@ -316,6 +322,14 @@ func (w *jsonWriter) value(v any) error {
 		}
 		return w.tree(x)
 	default:
+		if l, ok := asList(v); ok {
+			w.open("g:List")
+			if err := w.list(l); err != nil {
+				return err
+			}
+			w.close()
+			return nil
+		}
 		return fmt.Errorf("cannot serialize a %T as GraphSON", v)
 	}
 	return nil
@@ -355,7 +369,7 @@ func (w *jsonWriter) mapEntries(entries []lang.MapEntry) error {
 	w.raw("{")
 	for i, e := range entries {
 		w.comma(i)
-		k, err := cosmosKey(e.Key)
+		k, err := w.cosmosKey(e.Key)
 		if err != nil {
 			return err
 		}
@@ -373,7 +387,7 @@ func (w *jsonWriter) mapEntries(entries []lang.MapEntry) error {
 // which Cosmos's responses follow) a graph element key is written as its
 // id, an enum (T.id, T.label in valueMap(true)) as its name, and any other
 // key as its text.
-func cosmosKey(k any) (string, error) {
+func (w *jsonWriter) cosmosKey(k any) (string, error) {
 	switch x := k.(type) {
 	case nil:
 		return "null", nil
@@ -406,7 +420,7 @@ func cosmosKey(k any) (string, error) {
 	case *graph.Property:
 		return x.Key, nil
 	}
-	sub := &jsonWriter{}
+	sub := &jsonWriter{depth: w.depth, expanded: w.expanded} // keeps the bounds across keys
 	if err := sub.value(k); err != nil {
 		return "", err
 	}
@@ -581,15 +595,17 @@ func (w *jsonWriter) bulkSet(b *graph.BulkSet) error {
 		w.raw("]}")
 		return nil
 	}
-	var total int64
+	if w.expanded == nil {
+		w.expanded = new(int64)
+	}
 	for _, n := range b.Bulks {
 		if n < 0 {
 			return fmt.Errorf("negative bulk %d", n)
 		}
-		total += n
-		if total > maxBulkExpansion {
-			return fmt.Errorf("bulk set expands to more than %d values", maxBulkExpansion)
+		if n > maxBulkExpansion || *w.expanded+n > maxBulkExpansion {
+			return fmt.Errorf("bulk sets expand to more than %d values", maxBulkExpansion)
 		}
+		*w.expanded += n
 	}
 	w.raw("[")
 	n := 0
@@ -623,7 +639,7 @@ func (w *jsonWriter) tree(t *graph.Tree) error {
 	for i, e := range t.Entries {
 		w.comma(i)
 		if !w.typed {
-			k, err := cosmosKey(e.Key)
+			k, err := w.cosmosKey(e.Key)
 			if err != nil {
 				return err
 			}

@@ -33,16 +33,22 @@ const (
 	FormatGraphBinary
 )
 
-// FormatOf maps a mime type (parameters such as ";types=false" ignored,
-// case-insensitive) to its format. application/json is GraphSON as Gremlin
+// FormatOf maps a mime type (case-insensitive; of the parameters only
+// ";types=false" counts, selecting untyped answers) to its format. application/json is GraphSON as Gremlin
 // Server's default JSON serializer reads it; the GraphSON reader accepts
 // both typed and untyped values, and responses to it are written as Cosmos
 // does (the same as GraphSON 2.0). GraphSON 1.0 is answered likewise: it is
 // untyped JSON too.
 func FormatOf(mime string) Format {
 	m := strings.ToLower(strings.TrimSpace(mime))
+	params := ""
 	if i := strings.IndexByte(m, ';'); i >= 0 {
-		m = strings.TrimSpace(m[:i])
+		m, params = strings.TrimSpace(m[:i]), m[i+1:]
+	}
+	if m == MimeGraphSONv3 && strings.ReplaceAll(params, " ", "") == "types=false" {
+		// Gremlin Server's untyped GraphSON 3.0 serializer: answered
+		// untyped, like GraphSON 2.0.
+		return FormatGraphSONv2
 	}
 	switch m {
 	case MimeGraphSONv2, MimeJSON, MimeGraphSONv1:

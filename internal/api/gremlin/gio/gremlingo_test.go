@@ -1,85 +1,18 @@
 package gio_test
 
 import (
-	"net/http"
-	"net/http/httptest"
+	"encoding/base64"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gremlingo "github.com/apache/tinkerpop/gremlin-go/v3/driver"
-	"github.com/gorilla/websocket"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/gio"
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
-
-// wsServer is a minimal Gremlin Server for the driver tests: it decodes
-// each binary frame with gio, records the request, and answers with the
-// responses answer returns, encoded with gio for the request's mime type.
-type wsServer struct {
-	t      *testing.T
-	srv    *httptest.Server
-	answer func(req *gio.Request) []*gio.Response
-
-	mu    sync.Mutex
-	reqs  []*gio.Request
-	mimes []string
-	errs  []error
-}
-
-func newWSServer(t *testing.T, answer func(req *gio.Request) []*gio.Response) *wsServer {
-	s := &wsServer{t: t, answer: answer}
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		for {
-			_, frame, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			mime, req, err := gio.DecodeFrame(frame)
-			s.mu.Lock()
-			s.mimes = append(s.mimes, mime)
-			if err != nil {
-				s.errs = append(s.errs, err)
-				s.mu.Unlock()
-				return
-			}
-			s.reqs = append(s.reqs, req)
-			s.mu.Unlock()
-			for _, resp := range s.answer(req) {
-				out, err := gio.EncodeResponse(mime, resp)
-				if err != nil {
-					s.mu.Lock()
-					s.errs = append(s.errs, err)
-					s.mu.Unlock()
-					return
-				}
-				if err := conn.WriteMessage(websocket.BinaryMessage, out); err != nil {
-					return
-				}
-			}
-		}
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *wsServer) url() string { return "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/gremlin" }
-
-func (s *wsServer) requests() ([]*gio.Request, []string, []error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*gio.Request(nil), s.reqs...), append([]string(nil), s.mimes...), append([]error(nil), s.errs...)
-}
 
 // The fixed graph the answers are made of.
 var (
@@ -130,8 +63,8 @@ func TestGremlinGoBytecode(t *testing.T) {
 		t.Fatalf("gremlin arg is %T", req.Args["gremlin"])
 	}
 	// gremlin-go writes a Go int as a GraphBinary Long (graphBinary.go getType).
-	want := &lang.Traversal{Source: []lang.Step{}, Steps: []lang.Step{
-		{Name: "V", Args: []lang.Value{}},
+	want := &lang.Traversal{Steps: []lang.Step{
+		{Name: "V"},
 		{Name: "has", Args: []lang.Value{"name", lang.P{Op: "gt", Args: []lang.Value{int64(3)}}}},
 		{Name: "out", Args: []lang.Value{"knows"}},
 	}}
@@ -209,11 +142,11 @@ func TestGremlinGoBytecodeNested(t *testing.T) {
 				lang.P{Op: "within", Args: []lang.Value{int32(1), int32(2)}},
 				lang.P{Op: "lt", Args: []lang.Value{int32(0)}},
 			}}}},
-			{Name: "where", Args: []lang.Value{&lang.Traversal{Source: []lang.Step{}, Anonymous: true, Steps: []lang.Step{
+			{Name: "where", Args: []lang.Value{&lang.Traversal{Anonymous: true, Steps: []lang.Step{
 				{Name: "out", Args: []lang.Value{"knows"}},
 				{Name: "has", Args: []lang.Value{"name", lang.P{Op: "startingWith", Args: []lang.Value{"j"}}}},
 			}}}},
-			{Name: "order", Args: []lang.Value{}},
+			{Name: "order"},
 			{Name: "by", Args: []lang.Value{"name", lang.Token{Type: "Order", Name: "desc"}}},
 			{Name: "property", Args: []lang.Value{lang.Token{Type: "Cardinality", Name: "list"}, "k", 1.5}},
 			{Name: "values", Args: []lang.Value{"name"}},
@@ -319,5 +252,97 @@ func TestGremlinGoScript(t *testing.T) {
 	}
 	if attrs := rs.GetStatusAttributes(); attrs["x-ms-request-charge"] != 3.5 {
 		t.Fatalf("status attributes %v", attrs)
+	}
+}
+
+// TestGremlinGoStatuses: an error status reaches the caller with its
+// message; 204 gives an empty result.
+func TestGremlinGoStatuses(t *testing.T) {
+	s := newWSServer(t, func(req *gio.Request) []*gio.Response {
+		sc, _ := req.Script()
+		if sc == "empty" {
+			return []*gio.Response{{RequestID: req.ID, Status: gio.Status{Code: gio.StatusNoContent}}}
+		}
+		return []*gio.Response{{RequestID: req.ID, Status: gio.Status{Code: gio.StatusScriptEvaluationError,
+			Message: "unknown step frobnicate", Attributes: map[string]any{"exceptions": []any{"GraphSyntaxException"}}}}}
+	})
+	client, err := gremlingo.NewClient(s.url(), quietClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	rs, err := client.Submit("g.V().frobnicate()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.All(); err == nil || !strings.Contains(err.Error(), "unknown step frobnicate") {
+		t.Fatalf("error %v, want the server's message", err)
+	}
+	opts := new(gremlingo.RequestOptionsBuilder).SetBatchSize(10).SetEvaluationTimeout(1500).
+		SetUserAgent("parsec-test").AddBinding("when", time.Date(2024, 2, 29, 1, 2, 3, 0, time.UTC)).Create()
+	rs, err = client.SubmitWithOptions("empty", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rs.All()
+	if err != nil || len(res) != 0 {
+		t.Fatalf("no content: %v %v", res, err)
+	}
+	reqs, _, _ := s.requests()
+	last := reqs[len(reqs)-1]
+	bs, ok1, _ := last.Int("batchSize")
+	et, ok2, _ := last.Int("evaluationTimeout")
+	if bs != 10 || et != 1500 || !ok1 || !ok2 || last.String("userAgent") != "parsec-test" {
+		t.Fatalf("options %v", last.Args)
+	}
+	// gremlin-go writes a time.Time as an OffsetDateTime (graphBinary.go getType).
+	if w, ok := last.Bindings()["when"].(time.Time); !ok || !w.Equal(time.Date(2024, 2, 29, 1, 2, 3, 0, time.UTC)) {
+		t.Fatalf("time binding %#v", last.Bindings()["when"])
+	}
+}
+
+// TestGremlinGoAuthentication runs the SASL PLAIN exchange: the server
+// challenges the first request with 407, gremlin-go answers with an
+// authentication request (its own id, args.sasl = base64("\x00user\x00pass"),
+// driver/request.go makeBasicAuthRequest), and the server then answers the
+// original request.
+func TestGremlinGoAuthentication(t *testing.T) {
+	var pending string
+	s := newWSServer(t, func(req *gio.Request) []*gio.Response {
+		if req.Op == "authentication" {
+			raw, err := base64.StdEncoding.DecodeString(req.String("sasl"))
+			if err != nil || string(raw) != "\x00/dbs/db/colls/graph\x00secret" {
+				return []*gio.Response{{RequestID: pending, Status: gio.Status{Code: gio.StatusUnauthorized, Message: "bad credentials"}}}
+			}
+			return []*gio.Response{{RequestID: pending, Status: gio.Status{Code: 200}, Result: gio.Result{Data: []graph.Value{int64(6)}}}}
+		}
+		pending = req.ID
+		return []*gio.Response{{RequestID: req.ID, Status: gio.Status{Code: gio.StatusAuthenticate}}}
+	})
+	client, err := gremlingo.NewClient(s.url(), func(st *gremlingo.ClientSettings) {
+		st.LogVerbosity = gremlingo.Off
+		st.AuthInfo = gremlingo.BasicAuthInfo("/dbs/db/colls/graph", "secret")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	rs, err := client.Submit("g.V().count()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rs.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("results %v", res)
+	}
+	if n, err := res[0].GetInt64(); err != nil || n != 6 {
+		t.Fatalf("count %v %v", n, err)
+	}
+	reqs, _, _ := s.requests()
+	if len(reqs) != 2 || reqs[1].Op != "authentication" || reqs[1].Processor != "traversal" {
+		t.Fatalf("requests %+v", reqs)
 	}
 }
