@@ -165,7 +165,7 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 	if profile {
 		gremlin := o.Gremlin
 		if gremlin == "" {
-			gremlin = Format(t)
+			gremlin = lang.Format(t)
 		}
 		res.Values = []graph.Value{ProfileValue(gremlin, res)}
 	}
@@ -217,7 +217,6 @@ type run struct {
 	o      Options
 	pk     string
 	side   map[string]*sideEffect
-	order  []string // side-effect keys in creation order
 	ops    []graph.StoreOp
 	cur    *Metric // the top-level operator store ops are charged to
 	sideMB int64   // approximate bytes held by side effects
