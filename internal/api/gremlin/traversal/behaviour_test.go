@@ -163,7 +163,7 @@ func TestProfile(t *testing.T) {
 	if len(res.Values) != 1 {
 		t.Fatalf("profile values: %d", len(res.Values))
 	}
-	top := res.Values[0].([]any)[0].(*graph.Map)
+	top := res.Values[0].(*graph.Map)
 	gremlin, _ := top.Get("gremlin")
 	if !strings.Contains(gremlin.(string), "out(") {
 		t.Fatalf("gremlin text: %v", gremlin)
@@ -208,6 +208,10 @@ func TestErrors(t *testing.T) {
 		{"g.V().cap('nothing')", traversal.ErrInvalid, "cap"},
 		{"g.V().values('name').sum()", traversal.ErrInvalid, "sum"},
 		{"g.V().emit()", traversal.ErrInvalid, "emit"},
+		{"g.inject(1).math('1 +')", traversal.ErrInvalid, "math"},
+		{"g.inject(1).math('(((1)')", traversal.ErrInvalid, "math"},
+		{"g.inject('x').math('_ + 1')", traversal.ErrInvalid, "math"},
+		{"g.V().has('age', TextP.regex('('))", traversal.ErrInvalid, "has"},
 	} {
 		_, err := runScript(t, g, c.script, traversal.Options{})
 		var e *traversal.Error

@@ -168,6 +168,13 @@ func TestModern(t *testing.T) {
 		// range(local, 1, 2) on a list gives the element.
 		{"g.V().as('a').in().as('b').in().as('c').select('a','b','c').by('name').limit(local, 1)", "{a:lop} {a:ripple}", false},
 		{"g.V('1').values('name','age').fold().range(local, 1, 2)", "29", true},
+		// "Math Step" (Math.feature g_V_outE_mathX0_minus_itX_byXweightX,
+		// g_V_hasLabelXpersonX_asXpX_outEXcreatedX_..._mathXa_div_bX).
+		{"g.V('1').values('age').math('_ + 1')", "30d", true},
+		{"g.E('7','8').math('0-_').by('weight')", "-0.5d -1d", false},
+		{"g.V('4').as('a').out('created').as('b').math('b + a').by(inE().count()).by('age')", "33d 35d", false},
+		{"g.inject(16).math('sqrt(_) * 2 ^ 3 - -1')", "33d", true},
+		{"g.inject(7).math('_ % 4 + abs(-2) / 2')", "4d", true},
 		// "Group Step", "GroupCount Step"
 		{"g.V().groupCount().by(label)", "{person:4l,software:2l}", true},
 		{"g.V().group().by(label).by('name')", "{person:[marko,vadas,josh,peter],software:[lop,ripple]}", true},
