@@ -163,7 +163,7 @@ func TestProfile(t *testing.T) {
 	if len(res.Values) != 1 {
 		t.Fatalf("profile values: %d", len(res.Values))
 	}
-	top := res.Values[0].(*graph.Map)
+	top := res.Values[0].([]any)[0].(*graph.Map)
 	gremlin, _ := top.Get("gremlin")
 	if !strings.Contains(gremlin.(string), "out(") {
 		t.Fatalf("gremlin text: %v", gremlin)

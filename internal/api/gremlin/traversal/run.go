@@ -84,7 +84,7 @@ func NewGUID() string {
 // Result is what a traversal returned and what it cost.
 type Result struct {
 	// Values are the traversal's results in order (for executionProfile(),
-	// the one profile object, a *graph.Map).
+	// one value: the profile array, []any{*graph.Map}).
 	Values []graph.Value
 	// Ops are the store operations in the order done, the final Apply
 	// included; Charge is the sum of their charges.
@@ -167,9 +167,9 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 		if gremlin == "" {
 			gremlin = lang.Format(t)
 		}
-		// Cosmos answers executionProfile() with a result list of one
-		// object (reference-execution-profile.md).
-		res.Values = ProfileValue(gremlin, res)
+		// One result: the array of reference-execution-profile.md, whose
+		// one object is the profile.
+		res.Values = []graph.Value{ProfileValue(gremlin, res)}
 	}
 	return res, nil
 }
