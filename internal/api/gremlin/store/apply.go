@@ -50,10 +50,29 @@ func (s *Store) Apply(ctx context.Context, ms []graph.Mutation) (graph.StoreOp, 
 	if err != nil {
 		return a.result(), err
 	}
+	a.op.Count = 0 // Apply counts the items it writes, not the edges it read
+	// A mutation is written once every write it needs has committed.
+	pending := make([]int, len(ms))
+	for _, g := range append(append([]*group(nil), groups...), later...) {
+		for _, w := range g.writes {
+			pending[w.mut]++
+		}
+	}
 	written := 0
-	done := make([]bool, len(ms))
+	for _, n := range pending {
+		if n == 0 {
+			written++ // a drop of what another mutation drops
+		}
+	}
+	committed := func(ws []write) {
+		for _, w := range ws {
+			if pending[w.mut]--; pending[w.mut] == 0 {
+				written++
+			}
+		}
+	}
 	fail := func(err error) (graph.StoreOp, error) {
-		if written == 0 && a.op.Count == 0 {
+		if a.wrote == 0 {
 			return a.result(), err
 		}
 		return a.result(), &graph.PartialWriteError{Written: written, Err: err}
@@ -62,18 +81,12 @@ func (s *Store) Apply(ctx context.Context, ms []graph.Mutation) (graph.StoreOp, 
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		if err := s.commit(a, g); err != nil {
+		if err := s.commit(a, g, committed); err != nil {
 			return fail(err)
-		}
-		for _, m := range g.muts {
-			if !done[m] {
-				done[m] = true
-				written++
-			}
 		}
 	}
 	for _, g := range later {
-		if err := s.commit(a, g); err != nil {
+		if err := s.commit(a, g, committed); err != nil {
 			return fail(fmt.Errorf("the dropped vertices' edges from other partitions were not all deleted: %w", err))
 		}
 	}
@@ -81,9 +94,8 @@ func (s *Store) Apply(ctx context.Context, ms []graph.Mutation) (graph.StoreOp, 
 }
 
 // plan checks and encodes the mutations and groups their writes by
-// logical partition. later holds the deletes of in-edges stored in
-// partitions that no mutation writes otherwise... or that do: they are
-// always applied after the mutations' own partitions.
+// logical partition. later holds the deletes of dropped vertices' in-edges
+// stored in other partitions, which are applied after every group.
 func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups, later []*group, err error) {
 	byKey := map[string]*group{}
 	laterByKey := map[string]*group{}
@@ -119,6 +131,9 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 		return nil
 	}
 	edgeDeletes := 0
+	// The edges this Apply creates, which a later drop of one of their
+	// vertices must delete although no read finds them yet.
+	var added []*graph.Edge
 	for i, m := range ms {
 		var w write
 		w.mut = i
@@ -146,6 +161,7 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 			w.kind = engine.OpReplace
 			if m.Kind == graph.AddEdge {
 				w.kind = engine.OpCreate
+				added = append(added, m.Edge)
 			}
 		case graph.DropEdge:
 			if m.Edge == nil || m.Edge.ID == "" {
@@ -175,6 +191,11 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 				return nil, nil, fmt.Errorf("cannot find the edges of the vertex %q to drop: %w", m.Vertex.ID, err)
 			}
 			vkey, _ := keyText(pk)
+			for _, e := range added {
+				if end(e.Out, m.Vertex.ID, vkey) || end(e.In, m.Vertex.ID, vkey) {
+					es = append(es, e)
+				}
+			}
 			for _, e := range es {
 				if edgeDeletes++; edgeDeletes > s.opts.MaxElements {
 					return nil, nil, fmt.Errorf("%w: dropping the vertices deletes more than %d edges; drop fewer at once", ErrTooManyElements, s.opts.MaxElements)
@@ -201,8 +222,17 @@ func (s *Store) plan(ctx context.Context, a *acct, ms []graph.Mutation) (groups,
 	return groups, later, nil
 }
 
+// end reports whether r is the vertex of id and partition key text key.
+func end(r graph.Ref, id, key string) bool {
+	if r.ID != id {
+		return false
+	}
+	k, err := keyText(r.PartitionKey)
+	return err == nil && k == key
+}
+
 // commit writes a group: one atomic engine batch per MaxBatchOps writes.
-func (s *Store) commit(a *acct, g *group) error {
+func (s *Store) commit(a *acct, g *group, committed func([]write)) error {
 	k, err := keyOf(g.pk)
 	if err != nil {
 		return err
@@ -249,6 +279,7 @@ func (s *Store) commit(a *acct, g *group) error {
 		for i, r := range res {
 			w := ws[i]
 			a.op.Count++
+			a.wrote++
 			a.op.Size += len(w.body)
 			if w.kind == engine.OpDelete {
 				s.forget(w.key, w.id)
@@ -256,6 +287,7 @@ func (s *Store) commit(a *acct, g *group) error {
 				s.remember(w.key, w.id, r.Etag)
 			}
 		}
+		committed(ws)
 	}
 	return nil
 }

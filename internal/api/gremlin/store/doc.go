@@ -20,7 +20,10 @@
 // id (a GUID, given here when the vertex property has none) and its
 // meta-properties in "_meta". The partition key property ("pk" in a
 // container partitioned on /pk) is stored flat, as the item's partition
-// key; a read returns it as a property too, with the id "<vertex id>|pk".
+// key; a read returns it as a property too, with the id "<vertex id>|pk",
+// as Cosmos DB answers. A flat member other than the key (the bulk
+// importer's "flat properties", or a document written through the NoSQL
+// API) reads as a property of one value with the id "<vertex id>|<key>".
 //
 // An edge is an item in its source (out) vertex's logical partition:
 //
@@ -39,8 +42,8 @@
 // _attachments, _ts) are not property keys, and an edge property cannot
 // take the partition key's name. Containers partitioned on /id or /label,
 // on a nested path, or on several paths (hierarchical keys) are refused by
-// New. A document written through another API is read as a vertex (a
-// plain member as a one-valued property) unless it has "_isEdge": true.
+// New. A document written through another API is read as a vertex unless
+// it has "_isEdge": true.
 //
 // # Routing
 //
@@ -48,10 +51,16 @@
 // partition each. With partition keys only, each logical partition is
 // queried. Otherwise one query reads every partition: the conditions on
 // top-level values (id, label, the partition key) are SQL filters the
-// engine serves from its index; conditions on vertex properties are
-// EXISTS(SELECT VALUE p FROM p IN c["name"] WHERE p._value ...) filters,
-// which the engine evaluates on each document read, since its index does
-// not hold array elements (package index).
+// engine serves from its index; a condition on a vertex property is
+//
+//	(EXISTS(SELECT VALUE p FROM p IN c["name"] WHERE p._value = @p0) OR c["name"] = @p1)
+//
+// (the second term for flat values), which the engine evaluates on each
+// document it reads, since its index does not hold array elements
+// (package index). Vertices exclude edges with
+// (NOT IS_DEFINED(c._isEdge) OR c._isEdge = false). Ids without partition
+// keys are one query over every partition (an id may name a vertex in
+// each logical partition: ids are unique per logical partition only).
 //
 // Out edges are queried in each source vertex's logical partition by
 // _vertexId (a source without a partition key is looked for in every
@@ -80,14 +89,30 @@
 // partition) in its batch, and its in edges, which live with their
 // sources in other partitions, after every group has committed; a failure
 // there is a PartialWriteError too, and leaves edges whose target is gone.
+// Edges created by the same Apply before a drop of one of their vertices
+// are deleted with it. PartialWriteError.Written counts the mutations all
+// of whose writes committed; they are not necessarily the first ones
+// given, since the writes are ordered by partition. Apply fills in the
+// ids it gives (vertices, edges and vertex properties written without
+// one, as Cosmos DB gives GUIDs) and a vertex's default label "vertex"
+// in the mutations' elements, so that the caller returns what was stored.
 //
 // # Accounting
 //
 // Each call returns a graph.StoreOp: the partitions (key ranges) it
-// touched, the elements it returned (for Apply: the items it wrote, and
-// the edges it read to find those of dropped vertices), the bytes read
-// (and written), the request charge summed from the engine's charges, and
-// the index paths the engine's queries used. The engine's errors are
+// touched, the elements it returned (for Apply: the items it wrote), the
+// bytes read (for Apply also the bytes written), the request charge
+// summed from the engine's charges (for Apply including the queries that
+// found the edges of dropped vertices), and the index paths the engine's
+// queries used, comma separated ("/_sink/?").
+//
+// # Bounds
+//
+// A read fails with ErrTooManyElements past Options.MaxElements elements
+// (a VertexQuery or EdgeQuery Limit stops it earlier, without error), and
+// so does an Apply whose dropped vertices have more edges than that. Id
+// lists are queried InBatch at a time; predicates nest at most 32 deep;
+// regexes are at most 4 KiB (Go's RE2, linear time). The engine's errors are
 // wrapped with %w, so errors.As finds *engine.ThrottledError (429, with
 // its RetryAfter) and errors.Is the engine's sentinels.
 package store

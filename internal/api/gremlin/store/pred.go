@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
@@ -148,9 +149,9 @@ func matchDepth(p lang.P, v any, depth int) (bool, error) {
 		if len(pat) > maxRegexBytes {
 			return false, fmt.Errorf("%w: the regex is %d bytes; the limit is %d", ErrInvalid, len(pat), maxRegexBytes)
 		}
-		re, err := regexp.Compile(pat)
+		re, err := compileRegex(pat)
 		if err != nil {
-			return false, fmt.Errorf("%w: invalid regex %q: %v", ErrInvalid, pat, err)
+			return false, err
 		}
 		s, ok := asString(v)
 		if !ok {
@@ -184,6 +185,70 @@ func matchDepth(p lang.P, v any, depth int) (bool, error) {
 		return p.Op == "and", nil
 	}
 	return false, fmt.Errorf("%w: unknown predicate %q", ErrInvalid, p.Op)
+}
+
+// regexCache holds the patterns compiled lately: a predicate is tested on
+// every element read.
+var regexCache = struct {
+	sync.Mutex
+	m map[string]*regexp.Regexp
+}{m: map[string]*regexp.Regexp{}}
+
+// maxCachedRegexes bounds regexCache.
+const maxCachedRegexes = 64
+
+func compileRegex(pat string) (*regexp.Regexp, error) {
+	regexCache.Lock()
+	defer regexCache.Unlock()
+	if re, ok := regexCache.m[pat]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return nil, fmt.Errorf("%w: invalid regex %q: %v", ErrInvalid, pat, err)
+	}
+	if len(regexCache.m) >= maxCachedRegexes {
+		clear(regexCache.m)
+	}
+	regexCache.m[pat] = re
+	return re, nil
+}
+
+// validateP checks a predicate whole (matchP stops at the first answer, so
+// it may not reach a bad part): known operators, their argument counts
+// and types, regexes that compile, and nesting.
+func validateP(p lang.P, depth int) error {
+	if depth > maxPredDepth {
+		return fmt.Errorf("%w: predicates nest deeper than %d", ErrInvalid, maxPredDepth)
+	}
+	switch p.Op {
+	case "and", "or", "not":
+		subs, err := subPreds(p)
+		if err != nil {
+			return err
+		}
+		if len(subs) == 0 || (p.Op == "not" && len(subs) != 1) {
+			return fmt.Errorf("%w: %s() takes %s predicate(s), got %d", ErrInvalid, p.Op, map[bool]string{true: "one", false: "some"}[p.Op == "not"], len(subs))
+		}
+		for _, sp := range subs {
+			if err := validateP(sp, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "regex", "notRegex":
+		if len(p.Args) == 1 {
+			if pat, ok := asString(p.Args[0]); ok && len(pat) <= maxRegexBytes {
+				if _, err := compileRegex(pat); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// The probe value is a string so that the text predicates check their
+	// argument.
+	_, err := matchDepth(p, "", depth)
+	return err
 }
 
 // kind orders the kinds of values Gremlin compares: 0 not comparable.
@@ -258,7 +323,7 @@ func intOf(v any) (int64, bool) {
 	case int:
 		return int64(x), true
 	case int8, int16, int32, int64:
-		return reflectInt(x), true
+		return signedInt(x), true
 	case uint8:
 		return int64(x), true
 	case uint16:
@@ -432,8 +497,13 @@ func (s *Store) vertexHas(b *sqlBuilder, h graph.Has) string {
 	if h.Key == "" || reserved(h.Key) {
 		return ""
 	}
-	if c, ok := b.pred("p._value", h.P, 0); ok {
-		return "EXISTS(SELECT VALUE p FROM p IN " + field(h.Key) + " WHERE " + c + ")"
+	// The values of the property bag, or the member itself where a
+	// document holds a flat value (as Cosmos DB's bulk importer writes
+	// with flat properties, or a document written through the NoSQL API).
+	inBag, ok1 := b.pred("p._value", h.P, 0)
+	flat, ok2 := b.pred(field(h.Key), h.P, 0)
+	if ok1 && ok2 {
+		return "(EXISTS(SELECT VALUE p FROM p IN " + field(h.Key) + " WHERE " + inBag + ") OR " + flat + ")"
 	}
 	return "IS_DEFINED(" + field(h.Key) + ")"
 }

@@ -54,7 +54,10 @@ func (c *collector) take(key, id, etag string) (bool, error) {
 // invalid one fails even when no element is tested.
 func checkHas(has []graph.Has) error {
 	for _, h := range has {
-		if _, err := matchP(h.P, nil); err != nil {
+		if h.T && h.Key != "id" && h.Key != "label" {
+			return fmt.Errorf("%w: T.%s is not a condition the store can test", ErrInvalid, h.Key)
+		}
+		if err := validateP(h.P, 0); err != nil {
 			return err
 		}
 	}
@@ -72,6 +75,18 @@ func chunks[T any](ids []T, n int) [][]T {
 		ids = ids[n:]
 	}
 	return append(out, ids)
+}
+
+// setOf returns the set of ids, or nil for none.
+func setOf(ids []string) map[string]bool {
+	if len(ids) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
 }
 
 func anys[T any](xs []T) []any {
@@ -93,6 +108,7 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 		return nil, a.result(), err
 	}
 	col := s.newCollector(a, q.Limit)
+	idSet := setOf(q.IDs)
 	var out []*graph.Vertex
 	keep := func(doc []byte) (bool, error) {
 		st, err := s.decode(doc)
@@ -103,7 +119,7 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 		if v == nil {
 			return true, nil
 		}
-		if len(q.IDs) > 0 && !contains(q.IDs, v.ID) {
+		if idSet != nil && !idSet[v.ID] {
 			return true, nil
 		}
 		ok, err := vertexMatches(v, q.Labels, q.Has)
@@ -190,28 +206,31 @@ func (s *Store) queryVertices(ctx context.Context, a *acct, col *collector, q gr
 		if col.full() {
 			return nil
 		}
-		b := newSQL()
-		conds := []string{isVertexSQL}
-		if len(ids) > 0 {
-			c, ok := b.in("c.id", anys(ids))
-			if ok {
-				conds = append(conds, c)
-			}
-		}
-		if c, ok := b.in("c.label", anys(q.Labels)); ok {
-			conds = append(conds, c)
-		}
-		for _, h := range q.Has {
-			if c := s.vertexHas(b, h); c != "" {
-				conds = append(conds, c)
-			}
-		}
-		sql := "SELECT * FROM c WHERE " + strings.Join(conds, " AND ")
-		if err := s.runQuery(ctx, a, sql, b.params, scope, keep); err != nil {
+		sql, params := s.vertexSQL(q, ids)
+		if err := s.runQuery(ctx, a, sql, params, scope, col, keep); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// vertexSQL is the query of the vertices q selects, with ids as its ids
+// (a round of q.IDs).
+func (s *Store) vertexSQL(q graph.VertexQuery, ids []string) (string, map[string]any) {
+	b := newSQL()
+	conds := []string{isVertexSQL}
+	if c, ok := b.in("c.id", anys(ids)); ok {
+		conds = append(conds, c)
+	}
+	if c, ok := b.in("c.label", anys(q.Labels)); ok {
+		conds = append(conds, c)
+	}
+	for _, h := range q.Has {
+		if c := s.vertexHas(b, h); c != "" {
+			conds = append(conds, c)
+		}
+	}
+	return "SELECT * FROM c WHERE " + strings.Join(conds, " AND "), b.params
 }
 
 // Edges returns the edges q selects. Out edges are read in their source
@@ -234,19 +253,18 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 		return nil, fmt.Errorf("%w: unknown edge direction %d", ErrInvalid, q.Dir)
 	}
 	col := s.newCollector(a, q.Limit)
+	idSet := setOf(q.IDs)
 	var out []*graph.Edge
-	// accept tests an edge read; side says which end must be one of the
-	// query's vertices.
-	var outSet, inSet map[string][]any // vertex id → partition keys (nil: any)
+	// ends holds the query's vertices: id → partition keys (nil: any).
+	var ends map[string][]any
 	if q.Vertices != nil {
-		outSet, inSet = map[string][]any{}, map[string][]any{}
+		ends = map[string][]any{}
 		for _, r := range q.Vertices {
-			outSet[r.ID] = append(outSet[r.ID], r.PartitionKey)
-			inSet[r.ID] = append(inSet[r.ID], r.PartitionKey)
+			ends[r.ID] = append(ends[r.ID], r.PartitionKey)
 		}
 	}
-	adjacent := func(set map[string][]any, id string, pk any) bool {
-		for _, want := range set[id] {
+	adjacent := func(id string, pk any) bool {
+		for _, want := range ends[id] {
 			if want == nil {
 				return true
 			}
@@ -266,13 +284,13 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 			return true, nil
 		}
 		if q.Vertices != nil {
-			isOut := q.Dir != graph.In && adjacent(outSet, e.Out.ID, e.Out.PartitionKey)
-			isIn := q.Dir != graph.Out && adjacent(inSet, e.In.ID, e.In.PartitionKey)
+			isOut := q.Dir != graph.In && adjacent(e.Out.ID, e.Out.PartitionKey)
+			isIn := q.Dir != graph.Out && adjacent(e.In.ID, e.In.PartitionKey)
 			if !isOut && !isIn {
 				return true, nil
 			}
 		}
-		if len(q.IDs) > 0 && !contains(q.IDs, e.ID) {
+		if idSet != nil && !idSet[e.ID] {
 			return true, nil
 		}
 		ok, err := edgeMatches(e, q.Labels, q.Has)
@@ -321,7 +339,7 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 					}
 				}
 				sql := "SELECT * FROM c WHERE " + strings.Join(conds, " AND ")
-				if err := s.runQuery(ctx, a, sql, b.params, scope, keep); err != nil {
+				if err := s.runQuery(ctx, a, sql, b.params, scope, col, keep); err != nil {
 					return err
 				}
 			}

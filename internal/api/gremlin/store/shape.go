@@ -106,7 +106,7 @@ func appendScalar(dst []byte, v any) ([]byte, error) {
 	case int:
 		return strconv.AppendInt(dst, int64(x), 10), nil
 	case int8, int16, int32, int64:
-		return strconv.AppendInt(dst, reflectInt(x), 10), nil
+		return strconv.AppendInt(dst, signedInt(x), 10), nil
 	case uint8, uint16, uint32:
 		f, _ := toFloat(x)
 		return strconv.AppendUint(dst, uint64(f), 10), nil
@@ -131,7 +131,7 @@ func appendScalar(dst []byte, v any) ([]byte, error) {
 	return nil, fmt.Errorf("%w: a property value must be a string, number or boolean, not %T", ErrInvalid, v)
 }
 
-func reflectInt(v any) int64 {
+func signedInt(v any) int64 {
 	switch x := v.(type) {
 	case int8:
 		return int64(x)
@@ -581,6 +581,13 @@ func (s *Store) decode(doc []byte) (*stored, error) {
 		}
 		v.Properties[m.name] = append(v.Properties[m.name], ps...)
 	}
+	for _, ps := range v.Properties {
+		for _, p := range ps {
+			if p.ID == "" {
+				p.ID = v.ID + "|" + p.Key // a flat value: see decodeProperty
+			}
+		}
+	}
 	if v.PartitionKey != nil {
 		// The partition key is a property like any other to a traversal;
 		// Cosmos DB stores it flat, and gives it the id "<vertex id>|<key>".
@@ -594,9 +601,10 @@ func (s *Store) decode(doc []byte) (*stored, error) {
 }
 
 // decodeProperty reads a vertex property's stored values: the array of
-// {"id","_value","_meta"} objects the graph writes, or a plain value that
-// a document written through another API holds (one value, whose id is
-// "<key>").
+// {"id","_value","_meta"} objects the graph writes, or a flat value (as
+// Cosmos DB's bulk importer writes with flat properties, or a document
+// written through another API), one value without an id, to which decode
+// gives "<vertex id>|<key>" as Cosmos DB gives the partition key's.
 func decodeProperty(key string, raw []byte) ([]*graph.VertexProperty, error) {
 	var arr []json.RawMessage
 	if json.Unmarshal(raw, &arr) == nil {
@@ -612,7 +620,7 @@ func decodeProperty(key string, raw []byte) ([]*graph.VertexProperty, error) {
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, &graph.VertexProperty{ID: key, Key: key, Value: v})
+				out = append(out, &graph.VertexProperty{Key: key, Value: v})
 				continue
 			}
 			p := &graph.VertexProperty{Key: key}
@@ -642,5 +650,5 @@ func decodeProperty(key string, raw []byte) ([]*graph.VertexProperty, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []*graph.VertexProperty{{ID: key, Key: key, Value: v}}, nil
+	return []*graph.VertexProperty{{Key: key, Value: v}}, nil
 }

@@ -125,6 +125,7 @@ type acct struct {
 	ranges map[string]bool
 	op     graph.StoreOp
 	index  []string
+	wrote  int // items written (Apply)
 }
 
 func newAcct() *acct { return &acct{ranges: map[string]bool{}} }
@@ -198,8 +199,10 @@ func keyText(v any) (string, error) {
 }
 
 // runQuery runs sql with params over scope, page after page, handing each
-// row to each until it returns false, and accounts the pages in a.
-func (s *Store) runQuery(ctx context.Context, a *acct, sql string, params map[string]any, scope engine.QueryScope, each func(row []byte) (bool, error)) error {
+// row to each until it returns false, and accounts the pages in a. col,
+// when not nil, sizes the pages to the rows its limit still wants, so
+// that a query with a small limit reads (and is charged for) little.
+func (s *Store) runQuery(ctx context.Context, a *acct, sql string, params map[string]any, scope engine.QueryScope, col *collector, each func(row []byte) (bool, error)) error {
 	q, err := parser.Parse(sql)
 	if err != nil {
 		return fmt.Errorf("BUG: gremlin store: cannot parse its own query %q: %v", sql, err)
@@ -226,7 +229,11 @@ func (s *Store) runQuery(ctx context.Context, a *acct, sql string, params map[st
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		page, err := s.c.QueryContext(ctx, plan, scope, state, s.opts.PageSize)
+		size := s.opts.PageSize
+		if col != nil && col.limit > 0 {
+			size = max(1, min(size, col.limit-col.n))
+		}
+		page, err := s.c.QueryContext(ctx, plan, scope, state, size)
 		for _, se := range page.Sessions {
 			a.touch(se.RangeID)
 		}

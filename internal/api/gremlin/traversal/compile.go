@@ -93,6 +93,10 @@ func isModulator(name string) bool {
 	return false
 }
 
+func isLoopModulator(name string) bool {
+	return name == "emit" || name == "until" || name == "times"
+}
+
 func isHasStep(name string) bool {
 	switch name {
 	case "has", "hasLabel", "hasId", "hasNot":
@@ -113,7 +117,7 @@ func (c *compiler) compile(steps []lang.Step) (*program, error) {
 			continue
 		}
 		var mods []lang.Step
-		for i < len(steps) && isModulator(steps[i].Name) {
+		for i < len(steps) && isModulator(steps[i].Name) && (st.Name == "repeat" || !isLoopModulator(steps[i].Name)) {
 			mods = append(mods, steps[i])
 			i++
 		}
@@ -122,8 +126,11 @@ func (c *compiler) compile(steps []lang.Step) (*program, error) {
 		}
 		if st.Name == "V" || st.Name == "E" {
 			// Fuse the has steps that follow into the query.
+			if err := noMods(st, mods); err != nil {
+				return nil, err
+			}
 			var has []lang.Step
-			for len(mods) == 0 && i < len(steps) && isHasStep(steps[i].Name) {
+			for i < len(steps) && isHasStep(steps[i].Name) {
 				has = append(has, steps[i])
 				i++
 			}

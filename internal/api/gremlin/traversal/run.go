@@ -84,7 +84,7 @@ func NewGUID() string {
 // Result is what a traversal returned and what it cost.
 type Result struct {
 	// Values are the traversal's results in order (for executionProfile(),
-	// the one profile value).
+	// one value: the profile array, []any{*graph.Map}).
 	Values []graph.Value
 	// Ops are the store operations in the order done, the final Apply
 	// included; Charge is the sum of their charges.
@@ -165,8 +165,10 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 	if profile {
 		gremlin := o.Gremlin
 		if gremlin == "" {
-			gremlin = Format(t)
+			gremlin = lang.Format(t)
 		}
+		// One result: the array of reference-execution-profile.md, whose
+		// one object is the profile.
 		res.Values = []graph.Value{ProfileValue(gremlin, res)}
 	}
 	return res, nil
@@ -217,7 +219,6 @@ type run struct {
 	o      Options
 	pk     string
 	side   map[string]*sideEffect
-	order  []string // side-effect keys in creation order
 	ops    []graph.StoreOp
 	cur    *Metric // the top-level operator store ops are charged to
 	sideMB int64   // approximate bytes held by side effects

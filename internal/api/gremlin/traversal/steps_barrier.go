@@ -105,9 +105,13 @@ func reduceValues(name string, vals []any) (any, bool, error) {
 		}
 		return best, found, nil
 	case "sum", "mean":
+		// The sum keeps the widest type of its inputs (int32 + int32 is an
+		// int32, promoted to int64 on overflow, any float64 makes a
+		// float64), as TinkerPop's NumberHelper does: Sum.feature
+		// g_V_age_sum answers d[123].i.
 		var isum int64
 		var fsum float64
-		floats := false
+		wide, floats, doubles := false, false, false
 		n := 0
 		for _, v := range vals {
 			if v == nil {
@@ -118,16 +122,18 @@ func reduceValues(name string, vals []any) (any, bool, error) {
 				isum += int64(x)
 				fsum += float64(x)
 			case int64:
+				wide = true
 				isum += x
 				fsum += float64(x)
 			case int:
+				wide = true
 				isum += int64(x)
 				fsum += float64(x)
 			case float32:
 				floats = true
 				fsum += float64(x)
 			case float64:
-				floats = true
+				floats, doubles = true, true
 				fsum += x
 			default:
 				return nil, false, invalid(name, "applies to numbers, not %s", describe(v))
@@ -137,13 +143,17 @@ func reduceValues(name string, vals []any) (any, bool, error) {
 		if n == 0 {
 			return nil, false, nil
 		}
-		if name == "mean" {
+		switch {
+		case name == "mean":
 			return fsum / float64(n), true, nil
-		}
-		if floats {
+		case doubles:
 			return fsum, true, nil
+		case floats:
+			return float32(fsum), true, nil
+		case wide || isum > 1<<31-1 || isum < -1<<31:
+			return isum, true, nil
 		}
-		return isum, true, nil
+		return int32(isum), true, nil
 	}
 	return nil, false, unsupported(name, "unknown reduction")
 }

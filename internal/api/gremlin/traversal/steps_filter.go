@@ -387,7 +387,9 @@ func buildRange(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				case []any:
 					s, e := cut(len(x))
 					part := append([]any(nil), x[s:e]...)
-					if (st.Name == "limit" && hi == 1) || (tail && hi == 1) {
+					// A one-element range gives the element itself
+					// (Range.feature: limit(Scope.local, 1)).
+					if (tail && hi == 1) || (!tail && hi-lo == 1) {
 						if len(part) == 0 {
 							continue
 						}

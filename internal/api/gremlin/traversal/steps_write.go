@@ -381,7 +381,7 @@ func init() {
 		"as": buildAs, "unfold": buildUnfold, "loops": buildLoops, "path": buildPath,
 		"map": buildMapLike, "flatMap": buildMapLike, "local": buildMapLike, "sideEffect": buildMapLike,
 		"count": buildReduce, "sum": buildReduce, "min": buildReduce, "max": buildReduce, "mean": buildReduce, "fold": buildReduce,
-		"order": buildOrder,
+		"order":  buildOrder,
 		"select": buildSelect, "project": buildProject,
 		"group": buildGroup, "groupCount": buildGroup,
 		"aggregate": buildAggregate, "store": buildAggregate, "cap": buildCap, "tree": buildTree,

@@ -14,6 +14,7 @@ func (r *run) canonVertex(v *graph.Vertex) *graph.Vertex {
 	}
 	c := cloneVertex(v)
 	r.vertices[k] = c
+	r.sideMB += elementSize(len(v.Properties))
 	return c
 }
 
@@ -24,6 +25,7 @@ func (r *run) canonEdge(e *graph.Edge) *graph.Edge {
 	}
 	c := cloneEdge(e)
 	r.edges[k] = c
+	r.sideMB += elementSize(len(e.Properties))
 	return c
 }
 
@@ -264,3 +266,6 @@ func cloneEdge(e *graph.Edge) *graph.Edge {
 	}
 	return &c
 }
+
+// elementSize approximates the bytes of an element held by the run.
+func elementSize(props int) int64 { return 160 + int64(props)*96 }

@@ -16,6 +16,8 @@ type writeSet struct {
 	// endpoints of edges added here, so their refs can follow a vertex
 	// whose id or partition key was set after the edge was added.
 	ends map[*graph.Edge][2]*graph.Vertex
+	// droppedV holds the keys of the vertices dropped.
+	droppedV map[string]bool
 }
 
 type wentry struct {
@@ -23,7 +25,7 @@ type wentry struct {
 }
 
 func newWriteSet() *writeSet {
-	return &writeSet{entries: map[any]*wentry{}, ends: map[*graph.Edge][2]*graph.Vertex{}}
+	return &writeSet{entries: map[any]*wentry{}, ends: map[*graph.Edge][2]*graph.Vertex{}, droppedV: map[string]bool{}}
 }
 
 func (w *writeSet) entry(el any) *wentry {
@@ -38,7 +40,12 @@ func (w *writeSet) entry(el any) *wentry {
 
 func (w *writeSet) add(el any)    { w.entry(el).added = true }
 func (w *writeSet) update(el any) { w.entry(el).updated = true }
-func (w *writeSet) drop(el any)   { w.entry(el).dropped = true }
+func (w *writeSet) drop(el any) {
+	w.entry(el).dropped = true
+	if v, ok := el.(*graph.Vertex); ok {
+		w.droppedV[vertexKey(v.PartitionKey, v.ID)] = true
+	}
+}
 
 func (w *writeSet) isAdded(el any) bool {
 	e, ok := w.entries[el]
@@ -53,15 +60,10 @@ func (w *writeSet) isDropped(el any) bool {
 // endpointDropped reports whether an edge's source or target vertex was
 // dropped by this traversal.
 func (w *writeSet) endpointDropped(e *graph.Edge) bool {
-	for el, we := range w.entries {
-		if v, ok := el.(*graph.Vertex); ok && we.dropped {
-			if (v.ID == e.Out.ID && graph.Equal(v.PartitionKey, e.Out.PartitionKey)) ||
-				(v.ID == e.In.ID && graph.Equal(v.PartitionKey, e.In.PartitionKey)) {
-				return true
-			}
-		}
+	if len(w.droppedV) == 0 {
+		return false
 	}
-	return false
+	return w.droppedV[vertexKey(e.Out.PartitionKey, e.Out.ID)] || w.droppedV[vertexKey(e.In.PartitionKey, e.In.ID)]
 }
 
 func (w *writeSet) addedVertices() []*graph.Vertex {
