@@ -81,10 +81,15 @@ type P struct {
 
 // A Token is an enum constant: its type as TinkerPop names it ("T",
 // "Order", "Scope", "Column", "Cardinality", "Pop", "Operator", "Direction",
-// "Pick", "Barrier", "Merge") and its name ("id", "label", "desc",
-// "local", "keys", "single", ...). A bare constant written without its type
+// "Pick", "Barrier", "Merge", "DT", "GType", and the option classes
+// "WithOptions", "IO", "ConnectedComponent", "PageRank", "PeerPressure",
+// "ShortestPath") and its name ("id", "label", "desc", "local", "keys",
+// "single", "OUT", "STRING", ...). A bare constant written without its type
 // (id, desc, local, keys, single, ...) is resolved to its type by the
-// parser.
+// parser. Aliases are resolved to the name TinkerPop's enum has: Order.incr
+// and decr (pre-3.5, written by Cosmos DB users) are asc and desc;
+// Direction.from and to are OUT and IN; GType's lower-case spellings are its
+// upper-case names.
 type Token struct {
 	Type, Name string
 }

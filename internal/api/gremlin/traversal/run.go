@@ -134,6 +134,7 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 		vertices: map[string]*graph.Vertex{},
 		edges:    map[string]*graph.Edge{},
 		writes:   newWriteSet(),
+		state:    map[stateKey]any{},
 		rng:      mrand.New(mrand.NewSource(o.Seed)),
 	}
 	for _, st := range t.Source {
@@ -229,6 +230,9 @@ type run struct {
 	vertices map[string]*graph.Vertex
 	edges    map[string]*graph.Edge
 	writes   *writeSet
+
+	frames int              // local child runs so far (frame ids)
+	state  map[stateKey]any // per-step state (see frame)
 }
 
 // traverser is one object moving through the traversal with its path, its
@@ -266,9 +270,23 @@ func (t *traverser) fresh(obj any) *traverser {
 }
 
 // frame is the context of an execution: the tags alive (the inputs of the
-// innermost local child, or the one tag of the whole traversal).
+// innermost local child, or the one tag of the whole traversal), and an id
+// that names this run of a local child (0: the traversal itself). Steps
+// that remember what they saw (dedup, range) keep their state per step,
+// frame id and tag: a global child (a repeat body, a union branch) shares
+// it across iterations, as TinkerPop's step instances do, while each run of
+// a local child starts afresh, as TinkerPop resets a local child per
+// traverser.
 type frame struct {
 	tags []int
+	id   int
+}
+
+// stateKey names the state of one step in one frame for one tag.
+type stateKey struct {
+	step  *int
+	frame int
+	tag   int
 }
 
 var topFrame = &frame{tags: []int{0}}
@@ -363,7 +381,8 @@ func (r *run) runLocal(p *program, in []*traverser) ([][]*traverser, error) {
 		copies[i] = &c
 		tags[i] = i
 	}
-	out, err := r.exec(&frame{tags: tags}, p, copies)
+	r.frames++
+	out, err := r.exec(&frame{tags: tags, id: r.frames}, p, copies)
 	if err != nil {
 		return nil, err
 	}

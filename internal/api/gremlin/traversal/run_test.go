@@ -224,6 +224,13 @@ var modernCases = []tcase{
 	{"g.V('1').repeat(out()).until(loops().is(2)).values('name')", "ripple lop", false},
 	{"g.V('1').times(0).repeat(out()).values('name')", "marko", true},
 	{"g.V('1').repeat(both().simplePath()).until(hasId('6')).path().by('name')", "path[marko,lop,peter] path[marko,josh,lop,peter]", false},
+	// A step inside repeat() is one step instance across the iterations
+	// (TinkerPop's RepeatStep does not reset its body between loops), so
+	// dedup() and limit() there remember earlier iterations.
+	{"g.V('1').repeat(both().dedup()).times(2).values('name')", "marko ripple peter", false},
+	{"g.V('1').repeat(out().limit(2)).times(2)", "", true},
+	// ...while a local child starts afresh for each traverser.
+	{"g.V().hasLabel('person').local(both().dedup().count())", "3l 1l 3l 1l", false},
 	// "Union", "Coalesce", "Optional", "Choose", "Local", "Map", "FlatMap"
 	{"g.V('4').union(in(), out()).values('name')", "marko ripple lop", false},
 	{"g.V('1').union(out().count(), out('knows').count())", "3l 2l", true},

@@ -339,6 +339,7 @@ func buildDedup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			return []any{out}, nil
 		})}, nil
 	}
+	self := new(int)
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		vals := make([]any, len(in))
 		oks := make([]bool, len(in))
@@ -365,16 +366,16 @@ func buildDedup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				vals[i], oks[i] = t.obj, true
 			}
 		}
-		seen := map[int]*seenSet{}
 		var out []*traverser
 		for i, t := range in {
 			if !oks[i] {
 				continue
 			}
-			s := seen[t.tag]
+			k := stateKey{step: self, frame: f.id, tag: t.tag}
+			s, _ := r.state[k].(*seenSet)
 			if s == nil {
 				s = newSeenSet()
-				seen[t.tag] = s
+				r.state[k] = s
 			}
 			if s.add(vals[i]) {
 				out = append(out, t)

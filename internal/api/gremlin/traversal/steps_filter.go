@@ -407,17 +407,30 @@ func buildRange(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			return out, nil
 		}}, nil
 	}
+	if tail {
+		return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
+			tags, groups := byTag(f, in)
+			var out []*traverser
+			for _, tag := range tags {
+				g := groups[tag]
+				s, e := cut(len(g))
+				out = append(out, g[s:e]...)
+			}
+			return out, nil
+		}}, nil
+	}
+	// limit, range, skip count the traversers they have passed per frame
+	// and tag, so that inside repeat() they count across iterations.
+	self := new(int)
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
-		tags, groups := byTag(f, in)
-		if len(tags) == 1 {
-			s, e := cut(len(in))
-			return in[s:e], nil
-		}
 		var out []*traverser
-		for _, tag := range tags {
-			g := groups[tag]
-			s, e := cut(len(g))
-			out = append(out, g[s:e]...)
+		for _, t := range in {
+			k := stateKey{step: self, frame: f.id, tag: t.tag}
+			n, _ := r.state[k].(int64)
+			r.state[k] = n + 1
+			if n >= lo && (hi < 0 || n < hi) {
+				out = append(out, t)
+			}
 		}
 		return out, nil
 	}}, nil
