@@ -94,9 +94,25 @@ func (c *conn) closeWith(code int, reason string) {
 	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
 }
 
-// handle decodes one frame and routes it by op.
+// handle decodes one frame and routes it by op. A panic (a bug in the
+// decoder or in authentication) is answered 500 and the connection goes
+// on.
 func (c *conn) handle(frame []byte, text bool) {
+	var mime, id string
+	defer func() {
+		if r := recover(); r != nil {
+			activity := activityid.New()
+			c.s.cfg.Logf("gremlin: BUG: panic reading a request (activity id %s): %v\n%s", activity, r, debug.Stack())
+			if mime == "" {
+				mime = "application/json"
+			}
+			c.replyActivity(mime, &Response{RequestID: id}, fail(StatusServerError, statusCosmosInternal, "internal error reading the request (activity id %s)", activity), 0, 0, activity, nil)
+		}
+	}()
 	mime, req, err := c.s.cfg.Codec.Decode(frame, text)
+	if req != nil {
+		id = req.ID
+	}
 	if err != nil {
 		id := ""
 		if req != nil {
@@ -115,13 +131,19 @@ func (c *conn) handle(frame []byte, text bool) {
 		}
 		c.mu.Lock()
 		authed := c.authed
+		var dropped *pendingRequest
 		if !authed {
 			if len(c.pending) >= c.s.cfg.MaxInFlight {
+				dropped = &c.pending[0]
 				c.pending = c.pending[1:]
 			}
 			c.pending = append(c.pending, pendingRequest{mime, req})
 		}
 		c.mu.Unlock()
+		if dropped != nil {
+			c.reply(dropped.mime, &Response{RequestID: dropped.req.ID}, fail(StatusUnauthorized, statusCosmosUnauthorized,
+				"too many requests waiting for authentication on this connection (at most %d): authenticate before sending more", c.s.cfg.MaxInFlight), 0, 0)
+		}
 		if !authed {
 			// The SASL challenge: the client answers with an
 			// authentication request, after which the server runs this

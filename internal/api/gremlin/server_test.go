@@ -65,6 +65,9 @@ func (jsonCodec) Decode(frame []byte, text bool) (string, *Request, error) {
 	if !text {
 		return mime, nil, errors.New("binary frames are not JSON")
 	}
+	if string(frame) == "panic" {
+		panic("a bug in the decoder")
+	}
 	var r jsonRequest
 	if err := json.Unmarshal(frame, &r); err != nil {
 		return mime, nil, err
@@ -448,6 +451,10 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.expect("", StatusMalformedRequest, 400)
+	if err := c.ws.WriteMessage(websocket.TextMessage, []byte("panic")); err != nil {
+		t.Fatal(err)
+	}
+	c.expect("", StatusServerError, 500)
 	c.expect(c.eval("range 2", nil), StatusSuccess, 200)
 }
 
@@ -466,6 +473,32 @@ func TestInFlightLimit(t *testing.T) {
 	}
 	f.unblock <- struct{}{}
 	c.expect(blocked, StatusSuccess, 200)
+}
+
+// TestPendingLimit: a connection keeps at most MaxInFlight requests
+// waiting for authentication; the oldest beyond is answered 401, the
+// others run once it authenticates.
+func TestPendingLimit(t *testing.T) {
+	f := start(t, func(c *Config) { c.MaxInFlight = 2 })
+	c := f.dial(t, "/")
+	first, second, third := c.eval("range 1", nil), c.eval("range 2", nil), c.eval("range 3", nil)
+	for _, id := range []string{first, second} {
+		if r := c.read(); r.Status.Code != StatusAuthenticate || r.RequestID != id {
+			t.Fatalf("got %d for %s, want 407 for %s", r.Status.Code, r.RequestID, id)
+		}
+	}
+	c.expect(first, StatusUnauthorized, 401)
+	if r := c.read(); r.Status.Code != StatusAuthenticate || r.RequestID != third {
+		t.Fatalf("got %d for %s, want 407 for %s", r.Status.Code, r.RequestID, third)
+	}
+	c.auth("/dbs/db/colls/g", testPrimary, third)
+	if r := c.expect(third, StatusSuccess, 200); len(r.Result.Data) != 3 {
+		t.Fatalf("third: %v", r.Result.Data)
+	}
+	c.auth("/dbs/db/colls/g", testPrimary, "")
+	if r := c.expect(second, StatusSuccess, 200); len(r.Result.Data) != 2 {
+		t.Fatalf("second: %v", r.Result.Data)
+	}
 }
 
 // TestConnectionLimits: the connection cap refuses the upgrade with 503;
