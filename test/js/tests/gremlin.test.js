@@ -19,6 +19,8 @@ const user = "/dbs/graphdb/colls/modern";
 const graphson2 = "application/vnd.gremlin-v2.0+json";
 const graphbinary = "application/vnd.graphbinary-v1.0";
 
+const readOnlyKey = Buffer.from("the read-only key of the gremlin js tests").toString("base64");
+
 let server, client;
 
 function attr(rs, key) {
@@ -27,7 +29,7 @@ function attr(rs, key) {
 }
 
 before(async () => {
-  server = await startServer(["--gremlin-listen", "127.0.0.1:0"]);
+  server = await startServer(["--gremlin-listen", "127.0.0.1:0", "--read-only-key", readOnlyKey]);
   assert.ok(server.gremlinURL, "the server printed no Gremlin API address");
   const cosmos = new CosmosClient({ endpoint: server.endpoint, key: emulatorKey });
   const { database } = await cosmos.databases.createIfNotExists({ id: "graphdb" });
@@ -126,6 +128,24 @@ test("errors: a syntax error is 597, a wrong key 401", async () => {
   } finally {
     await wrong.close();
   }
+});
+
+test("the read-only key reads and cannot write", async () => {
+  const ro = new Client(server.gremlinURL, {
+    authenticator: new PlainTextSaslAuthenticator(user, readOnlyKey),
+    traversalsource: "g",
+    mimeType: graphson2,
+  });
+  try {
+    assert.deepEqual((await ro.submit("g.V().hasLabel('software').count()")).toArray(), [2]);
+    await assert.rejects(
+      ro.submit("g.addV('person').property('id', '99').property('name', 'eve')"),
+      (err) => err.statusCode === 401 && attr({ attributes: err.statusAttributes }, "x-ms-status-code") === 403 && /read-only/.test(err.message),
+    );
+  } finally {
+    await ro.close();
+  }
+  assert.deepEqual((await client.submit("g.V().has('name', 'eve').count()")).toArray(), [0]);
 });
 
 for (const [name, mimeType] of [
