@@ -46,6 +46,10 @@ func (t token) describe() string {
 	}
 }
 
+// maxMsgLen bounds a SyntaxError's message, in characters: a message quotes
+// names from the script, which may be long.
+const maxMsgLen = 300
+
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
@@ -85,7 +89,7 @@ func lex(src string) []token {
 }
 
 func (lx *lexer) errAt(line, col int, format string, args ...any) error {
-	return &SyntaxError{Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
+	return &SyntaxError{Line: line, Column: col, Msg: truncate(fmt.Sprintf(format, args...), maxMsgLen)}
 }
 
 // peekRune returns the rune at byte offset off from pos, and its width.
@@ -397,7 +401,7 @@ func (lx *lexer) lexNumber(line, col int) error {
 			}
 			lx.advance()
 		}
-		return lx.errAt(line, col, "malformed number %s", lx.src[start:lx.pos])
+		return lx.errAt(line, col, "malformed number %s", truncate(lx.src[start:lx.pos], 40))
 	}
 	var mag *big.Int
 	isFloat := false
@@ -451,7 +455,7 @@ func (lx *lexer) lexNumber(line, col int) error {
 			var ok bool
 			mag, ok = new(big.Int).SetString(intPart, 8)
 			if !ok {
-				return lx.errAt(line, col, "malformed octal number %s", lx.src[start:lx.pos])
+				return lx.errAt(line, col, "malformed octal number %s", truncate(lx.src[start:lx.pos], 40))
 			}
 		} else {
 			mag, _ = new(big.Int).SetString(intPart, 10)
@@ -469,7 +473,7 @@ func (lx *lexer) lexNumber(line, col int) error {
 			return bad()
 		}
 	}
-	text := lx.src[start:lx.pos]
+	text := truncate(lx.src[start:lx.pos], 40) // for messages and describe()
 	var v Value
 	if isFloat {
 		if neg {

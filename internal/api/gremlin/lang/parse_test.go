@@ -377,6 +377,15 @@ func TestParseErrors(t *testing.T) {
 		{"g.V().has('a', gt(1)).", 1, 23, "expected a step name after '.'"},
 		{"g.V().T.id", 1, 8, "expected '(' after T"},
 	}
+	long := strings.Repeat("x", 5000)
+	cases = append(cases, []struct {
+		script    string
+		line, col int
+		msg       string
+	}{
+		{"g.V(" + long + ")", 1, 5, "unknown identifier xxxxxxxx"},
+		{"g.V(1" + long + ")", 1, 5, "malformed number 1xxxxxxx"},
+	}...)
 	for _, c := range cases {
 		_, err := Parse(c.script, nil, Limits{})
 		se, ok := err.(*SyntaxError)
@@ -386,6 +395,9 @@ func TestParseErrors(t *testing.T) {
 		}
 		if se.Line != c.line || se.Column != c.col || !strings.Contains(se.Msg, c.msg) {
 			t.Errorf("%q:\n got %d:%d %s\nwant %d:%d ...%s...", c.script, se.Line, se.Column, se.Msg, c.line, c.col, c.msg)
+		}
+		if n := len([]rune(se.Msg)); n > maxMsgLen+3 {
+			t.Errorf("%.40q: a message of %d characters", c.script, n)
 		}
 		if !strings.HasPrefix(se.Error(), "gremlin syntax error at line ") {
 			t.Errorf("%q: Error() = %q", c.script, se.Error())

@@ -79,7 +79,7 @@ func (p *parser) errAt(t token, format string, args ...any) error {
 	if t.kind == tError {
 		return t.err
 	}
-	return &SyntaxError{Line: t.line, Column: t.col, Msg: fmt.Sprintf(format, args...)}
+	return &SyntaxError{Line: t.line, Column: t.col, Msg: truncate(fmt.Sprintf(format, args...), maxMsgLen)}
 }
 
 // expect consumes the punctuation s or fails naming what was expected.
