@@ -20,6 +20,7 @@ type tcase struct {
 // storeOrdered lists the cases whose answer depends on the order the
 // store returns elements in (the model's is insertion order).
 var storeOrdered = map[string]bool{
+	"g.V().out().group().by(label).by(dedup().count())": true,
 	// The order of a vertex's property keys.
 	"g.V('1').values()":           true,
 	"g.V('1').properties().key()": true,
@@ -31,6 +32,7 @@ var storeOrdered = map[string]bool{
 	"g.V().group().by(label).by('name')":                                   true,
 	"g.V().hasLabel('person').group().by('age').by(values('name').fold())": true,
 	"g.V().out().groupCount().by('name')":                                  true,
+	"g.V().out().group().by(label).by(limit(1).values('name'))":            true,
 	"g.V().both().groupCount('m').by(label).cap('m')":                      true,
 }
 
@@ -199,6 +201,8 @@ var modernCases = []tcase{
 	{"g.V().groupCount().by(label)", "{person:4l,software:2l}", true},
 	{"g.V().group().by(label).by('name')", "{person:[marko,vadas,josh,peter],software:[lop,ripple]}", true},
 	{"g.V().group().by(label).by(count())", "{person:4l,software:2l}", true},
+	{"g.V().out().group().by(label).by(dedup().count())", "{person:2l,software:2l}", true},
+	{"g.V().out().group().by(label).by(limit(1).values('name'))", "{person:[vadas],software:[lop]}", true},
 	{"g.V().hasLabel('person').group().by('age').by(values('name').fold())", "{29:[marko],27:[vadas],32:[josh],35:[peter]}", true},
 	{"g.V().out().groupCount().by('name')", "{vadas:1l,josh:1l,lop:3l,ripple:1l}", false},
 	{"g.V().both().groupCount('m').by(label).cap('m')", "{person:8l,software:4l}", true},

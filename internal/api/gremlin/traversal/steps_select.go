@@ -430,7 +430,9 @@ func (r *run) groupValue(b *byMod, ts []*traverser) (any, error) {
 		c.tag = 0
 		copies[i] = &c
 	}
-	res, err := r.exec(topFrame, b.prog, copies)
+	// Each group runs the value traversal afresh (its own frame).
+	r.frames++
+	res, err := r.exec(&frame{tags: []int{0}, id: r.frames}, b.prog, copies)
 	if err != nil {
 		return nil, err
 	}
