@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/cosmos"
+	"github.com/parsecdb/parsec/internal/api/gremlin"
 	"github.com/parsecdb/parsec/internal/api/mongo"
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/cluster"
@@ -115,6 +116,18 @@ type Options struct {
 	// authenticate (mongo.Config.AuthIdleTimeout). Default
 	// mongo.DefaultAuthIdleTimeout.
 	MongoAuthIdleTimeout time.Duration
+	// GremlinListen, when set, also serves the Gremlin API (the Gremlin
+	// Server protocol over WebSocket, as Cosmos DB's Gremlin endpoint) on
+	// this HOST:PORT (off by default), with TLS when TLS is set. Clients
+	// authenticate with SASL PLAIN: user /dbs/<database>/colls/<graph>,
+	// password the primary or read-only key.
+	GremlinListen string
+	// GremlinIdleTimeout closes a Gremlin connection that sends nothing
+	// for that long. Default gremlin.DefaultIdleTimeout (1 hour).
+	GremlinIdleTimeout time.Duration
+	// GremlinMaxConnections caps the Gremlin connections served at once.
+	// Default gremlin.DefaultMaxConnections.
+	GremlinMaxConnections int
 	// Consistency is the account's default consistency level (strong,
 	// bounded, session, prefix or eventual; default session), with the
 	// bounds of bounded staleness (defaults 100,000 operations and 5
@@ -225,6 +238,18 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("refusing to serve the MongoDB API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key (clients then authenticate with SCRAM-SHA-256 as user %q and the key as password), or use a loopback address such as 127.0.0.1", o.MongoListen, mongo.DefaultAccountName)
 		}
 	}
+	if o.GremlinListen != "" {
+		host, _, err := net.SplitHostPort(o.GremlinListen)
+		if err != nil {
+			return fmt.Errorf("--gremlin-listen %q is not HOST:PORT: %v", o.GremlinListen, err)
+		}
+		if !isLoopback(host) && (o.Key == "" || sameKey(o.Key, auth.EmulatorKey)) {
+			return fmt.Errorf("refusing to serve the Gremlin API on %q with the well-known emulator key: anyone who can reach it could read and write every graph. Give a key of your own with --key (clients then authenticate as user /dbs/<database>/colls/<graph> with the key as password), or use a loopback address such as 127.0.0.1", o.GremlinListen)
+		}
+	}
+	if o.GremlinIdleTimeout < 0 || o.GremlinMaxConnections < 0 {
+		return errors.New("--gremlin-idle-timeout and --gremlin-max-connections cannot be negative")
+	}
 	if err := o.validateCluster(); err != nil {
 		return err
 	}
@@ -327,16 +352,19 @@ func isLoopback(host string) bool {
 
 // Server is a running Parsec server.
 type Server struct {
-	opts      Options
-	store     *storage.DB
-	engine    *engine.Engine
-	node      *cluster.Node // nil without a cluster
-	http      *http.Server
-	ln        net.Listener
-	done      chan error
-	mongo     *mongo.Server
-	mongoLn   net.Listener
-	mongoDone chan error
+	opts        Options
+	store       *storage.DB
+	engine      *engine.Engine
+	node        *cluster.Node // nil without a cluster
+	http        *http.Server
+	ln          net.Listener
+	done        chan error
+	mongo       *mongo.Server
+	mongoLn     net.Listener
+	mongoDone   chan error
+	gremlin     *gremlin.Server
+	gremlinLn   net.Listener
+	gremlinDone chan error
 }
 
 // Start opens the store, starts the engine and begins serving. It returns once
@@ -467,8 +495,53 @@ func Start(o Options) (*Server, error) {
 		s.mongoDone = make(chan error, 1)
 		go func() { s.mongoDone <- s.mongo.Serve(mln) }()
 	}
+	if o.GremlinListen != "" {
+		if err := s.startGremlin(cert, primary, readOnly); err != nil {
+			ln.Close()
+			if s.mongo != nil {
+				s.mongo.Close()
+				<-s.mongoDone
+			}
+			s.closeStore()
+			return nil, err
+		}
+	}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
+}
+
+// startGremlin listens on GremlinListen (with TLS under --tls) and serves
+// the Gremlin API there.
+func (s *Server) startGremlin(cert tls.Certificate, primary, readOnly []byte) error {
+	o := s.opts
+	gln, err := net.Listen("tcp", o.GremlinListen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (--gremlin-listen): %w", o.GremlinListen, err)
+	}
+	g, err := gremlin.New(gremlin.Config{Engine: s.engine, PrimaryKey: primary, ReadOnlyKey: readOnly,
+		IdleTimeout: o.GremlinIdleTimeout, MaxConnections: o.GremlinMaxConnections})
+	if err != nil {
+		gln.Close()
+		return err
+	}
+	if o.TLS {
+		gln = tls.NewListener(gln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	}
+	s.gremlin, s.gremlinLn, s.gremlinDone = g, gln, make(chan error, 1)
+	go func() { s.gremlinDone <- g.Serve(gln) }()
+	return nil
+}
+
+// GremlinURL is the WebSocket URL of the Gremlin API ("" when off).
+func (s *Server) GremlinURL() string {
+	if s.gremlinLn == nil {
+		return ""
+	}
+	scheme := "ws"
+	if s.opts.TLS {
+		scheme = "wss"
+	}
+	return scheme + "://" + s.gremlinLn.Addr().String() + "/"
 }
 
 // leafOf returns the DER of c's leaf certificate, nil if c holds none.
@@ -523,6 +596,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mongo.Close()
 		if merr := <-s.mongoDone; merr != nil && err == nil {
 			err = merr
+		}
+	}
+	if s.gremlin != nil {
+		s.gremlin.Close()
+		if gerr := <-s.gremlinDone; gerr != nil && err == nil {
+			err = gerr
 		}
 	}
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {

@@ -1,0 +1,946 @@
+package lang
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Parse parses a gremlin-groovy or gremlin-lang script into the traversal it
+// describes. bindings are the request's bindings: an identifier that is not
+// a constant of the grammar is replaced by its binding's value: tree Values
+// pass unchanged, Go integers become int32 when they fit and int64
+// otherwise, json.Number follows the literal rules, slices become []Value
+// and maps with string keys become *Map with sorted keys. A zero Limits
+// takes the defaults.
+//
+// The error is a *LimitError when the script exceeds a limit, a
+// *SyntaxError when it does not follow the grammar (or uses a form Parsec
+// refuses, such as a lambda or an unknown identifier), or a *BindingError
+// when a binding's value cannot be used.
+func Parse(script string, bindings map[string]any, limits Limits) (*Traversal, error) {
+	limits = limits.withDefaults()
+	if len(script) > limits.ScriptBytes {
+		return nil, &LimitError{Name: LimitScriptLength, Max: limits.ScriptBytes, Value: len(script)}
+	}
+	p := &parser{toks: lex(script), bindings: bindings, limits: limits, rangeLeft: MaxRangeLength}
+	t, err := p.parseScript()
+	if err != nil {
+		return nil, err
+	}
+	if n := CountOperators(t); n > limits.Operators {
+		return nil, &LimitError{Name: LimitOperatorDepth, Max: limits.Operators, Value: n}
+	}
+	return t, nil
+}
+
+type parser struct {
+	toks     []token
+	i        int
+	bindings map[string]any
+	limits   Limits
+	depth    int
+	// converted caches binding values already converted.
+	converted map[string]convertedBinding
+	// rangeLeft is how many more elements range literals may expand to.
+	rangeLeft int
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+func (p *parser) peekN(n int) token {
+	if p.i+n < len(p.toks) {
+		return p.toks[p.i+n]
+	}
+	return p.toks[len(p.toks)-1] // EOF
+}
+
+func (p *parser) advance() token {
+	t := p.toks[p.i]
+	if t.kind != tEOF && t.kind != tError {
+		p.i++
+	}
+	return t
+}
+
+func (p *parser) isPunct(s string) bool {
+	t := p.peek()
+	return t.kind == tPunct && t.text == s
+}
+
+func (p *parser) isPunctAt(n int, s string) bool {
+	t := p.peekN(n)
+	return t.kind == tPunct && t.text == s
+}
+
+// errAt reports a syntax error at t; at a token the lexer could not read,
+// the lexer's error.
+func (p *parser) errAt(t token, format string, args ...any) error {
+	if t.kind == tError {
+		return t.err
+	}
+	return &SyntaxError{Line: t.line, Column: t.col, Msg: truncate(fmt.Sprintf(format, args...), maxMsgLen)}
+}
+
+// expect consumes the punctuation s or fails naming what was expected.
+func (p *parser) expect(s, context string) (token, error) {
+	t := p.peek()
+	if t.kind == tPunct && t.text == s {
+		return p.advance(), nil
+	}
+	return t, p.errAt(t, "expected '%s' %s, found %s", s, context, t.describe())
+}
+
+func (p *parser) expectIdent(context string) (token, error) {
+	t := p.peek()
+	if t.kind == tIdent {
+		return p.advance(), nil
+	}
+	return t, p.errAt(t, "expected %s, found %s", context, t.describe())
+}
+
+// enter counts one level of nesting; leave undoes it.
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth > p.limits.Nesting {
+		return &LimitError{Name: LimitNesting, Max: p.limits.Nesting, Value: p.depth}
+	}
+	return nil
+}
+
+func (p *parser) leave() { p.depth-- }
+
+// parseScript: one traversal from g, optionally ending with ';'.
+func (p *parser) parseScript() (*Traversal, error) {
+	t := p.peek()
+	if t.kind == tEOF {
+		return nil, p.errAt(t, "empty script: expected a traversal such as g.V()")
+	}
+	if t.kind == tIdent && (t.text == "def" || t.text == "var" || p.isPunctAt(1, "=")) {
+		return nil, p.errAt(t, "variable assignment is not supported: send one traversal starting with g, and values as bindings")
+	}
+	if t.kind != tIdent || t.text != "g" {
+		return nil, p.errAt(t, "expected a traversal starting with g, found %s", t.describe())
+	}
+	p.advance()
+	tr, err := p.parseRoot()
+	if err != nil {
+		return nil, err
+	}
+	for p.isPunct(";") {
+		p.advance()
+	}
+	if end := p.peek(); end.kind != tEOF {
+		if end.kind == tIdent {
+			return nil, p.errAt(end, "only one statement is supported per script: found %s after the traversal", end.describe())
+		}
+		return nil, p.errAt(end, "expected end of script after the traversal, found %s", end.describe())
+	}
+	return tr, nil
+}
+
+// parseRoot parses what follows g: source steps, a start step, chained
+// steps and an optional terminal method.
+func (p *parser) parseRoot() (*Traversal, error) {
+	tr := &Traversal{}
+	if !p.isPunct(".") {
+		t := p.peek()
+		return nil, p.errAt(t, "expected '.' and a start step (V, E, addV, addE, inject, ...) after g, found %s", t.describe())
+	}
+	started := false
+	for p.isPunct(".") {
+		p.advance()
+		nameTok, err := p.expectIdent("a step name after '.'")
+		if err != nil {
+			return nil, err
+		}
+		name := nameTok.text
+		if name == "tx" {
+			return nil, p.errAt(nameTok, "transactions (g.tx()) are not supported")
+		}
+		if name == "toString" {
+			return nil, p.errAt(nameTok, "toString() is not supported")
+		}
+		if !started && terminalMethods[name] != "" {
+			return nil, p.errAt(nameTok, "expected a start step (V, E, addV, addE, inject, ...) before the terminal method %s()", name)
+		}
+		var args []Value
+		if !started && strings.HasPrefix(name, "with") && (name == "withStrategies" || name == "withoutStrategies") {
+			args, err = p.parseStrategyArgs(nameTok)
+		} else {
+			args, err = p.parseArgs(nameTok)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.isPunct("{") {
+			return nil, p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", name)
+		}
+		step := Step{Name: name, Args: args}
+		switch {
+		case !started && strings.HasPrefix(name, "with"):
+			tr.Source = append(tr.Source, step)
+		case terminalMethods[name] != "":
+			if err := checkTerminal(p, nameTok, args); err != nil {
+				return nil, err
+			}
+			if name != "toList" {
+				tr.Terminal = step
+			}
+			if p.isPunct(".") {
+				return nil, p.errAt(p.peek(), "nothing may follow the terminal method %s()", name)
+			}
+			return tr, nil
+		default:
+			started = true
+			tr.Steps = append(tr.Steps, step)
+		}
+	}
+	if !started {
+		t := p.peek()
+		return nil, p.errAt(t, "expected '.' and a start step (V, E, addV, addE, inject, ...) after the source steps, found %s", t.describe())
+	}
+	return tr, nil
+}
+
+func checkTerminal(p *parser, nameTok token, args []Value) error {
+	if nameTok.text == "next" && len(args) == 1 {
+		switch args[0].(type) {
+		case int32, int64:
+			return nil
+		}
+		return p.errAt(nameTok, "next() takes an integer count")
+	}
+	if len(args) != 0 {
+		return p.errAt(nameTok, "the terminal method %s() takes no arguments", nameTok.text)
+	}
+	return nil
+}
+
+// parseChain parses '.' step '(' args ')' ... onto an anonymous traversal.
+func (p *parser) parseChain(tr *Traversal) error {
+	for p.isPunct(".") {
+		p.advance()
+		nameTok, err := p.expectIdent("a step name after '.'")
+		if err != nil {
+			return err
+		}
+		if terminalMethods[nameTok.text] != "" {
+			return p.errAt(nameTok, "the terminal method %s() may only end the whole script", nameTok.text)
+		}
+		args, err := p.parseArgs(nameTok)
+		if err != nil {
+			return err
+		}
+		if p.isPunct("{") {
+			return p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", nameTok.text)
+		}
+		tr.Steps = append(tr.Steps, Step{Name: nameTok.text, Args: args})
+	}
+	return nil
+}
+
+// parseArgs parses '(' value, ... ')' after a step or method name.
+func (p *parser) parseArgs(nameTok token) ([]Value, error) {
+	if p.isPunct("{") {
+		return nil, p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", nameTok.text)
+	}
+	if _, err := p.expect("(", fmt.Sprintf("after %s", nameTok.text)); err != nil {
+		return nil, err
+	}
+	if p.isPunct(")") {
+		p.advance()
+		return nil, nil
+	}
+	var args []Value
+	for {
+		v, err := p.parseValue()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, v)
+		if p.isPunct(",") {
+			p.advance()
+			continue
+		}
+		if _, err := p.expect(")", fmt.Sprintf("or ',' in the arguments of %s()", nameTok.text)); err != nil {
+			return nil, err
+		}
+		return args, nil
+	}
+}
+
+// parseStrategyArgs parses the arguments of withStrategies (strategies,
+// each "new"? Name ("(" key: value, ... ")")?) and withoutStrategies
+// (class names).
+func (p *parser) parseStrategyArgs(nameTok token) ([]Value, error) {
+	if _, err := p.expect("(", fmt.Sprintf("after %s", nameTok.text)); err != nil {
+		return nil, err
+	}
+	var args []Value
+	for !p.isPunct(")") {
+		if len(args) > 0 {
+			if _, err := p.expect(",", fmt.Sprintf("or ')' in the arguments of %s()", nameTok.text)); err != nil {
+				return nil, err
+			}
+		}
+		s, err := p.parseStrategy(nameTok)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, s)
+	}
+	p.advance()
+	return args, nil
+}
+
+// parseStrategy parses one argument of withStrategies ("new"? Name, then
+// "(" key: value, ... ")" or a builder chain, or nothing) or of
+// withoutStrategies (a class name).
+func (p *parser) parseStrategy(nameTok token) (Strategy, error) {
+	if err := p.enter(); err != nil {
+		return Strategy{}, err
+	}
+	defer p.leave()
+	without := nameTok.text == "withoutStrategies"
+	hasNew := false
+	if t := p.peek(); t.kind == tIdent && t.text == "new" {
+		if without {
+			return Strategy{}, p.errAt(t, "withoutStrategies() takes strategy class names, not new instances")
+		}
+		p.advance()
+		hasNew = true
+	}
+	cls, err := p.expectIdent("a strategy class name")
+	if err != nil {
+		return Strategy{}, err
+	}
+	s := Strategy{Name: cls.text}
+	switch {
+	case !hasNew && !without && p.isPunct("."):
+		s.Config, err = p.parseStrategyBuilder(cls)
+		return s, err
+	case p.isPunct("("):
+		if without {
+			return Strategy{}, p.errAt(p.peek(), "withoutStrategies() takes strategy class names without configuration")
+		}
+		p.advance()
+		cfg := &Map{}
+		for !p.isPunct(")") {
+			if len(cfg.Entries) > 0 {
+				if _, err := p.expect(",", "or ')' in the strategy configuration"); err != nil {
+					return Strategy{}, err
+				}
+			}
+			key, err := p.expectIdent("a configuration key")
+			if err != nil {
+				return Strategy{}, err
+			}
+			if _, err := p.expect(":", "after the configuration key "+key.text); err != nil {
+				return Strategy{}, err
+			}
+			v, err := p.parseValue()
+			if err != nil {
+				return Strategy{}, err
+			}
+			cfg.Entries = append(cfg.Entries, MapEntry{Key: key.text, Value: v})
+		}
+		p.advance()
+		if len(cfg.Entries) > 0 {
+			s.Config = cfg
+		}
+	case hasNew:
+		return Strategy{}, p.errAt(p.peek(), "expected '(' after new %s", cls.text)
+	}
+	return s, nil
+}
+
+// parseStrategyBuilder parses the Java builder form of a strategy that
+// Cosmos DB's partitioning guide writes (gremlin/partitioning.md):
+// PartitionStrategy.build().partitionKey('pk').readPartitions('a').create().
+// Each builder call becomes a configuration entry: its one argument, or the
+// list of its arguments when it has several.
+func (p *parser) parseStrategyBuilder(cls token) (*Map, error) {
+	p.advance()
+	b, err := p.expectIdent("build() after " + cls.text + ".")
+	if err != nil {
+		return nil, err
+	}
+	if b.text != "build" {
+		return nil, p.errAt(b, "expected build() after %s., found %s", cls.text, b.text)
+	}
+	if args, err := p.parseArgs(b); err != nil {
+		return nil, err
+	} else if len(args) != 0 {
+		return nil, p.errAt(b, "build() takes no arguments")
+	}
+	cfg := &Map{}
+	for {
+		if _, err := p.expect(".", "and a builder method or create() in the strategy "+cls.text); err != nil {
+			return nil, err
+		}
+		m, err := p.expectIdent("a builder method or create()")
+		if err != nil {
+			return nil, err
+		}
+		// The arguments may be packed into a list: one level deeper.
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		args, err := p.parseArgs(m)
+		p.leave()
+		if err != nil {
+			return nil, err
+		}
+		if m.text == "create" {
+			if len(args) != 0 {
+				return nil, p.errAt(m, "create() takes no arguments")
+			}
+			break
+		}
+		var v Value
+		switch len(args) {
+		case 0:
+			return nil, p.errAt(m, "the builder method %s() needs a value", m.text)
+		case 1:
+			v = args[0]
+		default:
+			v = args
+		}
+		cfg.Entries = append(cfg.Entries, MapEntry{Key: m.text, Value: v})
+	}
+	if len(cfg.Entries) == 0 {
+		return nil, nil
+	}
+	return cfg, nil
+}
+
+// parseValue parses one argument value.
+func (p *parser) parseValue() (Value, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
+	t := p.peek()
+	switch t.kind {
+	case tString:
+		p.advance()
+		if p.isPunct(".") && p.isPunctAt(1, ".") {
+			return nil, p.errAt(t, "string ranges are not supported")
+		}
+		return t.text, nil
+	case tNumber:
+		p.advance()
+		if p.isPunct(".") && p.isPunctAt(1, ".") {
+			return p.parseRange(t)
+		}
+		return t.val, nil
+	case tPunct:
+		switch t.text {
+		case "[":
+			return p.parseListOrMap()
+		case "{":
+			return p.parseSet()
+		case "(":
+			return nil, p.errAt(t, "a parenthesized value is only allowed as a map key")
+		}
+		return nil, p.errAt(t, "expected a value, found %s", t.describe())
+	case tEOF, tError:
+		return nil, p.errAt(t, "expected a value, found end of script")
+	}
+	return p.parseIdentValue()
+}
+
+func (p *parser) parseIdentValue() (Value, error) {
+	t := p.advance()
+	name := t.text
+	switch name {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	case "null":
+		return nil, nil
+	case "NaN":
+		return math.NaN(), nil
+	case "Infinity":
+		return math.Inf(1), nil
+	case "g":
+		// A traversal from g inside a step: gremlin-lang's terminated
+		// traversal (g.V(1).id().next()), or Cosmos DB's idiom
+		// addE('knows').to(g.V('mary')) (gremlin/quickstart-console.md).
+		return p.parseRoot()
+	case "__":
+		tr := &Traversal{Anonymous: true}
+		if err := p.parseChain(tr); err != nil {
+			return nil, err
+		}
+		return tr, nil
+	case "new":
+		return nil, p.errAt(t, "new is only allowed for strategies in withStrategies()")
+	}
+	if p.isPunct(".") && (name == "P" || name == "TextP") {
+		p.advance()
+		m, err := p.expectIdent("a predicate after " + name + ".")
+		if err != nil {
+			return nil, err
+		}
+		methods := pMethods
+		if name == "TextP" {
+			methods = textPMethods
+		}
+		if methods[m.text] == "" {
+			return nil, p.errAt(m, "unknown predicate %s.%s", name, m.text)
+		}
+		return p.parsePredicate(m)
+	}
+	if members, ok := classTokens[name]; ok && p.isPunct(".") {
+		p.advance()
+		m, err := p.expectIdent("a constant after " + name + ".")
+		if err != nil {
+			return nil, err
+		}
+		canon, ok := members[m.text]
+		if !ok {
+			return nil, p.errAt(m, "unknown constant %s.%s", name, m.text)
+		}
+		if name == "Cardinality" && p.isPunct("(") {
+			return nil, p.errAt(m, "cardinality values such as %s.%s(value) are not supported", name, m.text)
+		}
+		return Token{Type: name, Name: canon}, nil
+	}
+	if name == "Lambda" && p.isPunct(".") {
+		return nil, p.errAt(t, "lambdas and closures are not supported")
+	}
+	if p.isPunct("(") {
+		switch {
+		case terminalMethods[name] != "":
+			return nil, p.errAt(t, "the terminal method %s() may only end the whole script", name)
+		case name == "not":
+			return p.parseNot(t)
+		case pMethods[name] != "" || textPMethods[name] != "":
+			return p.parsePredicate(t)
+		case name == "datetime" || name == "DateTime":
+			return p.parseDatetime(t)
+		case name == "UUID":
+			return p.parseUUID(t)
+		case name == "single" || name == "list" || name == "set":
+			return nil, p.errAt(t, "cardinality values such as %s(value) are not supported", name)
+		}
+		args, err := p.parseArgs(t)
+		if err != nil {
+			return nil, err
+		}
+		if p.isPunct("{") {
+			return nil, p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", name)
+		}
+		tr := &Traversal{Anonymous: true, Steps: []Step{{Name: name, Args: args}}}
+		if err := p.parseChain(tr); err != nil {
+			return nil, err
+		}
+		return tr, nil
+	}
+	if p.isPunct("{") {
+		return nil, p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", name)
+	}
+	if tok, ok := bareTokens[name]; ok {
+		return tok, nil
+	}
+	if v, ok := p.bindings[name]; ok {
+		return p.binding(name, v)
+	}
+	if name == "it" {
+		return nil, p.errAt(t, "unknown identifier it: lambdas and closures are not supported")
+	}
+	return nil, p.errAt(t, "unknown identifier %s: it is neither a Gremlin constant nor a binding of the request", name)
+}
+
+// binding converts a binding's value once per script and depth: a script
+// that names a large binding many times shares one converted value, so
+// Parse's cost stays linear in the script and the bindings.
+func (p *parser) binding(name string, v any) (Value, error) {
+	budget := p.limits.Nesting - p.depth + 1
+	if c, ok := p.converted[name]; ok && c.budget <= budget {
+		return c.v, nil
+	}
+	bv, err := bindingValue(name, v, budget)
+	if err != nil {
+		return nil, err
+	}
+	if p.converted == nil {
+		p.converted = map[string]convertedBinding{}
+	}
+	p.converted[name] = convertedBinding{v: bv, budget: budget}
+	return bv, nil
+}
+
+type convertedBinding struct {
+	v      Value
+	budget int // the nesting budget it was converted under
+}
+
+// parseNot parses not(...): the predicate P.not when its one argument is a
+// predicate, otherwise an anonymous traversal starting with the step not.
+func (p *parser) parseNot(t token) (Value, error) {
+	args, err := p.parseArgs(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 1 {
+		if inner, ok := args[0].(P); ok {
+			return p.parsePChain(P{Op: "not", Args: []Value{inner}})
+		}
+	}
+	tr := &Traversal{Anonymous: true, Steps: []Step{{Name: "not", Args: args}}}
+	if err := p.parseChain(tr); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// parsePredicate parses the arguments of the predicate named by m, then any
+// chained .and(p), .or(p), .negate().
+func (p *parser) parsePredicate(m token) (Value, error) {
+	args, err := p.parseArgs(m)
+	if err != nil {
+		return nil, err
+	}
+	op := m.text
+	if n := predArity[op]; n >= 0 && len(args) != n {
+		plural := "s"
+		if n == 1 {
+			plural = ""
+		}
+		return nil, p.errAt(m, "the predicate %s() takes %d argument%s, got %d", op, n, plural, len(args))
+	}
+	switch {
+	case op == "within" || op == "without":
+		if len(args) == 1 {
+			if list, ok := args[0].([]Value); ok {
+				args = list
+			}
+		}
+		if len(args) == 0 {
+			args = nil
+		}
+	case op == "not":
+		if _, ok := args[0].(P); !ok {
+			return nil, p.errAt(m, "the predicate not() takes a predicate")
+		}
+	case textPMethods[op] != "":
+		if _, ok := args[0].(string); !ok {
+			return nil, p.errAt(m, "the predicate %s() takes a string", op)
+		}
+	case op == "typeOf":
+		switch a := args[0].(type) {
+		case string:
+		case Token:
+			if a.Type != "GType" {
+				return nil, p.errAt(m, "the predicate typeOf() takes a GType or a type name")
+			}
+		default:
+			return nil, p.errAt(m, "the predicate typeOf() takes a GType or a type name")
+		}
+	}
+	return p.parsePChain(P{Op: op, Args: args})
+}
+
+// parsePChain parses .and(p), .or(p) and .negate() after a predicate.
+// Chained and/or flatten as TinkerPop's AndP/OrP do: a.and(b).and(c) is
+// and(a, b, c). negate() wraps the predicate in not.
+//
+// A wrapping (negate, or a connective around the predicate so far) pushes
+// the predicate one level deeper, so the depth of the result is checked
+// against the nesting limit as it grows.
+func (p *parser) parsePChain(cur P) (Value, error) {
+	depth := -1 // the depth of cur, once the chain changes it
+	check := func() error {
+		if p.depth-1+depth > p.limits.Nesting {
+			return &LimitError{Name: LimitNesting, Max: p.limits.Nesting, Value: p.depth - 1 + depth}
+		}
+		return nil
+	}
+	for p.isPunct(".") {
+		m := p.peekN(1)
+		if m.kind != tIdent || (m.text != "and" && m.text != "or" && m.text != "negate") {
+			return nil, p.errAt(m, "expected and(), or() or negate() after a predicate, found %s", m.describe())
+		}
+		p.advance()
+		p.advance()
+		args, err := p.parseArgs(m)
+		if err != nil {
+			return nil, err
+		}
+		if depth < 0 {
+			depth = valueDepth(cur)
+		}
+		if m.text == "negate" {
+			if len(args) != 0 {
+				return nil, p.errAt(m, "negate() takes no arguments")
+			}
+			cur = P{Op: "not", Args: []Value{cur}}
+			depth++
+			if err := check(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(args) != 1 {
+			return nil, p.errAt(m, "%s() takes one predicate", m.text)
+		}
+		other, ok := args[0].(P)
+		if !ok {
+			return nil, p.errAt(m, "%s() takes a predicate", m.text)
+		}
+		if cur.Op == m.text {
+			cur.Args = append(cur.Args, other)
+		} else {
+			cur = P{Op: m.text, Args: []Value{cur, other}}
+			depth++
+		}
+		depth = max(depth, 1+valueDepth(other))
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
+}
+
+func (p *parser) parseDatetime(t token) (Value, error) {
+	args, err := p.parseArgs(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, p.errAt(t, "%s() takes one date string (the current time, datetime(), is not supported)", t.text)
+	}
+	s, ok := args[0].(string)
+	if !ok {
+		return nil, p.errAt(t, "%s() takes a date string", t.text)
+	}
+	tm, err := ParseDatetime(s)
+	if err != nil {
+		return nil, p.errAt(t, "%v", err)
+	}
+	return tm, nil
+}
+
+func (p *parser) parseUUID(t token) (Value, error) {
+	args, err := p.parseArgs(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, p.errAt(t, "UUID() takes one UUID string (a random UUID, UUID(), is not supported)")
+	}
+	s, ok := args[0].(string)
+	if !ok {
+		return nil, p.errAt(t, "UUID() takes a UUID string")
+	}
+	u, err := ParseUUID(s)
+	if err != nil {
+		return nil, p.errAt(t, "%v", err)
+	}
+	return u, nil
+}
+
+// parseRange parses the rest of an integer range start..end (Groovy's
+// inclusive range, ascending or descending) into a list of int32.
+func (p *parser) parseRange(start token) (Value, error) {
+	p.advance()
+	p.advance()
+	end := p.peek()
+	if end.kind != tNumber {
+		return nil, p.errAt(end, "expected an integer after '..', found %s", end.describe())
+	}
+	p.advance()
+	a, ok1 := start.val.(int32)
+	b, ok2 := end.val.(int32)
+	if !ok1 || !ok2 {
+		return nil, p.errAt(start, "a range takes two int literals")
+	}
+	n := int64(b) - int64(a)
+	step := int64(1)
+	if n < 0 {
+		n, step = -n, -1
+	}
+	if n+1 > int64(p.rangeLeft) {
+		return nil, &LimitError{Name: LimitRangeLength, Max: MaxRangeLength, Value: MaxRangeLength - p.rangeLeft + int(n+1)}
+	}
+	p.rangeLeft -= int(n + 1)
+	out := make([]Value, 0, n+1)
+	for i := int64(0); i <= n; i++ {
+		out = append(out, int32(int64(a)+i*step))
+	}
+	return out, nil
+}
+
+// parseListOrMap parses [a, b], [], [k: v, ...] or [:].
+func (p *parser) parseListOrMap() (Value, error) {
+	open := p.advance()
+	if p.isPunct("]") {
+		p.advance()
+		return []Value{}, nil
+	}
+	if p.isPunct(":") && p.isPunctAt(1, "]") {
+		p.advance()
+		p.advance()
+		return &Map{}, nil
+	}
+	first, isKey, err := p.parseKeyOrValue()
+	if err != nil {
+		return nil, err
+	}
+	if isKey || p.isPunct(":") {
+		return p.parseMapRest(first)
+	}
+	list := []Value{first}
+	for {
+		if p.isPunct("]") {
+			p.advance()
+			return list, nil
+		}
+		if _, err := p.expect(",", "or ']' in the list that starts at line "+fmt.Sprint(open.line)+", column "+fmt.Sprint(open.col)); err != nil {
+			return nil, err
+		}
+		v, err := p.parseValue()
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, v)
+	}
+}
+
+// parseKeyOrValue parses a list element or a map key. A map key may be a
+// naked identifier ([name: 'marko'] has the string key "name") or a
+// parenthesized value ([(T.id): 1]); isKey reports those two forms.
+func (p *parser) parseKeyOrValue() (Value, bool, error) {
+	t := p.peek()
+	if t.kind == tIdent && p.isPunctAt(1, ":") {
+		p.advance()
+		return t.text, true, nil
+	}
+	if p.isPunct("(") {
+		p.advance()
+		v, err := p.parseValue()
+		if err != nil {
+			return nil, false, err
+		}
+		if _, err := p.expect(")", "after the parenthesized map key"); err != nil {
+			return nil, false, err
+		}
+		return v, true, nil
+	}
+	v, err := p.parseValue()
+	return v, false, err
+}
+
+func (p *parser) parseMapRest(firstKey Value) (Value, error) {
+	m := &Map{}
+	key := firstKey
+	for {
+		if _, err := p.expect(":", "after a map key"); err != nil {
+			return nil, err
+		}
+		v, err := p.parseValue()
+		if err != nil {
+			return nil, err
+		}
+		m.Entries = append(m.Entries, MapEntry{Key: key, Value: v})
+		if p.isPunct("]") {
+			p.advance()
+			return m, nil
+		}
+		if _, err := p.expect(",", "or ']' in a map"); err != nil {
+			return nil, err
+		}
+		key, _, err = p.parseKeyOrValue()
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// parseSet parses {a, b}; duplicates are dropped, the first kept.
+func (p *parser) parseSet() (Value, error) {
+	p.advance()
+	var sb setBuilder
+	for n := 0; !p.isPunct("}"); n++ {
+		if n > 0 {
+			if _, err := p.expect(",", "or '}' in a set"); err != nil {
+				return nil, err
+			}
+		}
+		v, err := p.parseValue()
+		if err != nil {
+			return nil, err
+		}
+		sb.add(v)
+	}
+	p.advance()
+	return sb.set(), nil
+}
+
+// A setBuilder collects distinct values in order. Values are bucketed by
+// their canonical text so that a large set literal costs linear time, then
+// compared with ValueEqual.
+type setBuilder struct {
+	s   Set
+	idx map[string][]int
+}
+
+func (b *setBuilder) add(v Value) {
+	if b.idx == nil {
+		b.idx = map[string][]int{}
+	}
+	key := FormatValue(v)
+	for _, i := range b.idx[key] {
+		if ValueEqual(b.s[i], v) {
+			return
+		}
+	}
+	b.idx[key] = append(b.idx[key], len(b.s))
+	b.s = append(b.s, v)
+}
+
+func (b *setBuilder) set() Set {
+	if b.s == nil {
+		return Set{}
+	}
+	return b.s
+}
+
+// ParseDatetime parses the argument of datetime(): an ISO-8601 date
+// (2018-03-22), or date and time with optional fraction and optional zone
+// (2018-03-22T00:35:44.741Z, 2018-03-22T00:35:44+01:00; no zone is UTC).
+// The result is in UTC.
+func ParseDatetime(s string) (time.Time, error) {
+	layouts := []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04",
+		"2006-01-02T15:04Z07:00", "2006-01-02"}
+	for _, l := range layouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("cannot parse %q as an ISO-8601 date or date-time", s)
+}
+
+// ParseUUID checks a UUID's text and returns it in canonical lower case.
+func ParseUUID(s string) (UUID, error) {
+	if len(s) != 36 {
+		return "", fmt.Errorf("cannot parse %q as a UUID", s)
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return "", fmt.Errorf("cannot parse %q as a UUID", s)
+			}
+			continue
+		}
+		if !isHex(c) {
+			return "", fmt.Errorf("cannot parse %q as a UUID", s)
+		}
+	}
+	return UUID(strings.ToLower(s)), nil
+}

@@ -1,0 +1,265 @@
+package traversal_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
+	"github.com/parsecdb/parsec/internal/api/gremlin/graph/memgraph"
+	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
+	"github.com/parsecdb/parsec/internal/api/gremlin/traversal"
+)
+
+func mustRun(t *testing.T, s graph.Store, script string) *traversal.Result {
+	t.Helper()
+	res, err := runScript(t, s, script, traversal.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return res
+}
+
+func one(t *testing.T, s graph.Store, script string) string {
+	t.Helper()
+	return strings.Join(renderAll(mustRun(t, s, script).Values, true), " ")
+}
+
+func TestWrites(t *testing.T) {
+	g := modern(t)
+	// addV with the partition key property (Cosmos: every vertex needs it).
+	res := mustRun(t, g, "g.addV('person').property('name','ann').property('age', 40)")
+	if res.Written != 1 || one(t, g, "g.V().has('name','ann').values('age')") != "40" {
+		t.Fatalf("addV: written %d", res.Written)
+	}
+	// Without it: an error naming the partition key, nothing written.
+	_, err := runScript(t, g, "g.addV('person').property('age', 1)", traversal.Options{})
+	if !errors.Is(err, traversal.ErrPartitionKey) {
+		t.Fatalf("addV without partition key: %v", err)
+	}
+	if _, v, _ := g.Stats(); v != 7 {
+		t.Fatalf("vertices after failed addV: %d", v)
+	}
+	// A property set earlier in the traversal is visible later in it.
+	if got := one(t, g, "g.V('1').property('age', 30).V('1').values('age')"); got != "30" {
+		t.Fatalf("read your write: %s", got)
+	}
+	if got := one(t, g, "g.V('1').values('age')"); got != "30" {
+		t.Fatalf("after commit: %s", got)
+	}
+	// list cardinality appends (crew-style multi-properties).
+	mustRun(t, g, "g.V('1').property(list, 'nick', 'mk').property(list, 'nick', 'marko2')")
+	if got := one(t, g, "g.V('1').values('nick').fold()"); got != "[mk,marko2]" {
+		t.Fatalf("list cardinality: %s", got)
+	}
+	// The partition key of an existing vertex cannot change.
+	if _, err := runScript(t, g, "g.V('1').property('name','other')", traversal.Options{}); !errors.Is(err, traversal.ErrPartitionKey) {
+		t.Fatalf("changing the partition key: %v", err)
+	}
+	// addE between labelled vertices, and from a traversal; the edge lives
+	// with its source.
+	mustRun(t, g, "g.V('1').as('a').V('6').addE('knows').from('a').property('weight', 0.1)")
+	mustRun(t, g, "g.V('2').addE('likes').to(V('5'))")
+	if got := one(t, g, "g.V('1').out('knows').values('name').order().fold()"); got != "[josh,peter,vadas]" {
+		t.Fatalf("addE from: %s", got)
+	}
+	if got := one(t, g, "g.V('5').in('likes').values('name')"); got != "vadas" {
+		t.Fatalf("addE to: %s", got)
+	}
+	// Edges added in the traversal are traversable in it.
+	if got := one(t, g, "g.addV('x').property('name','n1').as('a').addV('x').property('name','n2').addE('e').from('a').outV().out('e').values('name')"); got != "n2" {
+		t.Fatalf("pending edge: %s", got)
+	}
+	// Explicit id, then a duplicate id in the same partition conflicts.
+	mustRun(t, g, "g.addV('x').property('id','fixed').property('name','dup')")
+	_, err = runScript(t, g, "g.addV('x').property('id','fixed').property('name','dup')", traversal.Options{})
+	if !errors.Is(err, memgraph.ErrConflict) {
+		t.Fatalf("duplicate id: %v", err)
+	}
+	// drop: a property, an edge, a vertex with its edges.
+	mustRun(t, g, "g.V('1').properties('nick').drop()")
+	if got := one(t, g, "g.V('1').values('nick').count()"); got != "0l" {
+		t.Fatalf("drop property: %s", got)
+	}
+	mustRun(t, g, "g.E('7').drop()")
+	if got := one(t, g, "g.V('1').outE('knows').count()"); got != "2l" {
+		t.Fatalf("drop edge: %s", got)
+	}
+	mustRun(t, g, "g.V('4').drop()")
+	if got := one(t, g, "g.V('1').out().values('name').order().fold()"); got != "[lop,peter]" {
+		t.Fatalf("drop vertex: %s", got)
+	}
+	if got := one(t, g, "g.V('3').in().count()"); got != "2l" {
+		t.Fatalf("in-edges of dropped vertex: %s", got)
+	}
+	if _, err := runScript(t, g, "g.V('1').properties('name').drop()", traversal.Options{}); !errors.Is(err, traversal.ErrPartitionKey) {
+		t.Fatalf("dropping the partition key: %v", err)
+	}
+	// Unsupported forms of Cosmos (support.md): set cardinality, null.
+	for _, s := range []string{"g.V('1').property(set, 'a', 1)", "g.V('1').property('a', null)"} {
+		if _, err := runScript(t, g, s, traversal.Options{}); !errors.Is(err, traversal.ErrUnsupported) {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestPartialWrite(t *testing.T) {
+	g := modern(t)
+	g.FailPartition = func(pk any) error {
+		if pk == "vadas" {
+			return errors.New("partition unavailable")
+		}
+		return nil
+	}
+	res, err := runScript(t, g, "g.V('1','2','4').property('seen', true)", traversal.Options{})
+	var e *traversal.Error
+	if !errors.As(err, &e) || e.Code != traversal.CodeStore {
+		t.Fatalf("partial write error: %v", err)
+	}
+	if res.Written != 1 {
+		t.Fatalf("written %d, want 1 (marko's partition before vadas's)", res.Written)
+	}
+	g.FailPartition = nil
+	if got := one(t, g, "g.V().has('seen').values('name')"); got != "marko" {
+		t.Fatalf("committed: %s", got)
+	}
+}
+
+func TestPushDown(t *testing.T) {
+	g := modern(t)
+	// Routed by partition key: one partition read.
+	res := mustRun(t, g, "g.V('1').has('name','marko')")
+	if len(res.Ops) != 1 || res.Ops[0].Partitions != 1 || res.Ops[0].Count != 1 {
+		t.Fatalf("routed read: %+v", res.Ops)
+	}
+	res = mustRun(t, g, "g.V().has('name', within('marko','josh')).has('age', gt(30))")
+	if len(res.Values) != 1 || res.Ops[0].Partitions != 2 || res.Ops[0].Count != 1 {
+		t.Fatalf("within routed read: %+v %v", res.Ops, res.Values)
+	}
+	// Unrouted with a condition: every partition, through the index.
+	res = mustRun(t, g, "g.V().has('age', 29)")
+	if res.Ops[0].Partitions != 6 || res.Ops[0].Count != 1 || res.Ops[0].Index == "" {
+		t.Fatalf("unrouted read: %+v", res.Ops)
+	}
+	// Breadth-first: one edge query and one vertex query per out() step,
+	// whatever the frontier's size.
+	res = mustRun(t, g, "g.V().out().out()")
+	if len(res.Ops) != 5 {
+		t.Fatalf("ops for V().out().out(): %d (%+v)", len(res.Ops), res.Ops)
+	}
+	// Pairs [pk, id] address one vertex each.
+	res = mustRun(t, g, "g.V(['marko','1'], ['josh','4']).values('name')")
+	if len(res.Values) != 2 || res.Ops[0].Partitions != 2 {
+		t.Fatalf("pairs: %+v", res.Ops)
+	}
+}
+
+func TestProfile(t *testing.T) {
+	g := modern(t)
+	res := mustRun(t, g, "g.V('1').out('created').count().executionProfile()")
+	if len(res.Values) != 1 {
+		t.Fatalf("profile values: %d", len(res.Values))
+	}
+	top := res.Values[0].([]any)[0].(*graph.Map)
+	gremlin, _ := top.Get("gremlin")
+	if !strings.Contains(gremlin.(string), "out(") {
+		t.Fatalf("gremlin text: %v", gremlin)
+	}
+	ms, _ := top.Get("metrics")
+	var names []string
+	for _, m := range ms.([]any) {
+		n, _ := m.(*graph.Map).Get("name")
+		names = append(names, n.(string))
+	}
+	if strings.Join(names, ",") != "GetVertices,GetNeighborVertices,ProjectAggregation" {
+		t.Fatalf("operators: %v", names)
+	}
+	m1 := ms.([]any)[1].(*graph.Map)
+	counts, _ := m1.Get("counts")
+	rc, _ := counts.(*graph.Map).Get("resultCount")
+	if rc != int64(1) {
+		t.Fatalf("resultCount: %v", rc)
+	}
+	ops, _ := m1.Get("storeOps")
+	if len(ops.([]any)) != 2 {
+		t.Fatalf("storeOps of out(): %v", render(ops))
+	}
+	if _, err := runScript(t, g, "g.V().executionProfile().count()", traversal.Options{}); err == nil {
+		t.Fatal("executionProfile not last: no error")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	g := modern(t)
+	for _, c := range []struct {
+		script string
+		want   error
+		step   string
+	}{
+		{"g.V().match(__.as('a'))", traversal.ErrUnsupported, "match"},
+		{"g.V().frobnicate()", traversal.ErrUnsupported, "frobnicate"},
+		{"g.V().values(1)", traversal.ErrInvalid, "values"},
+		{"g.V().values('age').out()", traversal.ErrInvalid, "out"},
+		{"g.V().limit('x')", traversal.ErrInvalid, "limit"},
+		{"g.V().out().by('name')", traversal.ErrInvalid, "by"},
+		{"g.V().cap('nothing')", traversal.ErrInvalid, "cap"},
+		{"g.V().values('name').sum()", traversal.ErrInvalid, "sum"},
+		{"g.V().emit()", traversal.ErrInvalid, "emit"},
+		{"g.inject(1).math('1 +')", traversal.ErrInvalid, "math"},
+		{"g.inject(1).math('(((1)')", traversal.ErrInvalid, "math"},
+		{"g.inject('x').math('_ + 1')", traversal.ErrInvalid, "math"},
+		{"g.V().has('age', TextP.regex('('))", traversal.ErrInvalid, "has"},
+	} {
+		_, err := runScript(t, g, c.script, traversal.Options{})
+		var e *traversal.Error
+		if !errors.As(err, &e) || !errors.Is(err, c.want) || e.Step != c.step || e.Code != traversal.CodeBadRequest {
+			t.Errorf("%s: got %v (%#v), want %v at %s", c.script, err, e, c.want, c.step)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	g := modern(t)
+	limit := func(script string, o traversal.Options, want error) {
+		t.Helper()
+		_, err := runScript(t, g, script, o)
+		var e *traversal.Error
+		if !errors.Is(err, want) || !errors.As(err, &e) || e.Code != traversal.CodeTooMany {
+			t.Errorf("%s: %v, want %v with 429", script, err, want)
+		}
+	}
+	// Cosmos limits.md: 32 repeat() iterations.
+	limit("g.V().repeat(both()).times(33)", traversal.Options{}, traversal.ErrRepeatLimit)
+	limit("g.V('1').repeat(both().sample(1)).until(hasId('none'))", traversal.Options{}, traversal.ErrRepeatLimit)
+	if _, err := runScript(t, g, "g.V('1').repeat(both().sample(1)).times(32)", traversal.Options{}); err != nil {
+		t.Errorf("32 iterations: %v", err)
+	}
+	limit("g.V().both().both().both()", traversal.Options{MemoryBudget: 4096}, traversal.ErrMemory)
+	limit("g.V().values('name').aggregate('x').cap('x')", traversal.Options{MemoryBudget: 600}, traversal.ErrMemory)
+	limit("g.V()", traversal.Options{MaxResults: 5}, traversal.ErrTooManyResults)
+	// The timeout: a clock-free check through a store that waits past it.
+	slow := &slowStore{Store: g, delay: 50 * time.Millisecond}
+	tr, _ := lang.Parse("g.V().out().out()", nil, lang.Limits{})
+	_, err := traversal.Run(context.Background(), tr, slow, traversal.Options{Timeout: 20 * time.Millisecond})
+	if !errors.Is(err, traversal.ErrTimeout) {
+		t.Errorf("timeout: %v", err)
+	}
+}
+
+// slowStore delays each read until the context ends or delay passes.
+type slowStore struct {
+	graph.Store
+	delay time.Duration
+}
+
+func (s *slowStore) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Vertex, graph.StoreOp, error) {
+	select {
+	case <-ctx.Done():
+		return nil, graph.StoreOp{}, fmt.Errorf("cannot read vertices: %w", ctx.Err())
+	case <-time.After(s.delay):
+	}
+	return s.Store.Vertices(ctx, q)
+}

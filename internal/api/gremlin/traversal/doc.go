@@ -1,0 +1,71 @@
+// Package traversal evaluates a Gremlin traversal (lang.Traversal) against
+// a graph.Store, with the semantics of Apache TinkerPop as Azure Cosmos DB
+// offers them.
+//
+// # Evaluation model
+//
+// A traversal compiles first into a program of operators (compile.go), so
+// that an unsupported step or a malformed argument fails before anything is
+// read or written. The program then runs breadth-first, as Cosmos does:
+// each operator takes the whole frontier of traversers and produces the
+// next one. A traverser carries its object, its path (a shared linked
+// list), its repeat() loop counters and a tag.
+//
+// Nested traversals are either global children (union branches, the
+// repeat body: they run over the whole frontier) or local children (by,
+// where, not, and, or, coalesce, optional, choose, local, map, flatMap,
+// sideEffect, from/to: one result set per input traverser). A local child
+// also runs once over the whole frontier: each input gets its own tag and
+// every reducing step (count, fold, sum, group, order, dedup, limit, ...)
+// works per tag, so g.V().by(out().count()) still does one edge query for
+// all vertices.
+//
+// # Push-down
+//
+// V(ids...) followed by has/hasLabel/hasId/hasNot becomes one
+// graph.VertexQuery: ids, labels, property conditions, and partition keys
+// from g.V(['pk','id']) pairs or from has('<pk>', v) / has('<pk>',
+// within(...)) on the store's partition key property, so that the store
+// reads one or a few logical partitions instead of all. out/in/both and
+// outE/inE/bothE do one graph.EdgeQuery for the frontier, and out/in/both
+// one VertexQuery for the neighbours; outV/inV/bothV/otherV one
+// VertexQuery. The evaluator re-checks every condition on what the store
+// returns, so a store may narrow less than asked. Every store call's
+// graph.StoreOp is kept in Result.Ops and in the profile of the step that
+// caused it (executionProfile()'s storeOps, with Parsec's "index" field).
+//
+// # Writes
+//
+// addV, addE, property and drop change the traversal's own copy of each
+// element (every element read is held once per run, so every traverser and
+// every later read in the traversal sees the change) and record it in a
+// write set. When the traversal has run, the write set becomes one list of
+// graph.Mutation in first-touch order, handed to one Store.Apply, which
+// commits each logical partition's group atomically. A failed traversal
+// writes nothing; a failed Apply reports how many mutations committed.
+//
+// # Cosmos differences
+//
+//   - Ids are strings (g.V(1) reads the vertex "1"); new elements get GUIDs.
+//   - Every vertex property is a list: valueMap() gives lists, values()
+//     unrolls them; property(list, k, v) appends, property(k, v) and
+//     property(single, k, v) replace; property(set, ...) is unsupported,
+//     as are null and object-valued properties.
+//   - Every vertex needs the partition key property; a vertex added
+//     without one fails the traversal, and the partition key of an
+//     existing vertex cannot change or be dropped.
+//   - An edge lives with its source vertex (graph.Edge.Out's partition).
+//   - Limits: repeat() runs at most 32 iterations (Options.MaxRepeat), a
+//     traversal at most 30 s (Options.Timeout); a memory budget and a
+//     result cap bound the rest. Each is an *Error with Code 429.
+//   - executionProfile() returns Cosmos's format (ProfileValue).
+//   - Traversal order is breadth-first, so where TinkerPop's depth-first
+//     order differs (union, emit), results come branch by branch and
+//     iteration by iteration.
+//
+// Errors are *Error: Code (400 bad traversal, 429 limit, 500 store), the
+// Step that failed, a Message, and a cause that is one of the sentinels
+// (ErrUnsupported, ErrInvalid, ErrPartitionKey, ErrRepeatLimit,
+// ErrTimeout, ErrMemory, ErrTooManyResults, ErrStore joined with the
+// store's own error).
+package traversal

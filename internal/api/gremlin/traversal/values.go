@@ -1,0 +1,142 @@
+package traversal
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+
+	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
+	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
+)
+
+// importValue turns an argument value into a result value: list and set
+// literals become []any, map literals *graph.Map.
+func importValue(v lang.Value) any {
+	switch x := v.(type) {
+	case []lang.Value:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = importValue(e)
+		}
+		return out
+	case lang.Set:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = importValue(e)
+		}
+		return out
+	case *lang.Map:
+		m := &graph.Map{}
+		for _, e := range x.Entries {
+			m.Put(importValue(e.Key), importValue(e.Value))
+		}
+		return m
+	}
+	return v
+}
+
+// exportValue is the identity on result values; it exists so that the
+// evaluator's internal markers never leak.
+func exportValue(v any) any {
+	if _, ok := v.(startMarker); ok {
+		panic("BUG: the start marker escaped the traversal")
+	}
+	return v
+}
+
+// sizeOf approximates the bytes a value holds (elements are shared and
+// counted small; lists and maps are walked to a bounded depth).
+func sizeOf(v any, depth int) int64 {
+	if depth > 8 {
+		return 16
+	}
+	switch x := v.(type) {
+	case string:
+		return 16 + int64(len(x))
+	case []any:
+		n := int64(24)
+		for _, e := range x {
+			n += 16 + sizeOf(e, depth+1)
+		}
+		return n
+	case *graph.Map:
+		n := int64(24)
+		for _, e := range x.Entries {
+			n += 32 + sizeOf(e.Key, depth+1) + sizeOf(e.Value, depth+1)
+		}
+		return n
+	case *graph.Path:
+		return 24 + int64(len(x.Objects))*24
+	case *graph.BulkSet:
+		n := int64(24)
+		for _, e := range x.Items {
+			n += 24 + sizeOf(e, depth+1)
+		}
+		return n
+	case *graph.Tree:
+		n := int64(24)
+		for _, e := range x.Entries {
+			n += 32 + sizeOf(e.Key, depth+1)
+			if e.Children != nil {
+				n += sizeOf(e.Children, depth+1)
+			}
+		}
+		return n
+	}
+	return 16
+}
+
+// idString converts an id argument to the string ids Cosmos uses: strings
+// as they are, integers in decimal (g.V(1) reads the vertex "1").
+func idString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case lang.UUID:
+		return string(x), true
+	case int32:
+		return strconv.FormatInt(int64(x), 10), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case int:
+		return strconv.Itoa(x), true
+	case *big.Int:
+		return x.String(), true
+	case *graph.Vertex:
+		return x.ID, true
+	case *graph.Edge:
+		return x.ID, true
+	}
+	return "", false
+}
+
+// elementKey identifies a vertex across partitions: its partition key and
+// id.
+func vertexKey(pk any, id string) string {
+	return fmt.Sprintf("%T:%v\x00%s", pk, pk, id)
+}
+
+func edgeKey(e *graph.Edge) string {
+	return vertexKey(e.Out.PartitionKey, e.ID)
+}
+
+func refOf(v *graph.Vertex) graph.Ref {
+	return graph.Ref{ID: v.ID, Label: v.Label, PartitionKey: v.PartitionKey}
+}
+
+// toInt64 converts a numeric argument to an int64.
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64(), true
+		}
+	}
+	return 0, false
+}
