@@ -404,3 +404,24 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestStringMethods(t *testing.T) {
+	tr, err := Parse("g.withStrategies(new S(a: 1)).V().has('x', gt(1)).order().by(desc)", nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		got  string
+		want string
+	}{
+		{tr.String(), "g.withStrategies(new S(a:1)).V().has('x',P.gt(1)).order().by(Order.desc)"},
+		{tr.Steps[1].String(), "has('x',P.gt(1))"},
+		{tr.Steps[1].Args[1].(P).String(), "P.gt(1)"},
+		{tr.Steps[3].Args[0].(Token).String(), "Order.desc"},
+		{tr.Source[0].Args[0].(Strategy).String(), "new S(a:1)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+}
