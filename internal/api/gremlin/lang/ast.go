@@ -3,10 +3,12 @@ package lang
 // A Traversal is a chain of steps. A script's traversal starts at the source
 // g (Anonymous false: its first step is a start step such as V, E, addV,
 // inject); a nested one starts with __ or with a bare step inside another
-// step's arguments (Anonymous true). A traversal from g may also appear
-// inside a step's arguments (Anonymous false): Cosmos DB's
-// addE('knows').to(g.V('mary')), which reads as __.V('mary'), or
-// gremlin-lang's terminated g.V(1).id().next(), which carries a Terminal. Bytecode requests decode into the same
+// step's arguments (Anonymous true). A traversal from g inside a step's
+// arguments is either Cosmos DB's addE('knows').to(g.V('mary')), which
+// means __.V('mary') and is parsed as that anonymous traversal, or, when it
+// has source steps or a terminal method (gremlin-lang's
+// g.V(1).id().next()), a non-anonymous traversal as written: a terminated
+// one stands for the value it computes. Bytecode requests decode into the same
 // tree, so the evaluator sees one form whatever the client sent.
 type Traversal struct {
 	// Source holds the source steps written between g and the first start

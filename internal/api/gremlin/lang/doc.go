@@ -70,7 +70,7 @@
 // literals (g.V(['pk','id']), Cosmos DB's partition-key-and-id form); Groovy
 // map literals with naked keys ([name: 'x']) or (T.label) keys; a trailing
 // ';'; a traversal from g as an argument, as in Cosmos DB's quickstart
-// addE('knows').to(g.V('mary')); the Java builder
+// addE('knows').to(g.V('mary')) (read as __.V('mary')); the Java builder
 // PartitionStrategy.build().partitionKey('pk').create() of Cosmos DB's
 // partitioning guide; the terminal methods (recorded in Traversal.Terminal,
 // except toList(), which is what the server does anyway).

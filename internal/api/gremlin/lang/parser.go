@@ -466,10 +466,19 @@ func (p *parser) parseIdentValue() (Value, error) {
 	case "Infinity":
 		return math.Inf(1), nil
 	case "g":
-		// A traversal from g inside a step: gremlin-lang's terminated
-		// traversal (g.V(1).id().next()), or Cosmos DB's idiom
-		// addE('knows').to(g.V('mary')) (gremlin/quickstart-console.md).
-		return p.parseRoot()
+		// A traversal from g inside a step: Cosmos DB's idiom
+		// addE('knows').to(g.V('mary')) (gremlin/quickstart-console.md),
+		// which means __.V('mary') and becomes that anonymous traversal,
+		// or gremlin-lang's terminated traversal g.V(1).id().next(), a
+		// value computed before the step runs, kept as written.
+		tr, err := p.parseRoot()
+		if err != nil {
+			return nil, err
+		}
+		if len(tr.Source) == 0 && tr.Terminal.Name == "" {
+			tr.Anonymous = true
+		}
+		return tr, nil
 	case "__":
 		tr := &Traversal{Anonymous: true}
 		if err := p.parseChain(tr); err != nil {
