@@ -378,6 +378,9 @@ func TestParseErrors(t *testing.T) {
 		{"g.V(#)", 1, 5, "unexpected character '#'"},
 		{"g.V().has('a', gt(1)).", 1, 23, "expected a step name after '.'"},
 		{"g.V().T.id", 1, 8, "expected '(' after T"},
+		// Columns count characters, not bytes; CRLF ends a line.
+		{"g.V('日本', x)", 1, 11, "unknown identifier x"},
+		{"g.V()\r\n  .out(y)", 2, 8, "unknown identifier y"},
 	}
 	long := strings.Repeat("x", 5000)
 	cases = append(cases, []struct {
