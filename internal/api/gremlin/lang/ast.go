@@ -41,7 +41,7 @@ type Step struct {
 //	*Map (a map literal [k: v]), *Traversal (a nested traversal),
 //	P (a predicate), Token (an enum constant such as T.id or Order.desc),
 //	Strategy (only as an argument of the source steps withStrategies and
-//	withoutStrategies).
+//	withoutStrategies), CardinalityValue (Cardinality.single(31)).
 //
 // Integer literals without a suffix are int32 when they fit and int64
 // otherwise; a suffix l/L makes int64, and d/D float64, f/F float32; a
@@ -103,4 +103,14 @@ type Token struct {
 type Strategy struct {
 	Name   string
 	Config *Map
+}
+
+// A CardinalityValue is a value with the cardinality it is to be written
+// with, Cardinality.single(31) or bare list('a'), as mergeV/mergeE option
+// maps use it ([age: single(31)]; TinkerPop's
+// VertexProperty.Cardinality.single(value)). Cardinality is "single",
+// "set" or "list".
+type CardinalityValue struct {
+	Cardinality string
+	Value       Value
 }

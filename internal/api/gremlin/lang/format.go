@@ -148,6 +148,12 @@ func writeValue(b *strings.Builder, v Value) {
 		writeTraversal(b, x)
 	case P:
 		writeP(b, x)
+	case CardinalityValue:
+		b.WriteString("Cardinality.")
+		b.WriteString(x.Cardinality)
+		b.WriteByte('(')
+		writeValue(b, x.Value)
+		b.WriteByte(')')
 	case Token:
 		b.WriteString(x.Type)
 		b.WriteByte('.')

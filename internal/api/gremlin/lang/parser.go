@@ -3,6 +3,7 @@ package lang
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"time"
 )
@@ -514,7 +515,7 @@ func (p *parser) parseIdentValue() (Value, error) {
 			return nil, p.errAt(m, "unknown constant %s.%s", name, m.text)
 		}
 		if name == "Cardinality" && p.isPunct("(") {
-			return nil, p.errAt(m, "cardinality values such as %s.%s(value) are not supported", name, m.text)
+			return p.parseCardinalityValue(m, canon)
 		}
 		return Token{Type: name, Name: canon}, nil
 	}
@@ -534,7 +535,7 @@ func (p *parser) parseIdentValue() (Value, error) {
 		case name == "UUID":
 			return p.parseUUID(t)
 		case name == "single" || name == "list" || name == "set":
-			return nil, p.errAt(t, "cardinality values such as %s(value) are not supported", name)
+			return p.parseCardinalityValue(t, name)
 		}
 		args, err := p.parseArgs(t)
 		if err != nil {
@@ -586,6 +587,18 @@ func (p *parser) binding(name string, v any) (Value, error) {
 type convertedBinding struct {
 	v      Value
 	budget int // the nesting budget it was converted under
+}
+
+// parseCardinalityValue parses the argument of single(v), set(v), list(v).
+func (p *parser) parseCardinalityValue(t token, card string) (Value, error) {
+	args, err := p.parseArgs(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, p.errAt(t, "%s() takes one value", t.text)
+	}
+	return CardinalityValue{Cardinality: card, Value: args[0]}, nil
 }
 
 // parseNot parses not(...): the predicate P.not when its one argument is a
@@ -796,12 +809,13 @@ func (p *parser) parseListOrMap() (Value, error) {
 		p.advance()
 		return &Map{}, nil
 	}
+	firstTok := p.peek()
 	first, isKey, err := p.parseKeyOrValue()
 	if err != nil {
 		return nil, err
 	}
 	if isKey || p.isPunct(":") {
-		return p.parseMapRest(first)
+		return p.parseMapRest(firstTok, first)
 	}
 	list := []Value{first}
 	for {
@@ -821,11 +835,14 @@ func (p *parser) parseListOrMap() (Value, error) {
 }
 
 // parseKeyOrValue parses a list element or a map key. A map key may be a
-// naked identifier ([name: 'marko'] has the string key "name") or a
+// naked identifier ([name: 'marko'] has the string key "name", and so have
+// keywords: [id: 1], [true: 1] have the keys "id" and "true") or a
 // parenthesized value ([(T.id): 1]); isKey reports those two forms.
 func (p *parser) parseKeyOrValue() (Value, bool, error) {
 	t := p.peek()
-	if t.kind == tIdent && p.isPunctAt(1, ":") {
+	if t.kind == tIdent && p.isPunctAt(1, ":") && t.text != "NaN" && t.text != "Infinity" {
+		// NaN and Infinity are numbers here too: Gremlin.g4's mapKey
+		// tries numericLiteral before a naked key.
 		p.advance()
 		return t.text, true, nil
 	}
@@ -844,10 +861,13 @@ func (p *parser) parseKeyOrValue() (Value, bool, error) {
 	return v, false, err
 }
 
-func (p *parser) parseMapRest(firstKey Value) (Value, error) {
+func (p *parser) parseMapRest(keyTok token, firstKey Value) (Value, error) {
 	m := &Map{}
 	key := firstKey
 	for {
+		if !validMapKey(key) {
+			return nil, p.errAt(keyTok, "a map key must be a string, a number, a T or Direction constant, or a list, set or map, not %s", FormatValue(key))
+		}
 		if _, err := p.expect(":", "after a map key"); err != nil {
 			return nil, err
 		}
@@ -863,11 +883,25 @@ func (p *parser) parseMapRest(firstKey Value) (Value, error) {
 		if _, err := p.expect(",", "or ']' in a map"); err != nil {
 			return nil, err
 		}
+		keyTok = p.peek()
 		key, _, err = p.parseKeyOrValue()
 		if err != nil {
 			return nil, err
 		}
 	}
+}
+
+// validMapKey reports whether a map key is of a kind Gremlin.g4's mapKey
+// rule allows: a string, a number, a T or Direction constant, or a list,
+// set or map literal ([Scope.local: 100] is not a map).
+func validMapKey(k Value) bool {
+	switch x := k.(type) {
+	case string, int32, int64, float32, float64, *big.Int, *big.Float, []Value, Set, *Map:
+		return true
+	case Token:
+		return x.Type == "T" || x.Type == "Direction"
+	}
+	return false
 }
 
 // parseSet parses {a, b}; duplicates are dropped, the first kept.
@@ -919,20 +953,30 @@ func (b *setBuilder) set() Set {
 	return b.s
 }
 
-// ParseDatetime parses the argument of datetime(): an ISO-8601 date
-// (2018-03-22), or date and time with optional fraction and optional zone
-// (2018-03-22T00:35:44.741Z, 2018-03-22T00:35:44+01:00; no zone is UTC).
-// The result is in UTC.
+// ParseDatetime parses the argument of datetime() as TinkerPop's
+// DatetimeHelper does: a date (2018-03-22), a year and month (2018-03, the
+// first of the month), or a date and time with optional seconds, fraction
+// and offset (2018-03-22T00:35:44.741Z, +16:00, +1600, +16:00:00, +160000;
+// no offset is UTC), letters in either case. The result is in UTC.
 func ParseDatetime(s string) (time.Time, error) {
-	layouts := []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04",
-		"2006-01-02T15:04Z07:00", "2006-01-02"}
-	for _, l := range layouts {
-		if t, err := time.Parse(l, s); err == nil {
+	u := strings.ToUpper(s)
+	for _, l := range datetimeLayouts {
+		if t, err := time.Parse(l, u); err == nil {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("cannot parse %q as an ISO-8601 date or date-time", s)
+	return time.Time{}, fmt.Errorf("cannot parse %q as an ISO-8601 date or date-time", truncate(s, 60))
 }
+
+var datetimeLayouts = func() []string {
+	var ls []string
+	for _, clock := range []string{"T15:04:05.999999999", "T15:04"} {
+		for _, zone := range []string{"", "Z07:00", "Z0700", "Z07:00:00", "Z070000"} {
+			ls = append(ls, "2006-01-02"+clock+zone)
+		}
+	}
+	return append(ls, "2006-01-02", "2006-1")
+}()
 
 // ParseUUID checks a UUID's text and returns it in canonical lower case.
 func ParseUUID(s string) (UUID, error) {
