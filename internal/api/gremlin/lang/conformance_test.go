@@ -65,10 +65,10 @@ func TestTinkerPopGrammarValues(t *testing.T) {
 		// GenericLiteralVisitor's Byte.decode refuses it too.
 		"-789b": "out of range for a byte",
 		// The current time and random UUIDs would make Parse impure.
-		"datetime()":                           "datetime(), is not supported",
+		"datetime()":                             "datetime(), is not supported",
 		"{datetime(\"2023-04-15\"), datetime()}": "datetime(), is not supported",
-		"[datetime()]":                         "datetime(), is not supported",
-		"[emptyDate:datetime()]":               "datetime(), is not supported",
+		"[datetime()]":                           "datetime(), is not supported",
+		"[emptyDate:datetime()]":                 "datetime(), is not supported",
 		// DatetimeHelper.parse refuses these strings too.
 		`datetime("")`:                    "cannot parse",
 		`datetime('')`:                    "cannot parse",
@@ -120,12 +120,12 @@ func TestTinkerPopIncorrect(t *testing.T) {
 	accepted := map[string]bool{
 		// Step names are not checked by the parser: the evaluator names
 		// the step it does not support.
-		"g.addVertex()":                        true,
-		"g.VVV()":                              true,
-		"g.V('3').oute().limit(1)":             true,
-		"g.V('3').dedupe()":                    true,
-		"g.V().order().bye('code').limit(1)":   true,
-		"g.V().horder().by(id)":                true,
+		"g.addVertex()":                      true,
+		"g.VVV()":                            true,
+		"g.V('3').oute().limit(1)":           true,
+		"g.V('3').dedupe()":                  true,
+		"g.V().order().bye('code').limit(1)": true,
+		"g.V().horder().by(id)":              true,
 		// Any value may be an argument; the evaluator refuses a terminated
 		// traversal where it needs a child traversal.
 		"g.V().repeat(g.V().next()).times(10)": true,
