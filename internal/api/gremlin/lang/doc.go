@@ -84,7 +84,10 @@
 // P. Chained a.and(b).and(c) flattens to and(a, b, c) as TinkerPop's AndP
 // does; negate() wraps in not. Grammar constants win over bindings: a
 // binding named id, list or desc cannot be used by its bare name, as in
-// gremlin-lang where those are keywords.
+// gremlin-lang where those are keywords and in Groovy where they are static
+// imports; but a binding wins over a bare GType or DT name (string, path,
+// vertex, day: 3.7/3.8 additions that Cosmos DB scripts may use as
+// binding names).
 //
 // # Forms refused, each with its own message
 //

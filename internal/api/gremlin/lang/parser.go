@@ -554,7 +554,16 @@ func (p *parser) parseIdentValue() (Value, error) {
 		return nil, p.errAt(p.peek(), "lambdas and closures are not supported (after %s)", name)
 	}
 	if tok, ok := bareTokens[name]; ok {
-		return tok, nil
+		// A binding of the same name yields to the constant, as in
+		// gremlin-lang (where constants are keywords) and Groovy (where
+		// they are static imports), except for GType and DT: their
+		// generic words (string, path, vertex, day) are 3.7/3.8
+		// additions that Cosmos DB's scripts may use as binding names.
+		v, bound := p.bindings[name]
+		if !bound || (tok.Type != "GType" && tok.Type != "DT") {
+			return tok, nil
+		}
+		return p.binding(name, v)
 	}
 	if v, ok := p.bindings[name]; ok {
 		return p.binding(name, v)
