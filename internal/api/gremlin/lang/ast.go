@@ -3,10 +3,12 @@ package lang
 // A Traversal is a chain of steps. A script's traversal starts at the source
 // g (Anonymous false: its first step is a start step such as V, E, addV,
 // inject); a nested one starts with __ or with a bare step inside another
-// step's arguments (Anonymous true). A traversal from g may also appear
-// inside a step's arguments (Anonymous false): Cosmos DB's
-// addE('knows').to(g.V('mary')), which reads as __.V('mary'), or
-// gremlin-lang's terminated g.V(1).id().next(), which carries a Terminal. Bytecode requests decode into the same
+// step's arguments (Anonymous true). A traversal from g inside a step's
+// arguments is either Cosmos DB's addE('knows').to(g.V('mary')), which
+// means __.V('mary') and is parsed as that anonymous traversal, or, when it
+// has source steps or a terminal method (gremlin-lang's
+// g.V(1).id().next()), a non-anonymous traversal as written: a terminated
+// one stands for the value it computes. Bytecode requests decode into the same
 // tree, so the evaluator sees one form whatever the client sent.
 type Traversal struct {
 	// Source holds the source steps written between g and the first start
@@ -39,7 +41,7 @@ type Step struct {
 //	*Map (a map literal [k: v]), *Traversal (a nested traversal),
 //	P (a predicate), Token (an enum constant such as T.id or Order.desc),
 //	Strategy (only as an argument of the source steps withStrategies and
-//	withoutStrategies).
+//	withoutStrategies), CardinalityValue (Cardinality.single(31)).
 //
 // Integer literals without a suffix are int32 when they fit and int64
 // otherwise; a suffix l/L makes int64, and d/D float64, f/F float32; a
@@ -101,4 +103,14 @@ type Token struct {
 type Strategy struct {
 	Name   string
 	Config *Map
+}
+
+// A CardinalityValue is a value with the cardinality it is to be written
+// with, Cardinality.single(31) or bare list('a'), as mergeV/mergeE option
+// maps use it ([age: single(31)]; TinkerPop's
+// VertexProperty.Cardinality.single(value)). Cardinality is "single",
+// "set" or "list".
+type CardinalityValue struct {
+	Cardinality string
+	Value       Value
 }

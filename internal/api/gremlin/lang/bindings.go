@@ -114,6 +114,12 @@ func convertBinding(v any, depth int) (Value, error) {
 			m.Entries = append(m.Entries, MapEntry{Key: k, Value: val})
 		}
 		return m, nil
+	case CardinalityValue:
+		c, err := convertBinding(x.Value, depth-1)
+		if err != nil {
+			return nil, err
+		}
+		return CardinalityValue{Cardinality: x.Cardinality, Value: c}, nil
 	case *Traversal, Strategy:
 		return nil, fmt.Errorf("a binding cannot hold a %T", v)
 	}

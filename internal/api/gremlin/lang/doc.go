@@ -44,7 +44,10 @@
 //	                                     form only) WithOptions, IO, ConnectedComponent,
 //	                                     PageRank, PeerPressure, ShortestPath
 //	collection = "[" values "]" | "[" entries "]" | "[:]" | "{" values "}" | int ".." int
-//	entry      = (Identifier | "(" value ")" | value) ":" value
+//	entry      = key ":" value
+//	key        = Identifier (a string) | string | number | T.x | Direction.x | collection
+//	           | "(" (string | number | T constant | Direction constant | collection) ")"
+//	cardinal   = ["Cardinality."] (single | set | list) "(" value ")"   (a CardinalityValue)
 //	literal    = number | string | true | false | null | NaN | Infinity | -Infinity
 //	           | datetime("iso-8601") | UUID("...")
 //
@@ -55,9 +58,10 @@
 // between digits. Strings are single- or double-quoted with Java escapes
 // (\n \t \uXXXX with surrogate pairs, octal \0-\377, \' \" \\ \$) and may
 // span lines; a double-quoted string is not a GString ($ is literal).
-// datetime() takes ISO-8601 (date, or date-time with optional fraction and
-// zone; no zone means UTC) and gives a UTC time.Time. Comments // and /* */
-// are skipped.
+// datetime() takes what TinkerPop's DatetimeHelper takes (a date, a year
+// and month, or a date-time with optional seconds, fraction and offset; no
+// offset means UTC) and gives a UTC time.Time. Comments // and /* */ are
+// skipped.
 //
 // # Groovy forms accepted
 //
@@ -70,7 +74,7 @@
 // literals (g.V(['pk','id']), Cosmos DB's partition-key-and-id form); Groovy
 // map literals with naked keys ([name: 'x']) or (T.label) keys; a trailing
 // ';'; a traversal from g as an argument, as in Cosmos DB's quickstart
-// addE('knows').to(g.V('mary')); the Java builder
+// addE('knows').to(g.V('mary')) (read as __.V('mary')); the Java builder
 // PartitionStrategy.build().partitionKey('pk').create() of Cosmos DB's
 // partitioning guide; the terminal methods (recorded in Traversal.Terminal,
 // except toList(), which is what the server does anyway).
@@ -80,7 +84,10 @@
 // P. Chained a.and(b).and(c) flattens to and(a, b, c) as TinkerPop's AndP
 // does; negate() wraps in not. Grammar constants win over bindings: a
 // binding named id, list or desc cannot be used by its bare name, as in
-// gremlin-lang where those are keywords.
+// gremlin-lang where those are keywords and in Groovy where they are static
+// imports; but a binding wins over a bare GType or DT name (string, path,
+// vertex, day: 3.7/3.8 additions that Cosmos DB scripts may use as
+// binding names).
 //
 // # Forms refused, each with its own message
 //
@@ -89,10 +96,10 @@
 // statements (send one traversal and pass values as bindings); arithmetic
 // and comparison operators; method calls on values (Long.MAX_VALUE,
 // x.size()); anything after a terminal method, and toString(); g.tx();
-// Cardinality value functions single(x)/list(x)/set(x) (mergeV's
-// onMatch cardinalities); the non-deterministic datetime() and UUID()
+// the non-deterministic datetime() and UUID()
 // without an argument; string ranges 'a'..'e'; an identifier that is
-// neither a constant nor a binding ("unknown identifier x").
+// neither a constant nor a binding ("unknown identifier x"); map keys the
+// grammar does not admit ([Scope.local: 1], [(null): 1]).
 //
 // # Limits
 //
@@ -133,8 +140,15 @@
 //   - apache/tinkerpop 3.8.1: gremlin-language/src/main/antlr4/Gremlin.g4
 //     (grammar, lexer rules for numbers and strings) and
 //     gremlin-core/.../language/grammar/GenericLiteralVisitor.java (literal
-//     types, ranges); the reference documentation and recipes, whose 778
-//     examples are testdata/tinkerpop-docs.txt.
+//     types, ranges) and util/DatetimeHelper.java (datetime strings); the
+//     reference documentation and recipes, whose 778 examples are
+//     testdata/tinkerpop-docs.txt; the 2,050 traversals of the Gherkin
+//     feature tests (testdata/tinkerpop-features.txt; all but the random
+//     UUID() parse); the grammar's own positive and negative test lists
+//     (testdata/tinkerpop-gremlin-values.txt, -incorrect-*.txt), with
+//     Parsec's deliberate differences listed in conformance_test.go:
+//     step names are not checked, any value may be an argument, and
+//     from(g.V(1)) is Cosmos DB's idiom.
 //   - Azure Cosmos DB docs (MicrosoftDocs/azure-docs, articles/cosmos-db/
 //     gremlin): limits.md (script length, operator depth, 429), support.md
 //     (no lambdas, no bytecode), partitioning.md (g.V(['pk','id']),

@@ -22,14 +22,22 @@ var docBindings = map[string]any{
 
 type docExample struct {
 	source, script, wantErr string
+	bindings                []string // names of the scenario's parameters
 	line                    int
 }
 
 // readDocExamples reads testdata/tinkerpop-docs.txt (its header says what
 // it holds).
 func readDocExamples(t testing.TB) []docExample {
+	return readExamples(t, "testdata/tinkerpop-docs.txt")
+}
+
+// readExamples reads a file of examples: entries separated by blank lines,
+// each "# <source>", optional "# bindings: <names>" and "# error: <message>"
+// lines, then the script.
+func readExamples(t testing.TB, path string) []docExample {
 	t.Helper()
-	b, err := os.ReadFile("testdata/tinkerpop-docs.txt")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +57,8 @@ func readDocExamples(t testing.TB) []docExample {
 			flush()
 		case strings.HasPrefix(line, "# error: "):
 			cur.wantErr = strings.TrimPrefix(line, "# error: ")
+		case strings.HasPrefix(line, "# bindings: "):
+			cur.bindings = strings.Fields(strings.TrimPrefix(line, "# bindings: "))
 		case strings.HasPrefix(line, "# "):
 			if cur.source == "" {
 				cur.source, cur.line = strings.TrimPrefix(line, "# "), i+1

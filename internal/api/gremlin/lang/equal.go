@@ -103,6 +103,9 @@ func ValueEqual(a, b Value) bool {
 	case Strategy:
 		y, ok := b.(Strategy)
 		return ok && x.Name == y.Name && ValueEqual(x.Config, y.Config)
+	case CardinalityValue:
+		y, ok := b.(CardinalityValue)
+		return ok && x.Cardinality == y.Cardinality && ValueEqual(x.Value, y.Value)
 	}
 	return false
 }
@@ -161,6 +164,8 @@ func countIn(v Value) int {
 		return n
 	case Strategy:
 		return countIn(x.Config)
+	case CardinalityValue:
+		return countIn(x.Value)
 	case P:
 		n := 0
 		for _, e := range x.Args {
@@ -198,6 +203,8 @@ func valueDepth(v Value) int {
 		}
 	case *Traversal:
 		d = traversalDepth(x)
+	case CardinalityValue:
+		d = valueDepth(x.Value)
 	}
 	return 1 + d
 }

@@ -2,7 +2,8 @@ package lang
 
 import "fmt"
 
-// Limits bounds what Parse accepts. A zero field takes its default.
+// Limits bounds what Parse accepts. A zero (or negative) field takes its
+// default.
 type Limits struct {
 	// ScriptBytes is the longest script accepted, in bytes of UTF-8.
 	// Default 65536: Cosmos DB's "script length" limit of 64 KB.

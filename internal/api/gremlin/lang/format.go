@@ -148,6 +148,12 @@ func writeValue(b *strings.Builder, v Value) {
 		writeTraversal(b, x)
 	case P:
 		writeP(b, x)
+	case CardinalityValue:
+		b.WriteString("Cardinality.")
+		b.WriteString(x.Cardinality)
+		b.WriteByte('(')
+		writeValue(b, x.Value)
+		b.WriteByte(')')
 	case Token:
 		b.WriteString(x.Type)
 		b.WriteByte('.')
@@ -296,3 +302,22 @@ func isIdentifier(s string) bool {
 	}
 	return s != ""
 }
+
+// String returns Format(t).
+func (t *Traversal) String() string { return Format(t) }
+
+// String returns the step as Format writes it: name(args).
+func (s Step) String() string {
+	var b strings.Builder
+	writeStep(&b, s)
+	return b.String()
+}
+
+// String returns the predicate as Format writes it: P.gt(3).
+func (p P) String() string { return FormatValue(p) }
+
+// String returns the constant as Format writes it: T.id.
+func (t Token) String() string { return t.Type + "." + t.Name }
+
+// String returns the strategy as Format writes it.
+func (s Strategy) String() string { return FormatValue(s) }

@@ -8,8 +8,8 @@ import (
 
 // fuzzSeeds is FuzzParse's seed corpus: every construct of the grammar and
 // every refusal, so that mutations start from both sides of each rule. The
-// TinkerPop documentation examples (testdata/tinkerpop-docs.txt) are added
-// too.
+// TinkerPop documentation examples and feature-test traversals (testdata)
+// are added too.
 var fuzzSeeds = []string{
 	"g.V()",
 	"g.V(['USA','Seattle']).out('knows').values('name');",
@@ -30,7 +30,7 @@ var fuzzSeeds = []string{
 	"g.withStrategies(PartitionStrategy.build().partitionKey('pk').readPartitions('a', 'b').create()).V()",
 	"g.withoutStrategies(ReadOnlyStrategy).withSack(1.0f, sum).withBulk(false).withPath().V().iterate()",
 	"g.inject(1, 2L, 3.5, 1.5f, 2.0d, 10n, 1.0m, 0x1F, 010, 1_000, 1b, 2s, 3i, -Infinity, NaN, null, true)",
-	"g.inject([a: 1, (T.id): 2, 'x': [:], 3: [], (null): {}], {1, 1, 2}, 1..3, 3..1)",
+	"g.inject([a: 1, (T.id): 2, 'x': [:], 3: [], (OUT): {}], {1, 1, 2}, 1..3, 3..1)",
 	"g.inject(UUID('123e4567-e89b-12d3-a456-426614174000'), datetime('2020-01-01T10:00:00.5+02:00'), datetime('2020-01-01'))",
 	"g.inject('it\\'s', \"say \\\"hi\\\"\", '\\u00e9\\uD83D\\uDE00\\0\\377\\n', '$x')",
 	"g.mergeV([(T.label): 'Dog', name: 'Max']).option(Merge.onCreate, [alias: 'M']).option(onMatch, [:])",
@@ -71,6 +71,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	for _, ex := range readDocExamples(f) {
+		f.Add(ex.script)
+	}
+	for _, ex := range readExamples(f, "testdata/tinkerpop-features.txt") {
 		f.Add(ex.script)
 	}
 	lim := Limits{ScriptBytes: 8 << 10, Operators: 60, Nesting: 24}

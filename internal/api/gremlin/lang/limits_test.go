@@ -175,6 +175,9 @@ func TestBindings(t *testing.T) {
 		"trav":   anon(st("out")),
 		"nested": nestAny(200),
 		"id":     "shadowed",
+		"path":   "/a",
+		"day":    5,
+		"string": "text",
 	}
 	cases := []struct {
 		script string
@@ -192,6 +195,10 @@ func TestBindings(t *testing.T) {
 		{"g.V().values(id)", "g.V().values(T.id)"},
 		// Naked map keys are strings, not binding lookups.
 		{"g.inject([s: s])", "g.inject(['s':'1'])"},
+		// GType and DT words yield to bindings; unbound, they are
+		// constants.
+		{"g.V().has('p', path).has('d', day).is(typeOf(string))", "g.V().has('p','/a').has('d',5).is(P.typeOf('text'))"},
+		{"g.V().has('x', vertex).dateAdd(hour, 1)", "g.V().has('x',GType.VERTEX).dateAdd(DT.hour,1)"},
 	}
 	for _, c := range cases {
 		tr, err := Parse(c.script, bindings, Limits{})

@@ -56,7 +56,7 @@ func TestParseTrees(t *testing.T) {
 			root(st("V", "thomas"), st("outE", "knows"), st("where", anon(st("inV"), st("has", "id", "mary"))))},
 		{`g.V(['surfboards', '68719518403']).addE('replaces').to(g.V(['surfboards', '68719518371']))`,
 			root(st("V", list("surfboards", "68719518403")), st("addE", "replaces"),
-				st("to", root(st("V", list("surfboards", "68719518371")))))},
+				st("to", anon(st("V", list("surfboards", "68719518371")))))},
 		{`g.addV('product').property('price', 285.55)`, root(st("addV", "product"), st("property", "price", 285.55))},
 		{`g.V().hasLabel('person').order().by('firstName', decr)`,
 			root(st("V"), st("hasLabel", "person"), st("order"), st("by", "firstName", tok("Order", "desc")))},
@@ -134,6 +134,10 @@ func TestParseTrees(t *testing.T) {
 		{`g.inject(UUID('123E4567-e89b-12d3-a456-426614174000'), datetime('2023-08-02T00:00:00Z'), datetime('2023-08-02'))`,
 			root(st("inject", UUID("123e4567-e89b-12d3-a456-426614174000"), time.Date(2023, 8, 2, 0, 0, 0, 0, time.UTC),
 				time.Date(2023, 8, 2, 0, 0, 0, 0, time.UTC)))},
+		// The forms of TinkerPop's DatetimeHelper.parse.
+		{`g.inject(datetime('2018-03-22T00:35:44.741+1600'), DateTime('2018-03-22t00:35:44.741+16:00:00'), datetime('2018-03'), datetime('2018-03-22T00:35'))`,
+			root(st("inject", time.Date(2018, 3, 21, 8, 35, 44, 741e6, time.UTC), time.Date(2018, 3, 21, 8, 35, 44, 741e6, time.UTC),
+				time.Date(2018, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2018, 3, 22, 0, 35, 0, 0, time.UTC)))},
 		// Double-quoted strings and comments, several lines, trailing dot.
 		{"g.V().\n  has(\"name\", \"marko\") // a comment\n  /* another */ .out()", root(st("V"), st("has", "name", "marko"), st("out"))},
 	}
@@ -204,8 +208,10 @@ func TestParseCanonical(t *testing.T) {
 		{`g.V().has('a', within(['x'], 'y'))`, `g.V().has('a',P.within(['x'],'y'))`},
 		{`g.inject(1).mergeE([(Direction.from): 1, (Direction.to): 2, (T.label): 'knows'])`,
 			`g.inject(1).mergeE([(Direction.OUT):1,(Direction.IN):2,(T.label):'knows'])`},
-		{`g.inject([1: 'a', 2L: 'b', 1.5: 'c', (null): 'd', ([1]): 'e', (true): 'f'])`,
-			`g.inject([1:'a',2L:'b',1.5:'c',(null):'d',([1]):'e',(true):'f'])`},
+		{`g.inject([1: 'a', 2L: 'b', 1.5: 'c', ('s'): 'd', ([1]): 'e', {2}: 'f', [:]: 'g', (OUT): 'h', T.key: 'i', id: 'j', true: 'k', NaN: 'l', Infinity: 'm'])`,
+			`g.inject([1:'a',2L:'b',1.5:'c','s':'d',([1]):'e',({2}):'f',([:]):'g',(Direction.OUT):'h',(T.key):'i','id':'j','true':'k',NaN:'l',Infinity:'m'])`},
+		{`g.mergeV([age: single(31), n: Cardinality.list([1])]).option(onMatch, [a: set('x')], single)`,
+			`g.mergeV(['age':Cardinality.single(31),'n':Cardinality.list([1])]).option(Merge.onMatch,['a':Cardinality.set('x')],Cardinality.single)`},
 		{`g.withSack(1.0f).withBulk(false).withPath().with('evaluationTimeout', 500L).V().sack(mult).by('w')`,
 			`g.withSack(1.0f).withBulk(false).withPath().with('evaluationTimeout',500L).V().sack(Operator.mult).by('w')`},
 		{`g.withoutStrategies(ReadOnlyStrategy, LazyBarrierStrategy).V()`, `g.withoutStrategies(ReadOnlyStrategy,LazyBarrierStrategy).V()`},
@@ -215,6 +221,8 @@ func TestParseCanonical(t *testing.T) {
 		{`g.V().toSet()`, `g.V().toSet()`},
 		{`g.addV('a').as('x').addV('b').addE('to').from('x')`, `g.addV('a').as('x').addV('b').addE('to').from('x')`},
 		{`g.V(1).addE('knows').to(__.V(2)).property('w', 0.5d)`, `g.V(1).addE('knows').to(__.V(2)).property('w',0.5)`},
+		{`g.V(1).addE('knows').to(g.V(2))`, `g.V(1).addE('knows').to(__.V(2))`},
+		{`g.V(g.withSideEffect('a', 1).V(2))`, `g.V(g.withSideEffect('a',1).V(2))`},
 		{`g.V().has('s', typeOf(GType.STRING)).has('n', typeOf('Integer'))`,
 			`g.V().has('s',P.typeOf(GType.STRING)).has('n',P.typeOf('Integer'))`},
 		{`g.V().asDate().dateAdd(DT.day, 1)`, `g.V().asDate().dateAdd(DT.day,1)`},
@@ -348,8 +356,14 @@ func TestParseErrors(t *testing.T) {
 		{"g.V().has('a', gt(1).and(2))", 1, 22, "and() takes a predicate"},
 		{"g.V().has('a', gt(1).xor(lt(2)))", 1, 22, "expected and(), or() or negate() after a predicate"},
 		{"g.V().has('a', typeOf(1))", 1, 16, "typeOf() takes a GType or a type name"},
-		{"g.V().property('a', single('x'))", 1, 21, "cardinality values such as single(value) are not supported"},
-		{"g.V().property('a', Cardinality.list('x'))", 1, 33, "cardinality values such as Cardinality.list(value)"},
+		{"g.V().property('a', single('x', 'y'))", 1, 21, "single() takes one value"},
+		{"g.V().property('a', Cardinality.list())", 1, 33, "list() takes one value"},
+		// Gremlin.g4's mapKey admits strings, numbers, T and Direction
+		// constants and collections; TinkerPop's
+		// incorrect-gremlin-values.txt lists [Scope.local: 100].
+		{"g.inject([Scope.local: 100])", 1, 11, "a map key must be a string, a number, a T or Direction constant"},
+		{"g.inject([a: 1, (null): 2])", 1, 17, "not null"},
+		{"g.inject([a: 1, (Order.asc): 2])", 1, 17, "not Order.asc"},
 		{"g.inject(datetime())", 1, 10, "the current time, datetime(), is not supported"},
 		{"g.inject(datetime('yesterday'))", 1, 10, `cannot parse "yesterday"`},
 		{"g.inject(UUID())", 1, 10, "a random UUID, UUID(), is not supported"},
@@ -376,6 +390,9 @@ func TestParseErrors(t *testing.T) {
 		{"g.V(#)", 1, 5, "unexpected character '#'"},
 		{"g.V().has('a', gt(1)).", 1, 23, "expected a step name after '.'"},
 		{"g.V().T.id", 1, 8, "expected '(' after T"},
+		// Columns count characters, not bytes; CRLF ends a line.
+		{"g.V('日本', x)", 1, 11, "unknown identifier x"},
+		{"g.V()\r\n  .out(y)", 2, 8, "unknown identifier y"},
 	}
 	long := strings.Repeat("x", 5000)
 	cases = append(cases, []struct {
@@ -401,6 +418,27 @@ func TestParseErrors(t *testing.T) {
 		}
 		if !strings.HasPrefix(se.Error(), "gremlin syntax error at line ") {
 			t.Errorf("%q: Error() = %q", c.script, se.Error())
+		}
+	}
+}
+
+func TestStringMethods(t *testing.T) {
+	tr, err := Parse("g.withStrategies(new S(a: 1)).V().has('x', gt(1)).order().by(desc)", nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		got  string
+		want string
+	}{
+		{tr.String(), "g.withStrategies(new S(a:1)).V().has('x',P.gt(1)).order().by(Order.desc)"},
+		{tr.Steps[1].String(), "has('x',P.gt(1))"},
+		{tr.Steps[1].Args[1].(P).String(), "P.gt(1)"},
+		{tr.Steps[3].Args[0].(Token).String(), "Order.desc"},
+		{tr.Source[0].Args[0].(Strategy).String(), "new S(a:1)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
 		}
 	}
 }
