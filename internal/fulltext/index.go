@@ -204,7 +204,7 @@ func EncodePosting(dst []byte, positions []uint32) []byte {
 // MaxTokens, and that nothing follows; it never allocates more than the
 // value's length justifies.
 func DecodePosting(v []byte) ([]uint32, error) {
-	n, k := binary.Uvarint(v)
+	n, k := uvarint(v)
 	if k <= 0 {
 		return nil, corrupt("bad term frequency")
 	}
@@ -215,7 +215,7 @@ func DecodePosting(v []byte) ([]uint32, error) {
 	out := make([]uint32, 0, n)
 	var pos uint64
 	for i := uint64(0); i < n; i++ {
-		d, k := binary.Uvarint(v)
+		d, k := uvarint(v)
 		if k <= 0 {
 			return nil, corrupt("bad position %d", i)
 		}
@@ -317,7 +317,7 @@ func DecodeCount(v []byte) (uint64, error) {
 	if len(v) == 0 {
 		return 0, nil
 	}
-	n, k := binary.Uvarint(v)
+	n, k := uvarint(v)
 	if k <= 0 || k != len(v) {
 		return 0, corrupt("bad count")
 	}
@@ -408,4 +408,14 @@ func Update(path []string, docKey []byte, old, new *DocTerms) Change {
 		}
 	}
 	return c
+}
+
+// uvarint is binary.Uvarint that also refuses non-minimal encodings (a
+// last byte of 0 after others), so that every value has one encoding.
+func uvarint(b []byte) (uint64, int) {
+	n, k := binary.Uvarint(b)
+	if k > 1 && b[k-1] == 0 {
+		return 0, 0
+	}
+	return n, k
 }
