@@ -78,6 +78,8 @@ var analyzers = func() map[Language]*Analyzer {
 		case English:
 			a.stop = englishStopWords
 			a.stem = stemEnglish
+		case German:
+			a.stem = stemGerman
 		}
 		m[l] = a
 	}

@@ -13,7 +13,18 @@ import (
 // (42,603 words at snowball-data commit 4412ee8) also matched when the
 // stemmer was written.
 func TestStemEnglishSnowballData(t *testing.T) {
-	f, err := os.Open("testdata/snowball_english_sample.txt")
+	checkSnowballData(t, "testdata/snowball_english_sample.txt", stemEnglish, 4000)
+}
+
+// TestStemGermanSnowballData does the same for German (35,033 words at
+// snowball-data commit 44699bf matched when the stemmer was written).
+func TestStemGermanSnowballData(t *testing.T) {
+	checkSnowballData(t, "testdata/snowball_german_sample.txt", stemGerman, 3000)
+}
+
+func checkSnowballData(t *testing.T, file string, stem func(string) string, min int) {
+	t.Helper()
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,14 +37,14 @@ func TestStemEnglishSnowballData(t *testing.T) {
 			t.Fatalf("bad line %q", sc.Text())
 		}
 		n++
-		if got := stemEnglish(word); got != want {
-			t.Errorf("stemEnglish(%q) = %q, want %q", word, got, want)
+		if got := stem(word); got != want {
+			t.Errorf("%s: stem(%q) = %q, want %q", file, word, got, want)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n < 4000 {
+	if n < min {
 		t.Fatalf("only %d pairs read", n)
 	}
 }
@@ -76,6 +87,30 @@ func TestStemEnglishRules(t *testing.T) {
 	for _, c := range cases {
 		if got := stemEnglish(c.in); got != c.want {
 			t.Errorf("stemEnglish(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStemGermanRules works the examples of the published German algorithm
+// (https://snowballstem.org/algorithms/german/stemmer.html) by hand.
+func TestStemGermanRules(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"äckern", "ack"},             // step 1 removes ern; the umlaut goes at the end
+		{"ackers", "ack"},             // s after a valid s-ending (r) in step 1, er in step 2
+		{"armes", "arm"},              // es
+		{"bedürfnissen", "bedurfnis"}, // en after niss: the final s goes too
+		{"derbsten", "derb"},          // en (step 1), then st after b with 3 letters before (step 2)
+		{"straße", "strass"},          // ß is ss
+		{"bauen", "bau"},              // u between vowels is a consonant: R1 after "bau"
+		{"kategorie", "kategori"},
+		{"aufeinander", "aufeinand"},
+		{"schönheit", "schon"},           // heit in R2
+		{"freundlichkeit", "freundlich"}, // keit in R2; lich not in R2
+		{"zu", "zu"},                     // shorter than 3: no regions
+	}
+	for _, c := range cases {
+		if got := stemGerman(c.in); got != c.want {
+			t.Errorf("stemGerman(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
