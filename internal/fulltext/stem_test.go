@@ -104,7 +104,8 @@ func TestStemGermanRules(t *testing.T) {
 		{"bauen", "bau"},              // u between vowels is a consonant: R1 after "bau"
 		{"kategorie", "kategori"},
 		{"aufeinander", "aufeinand"},
-		{"schönheit", "schon"},           // heit in R2
+		{"gelegenheit", "geleg"},         // heit in R2, then en in R1
+		{"schönheit", "schonheit"},       // heit not in R2 (R2 starts after "schönhe")
 		{"freundlichkeit", "freundlich"}, // keit in R2; lich not in R2
 		{"zu", "zu"},                     // shorter than 3: no regions
 	}
