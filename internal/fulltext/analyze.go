@@ -80,6 +80,8 @@ var analyzers = func() map[Language]*Analyzer {
 			a.stem = stemEnglish
 		case German:
 			a.stem = stemGerman
+		case Spanish:
+			a.stem = stemSpanish
 		}
 		m[l] = a
 	}

