@@ -82,6 +82,8 @@ var analyzers = func() map[Language]*Analyzer {
 			a.stem = stemGerman
 		case Spanish:
 			a.stem = stemSpanish
+		case PortuguesePT, PortugueseBR:
+			a.stem = stemPortuguese
 		}
 		m[l] = a
 	}

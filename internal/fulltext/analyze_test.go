@@ -47,8 +47,8 @@ func TestAnalyzeEnglish(t *testing.T) {
 
 func TestAnalyzeOtherLanguages(t *testing.T) {
 	// Other languages have no stop words (the service removes stop words in
-	// English only). German and Spanish are stemmed (Snowball); the others
-	// are not, in this version.
+	// English only). German, Spanish and Portuguese are stemmed
+	// (Snowball); the others are not, in this version.
 	de := AnalyzerFor(German)
 	if got := tokens(de, "Die Straße und die Häuser"); got != "die@0 strass@1 und@2 die@3 haus@4" {
 		t.Errorf("German: %q", got)

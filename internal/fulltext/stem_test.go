@@ -28,6 +28,12 @@ func TestStemSpanishSnowballData(t *testing.T) {
 	checkSnowballData(t, "testdata/snowball_spanish_sample.txt", stemSpanish, 2500)
 }
 
+// TestStemPortugueseSnowballData: 32,016 words at snowball-data commit
+// 44699bf matched when the stemmer was written.
+func TestStemPortugueseSnowballData(t *testing.T) {
+	checkSnowballData(t, "testdata/snowball_portuguese_sample.txt", stemPortuguese, 3000)
+}
+
 func checkSnowballData(t *testing.T, file string, stem func(string) string, min int) {
 	t.Helper()
 	f, err := os.Open(file)
@@ -139,6 +145,25 @@ func TestStemSpanishRules(t *testing.T) {
 	for _, c := range cases {
 		if got := stemSpanish(c.in); got != c.want {
 			t.Errorf("stemSpanish(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStemPortugueseRules works examples of the published Portuguese
+// algorithm (https://snowballstem.org/algorithms/portuguese/stemmer.html)
+// by hand.
+func TestStemPortugueseRules(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"revolução", "revolu"},     // step 1: ução (uça~o) in R2 becomes u
+		{"favoravelmente", "favor"}, // step 1: mente in R2, then avel in R2
+		{"exemplo", "exempl"},       // step 4: o in RV
+		{"português", "portugu"},    // step 2: es in RV; step 3 not (no ci)
+		{"corações", "coraçõ"},      // step 2: es in RV; õ comes back
+		{"bicicletas", "biciclet"},  // step 2: as
+	}
+	for _, c := range cases {
+		if got := stemPortuguese(c.in); got != c.want {
+			t.Errorf("stemPortuguese(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
