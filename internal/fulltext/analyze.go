@@ -84,6 +84,8 @@ var analyzers = func() map[Language]*Analyzer {
 			a.stem = stemSpanish
 		case PortuguesePT, PortugueseBR:
 			a.stem = stemPortuguese
+		case Italian:
+			a.stem = stemItalian
 		}
 		m[l] = a
 	}
