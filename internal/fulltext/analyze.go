@@ -86,6 +86,8 @@ var analyzers = func() map[Language]*Analyzer {
 			a.stem = stemPortuguese
 		case Italian:
 			a.stem = stemItalian
+		case French:
+			a.stem = stemFrench
 		}
 		m[l] = a
 	}

@@ -47,13 +47,12 @@ func TestAnalyzeEnglish(t *testing.T) {
 
 func TestAnalyzeOtherLanguages(t *testing.T) {
 	// Other languages have no stop words (the service removes stop words in
-	// English only). German, Spanish, Portuguese and Italian are stemmed
-	// (Snowball); French is not, in this version.
+	// English only). Every language is stemmed (Snowball).
 	de := AnalyzerFor(German)
 	if got := tokens(de, "Die Straße und die Häuser"); got != "die@0 strass@1 und@2 die@3 haus@4" {
 		t.Errorf("German: %q", got)
 	}
-	if !de.Stems() || !AnalyzerFor(English).Stems() || !AnalyzerFor(Spanish).Stems() || AnalyzerFor(French).Stems() {
+	if !de.Stems() || !AnalyzerFor(English).Stems() || !AnalyzerFor(Spanish).Stems() || !AnalyzerFor(French).Stems() || !AnalyzerFor(Italian).Stems() || !AnalyzerFor(PortugueseBR).Stems() {
 		t.Error("Stems")
 	}
 	es := AnalyzerFor(Spanish)
