@@ -26,6 +26,11 @@ func startServer(t *testing.T, o server.Options) *server.Server {
 	if o.ReadOnlyKey == "" {
 		o.ReadOnlyKey = readOnlyKey
 	}
+	if o.TableThroughput == 0 {
+		// Enough that the functional tests are not throttled; tables
+		// start on two physical partitions.
+		o.TableThroughput = 12000
+	}
 	s, err := server.Start(o)
 	if err != nil {
 		t.Fatalf("cannot start server: %v", err)

@@ -75,48 +75,7 @@ func (e *entity) get(name string) (edm.Value, bool) {
 // W/"datetime'2020-01-02T03%3A04%3A05.1234567Z'" (what Azure Table storage,
 // Cosmos DB's Table API and Azurite send).
 func tableETag(ts time.Time) string {
-	return `W/"datetime'` + strings.ReplaceAll(formatDateTime(ts), ":", "%3A") + `'"`
-}
-
-// formatDateTime writes a DateTime as the service does: UTC with seven
-// fractional digits.
-func formatDateTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
-}
-
-// parseDateTime reads an ISO 8601 date and time (with an offset or Z, up
-// to seven fractional digits; more are refused), truncated to 100 ns.
-func parseDateTime(s string) (time.Time, error) {
-	if len(s) > 40 {
-		return time.Time{}, fmt.Errorf("%q is not a valid DateTime", s)
-	}
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		j := i + 1
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		if j-i-1 > 7 || j == i+1 {
-			return time.Time{}, fmt.Errorf("%q is not a valid DateTime: at most seven fractional digits", s)
-		}
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		// The service also reads a date and time without an offset as UTC.
-		var err2 error
-		if t, err2 = time.Parse("2006-01-02T15:04:05.999999999", s); err2 != nil {
-			return time.Time{}, fmt.Errorf("%q is not a valid DateTime", s)
-		}
-	}
-	return t.UTC().Truncate(100 * time.Nanosecond), nil
-}
-
-// formatDouble writes a finite double so that it reads back as a double.
-func formatDouble(f float64) string {
-	s := strconv.FormatFloat(f, 'g', -1, 64)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
-	}
-	return s
+	return `W/"datetime'` + strings.ReplaceAll(edm.FormatDateTime(ts), ":", "%3A") + `'"`
 }
 
 // specialDouble is the string form of NaN and the infinities, "" for a
@@ -131,27 +90,6 @@ func specialDouble(f float64) string {
 		return "-Infinity"
 	}
 	return ""
-}
-
-// parseGuid reads a GUID in its canonical 8-4-4-4-12 hex form and returns
-// it in lower case.
-func parseGuid(s string) (string, bool) {
-	if len(s) != 36 {
-		return "", false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return "", false
-			}
-			continue
-		}
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return "", false
-		}
-	}
-	return strings.ToLower(s), true
 }
 
 // validPropertyName reports a name the service accepts: a C# identifier
@@ -372,14 +310,14 @@ func parseValue(name string, raw []byte, typ string) (edm.Value, error) {
 		if !isStr {
 			return edm.Value{}, bad(typ)
 		}
-		tm, err := parseDateTime(s)
-		if err != nil {
+		tm, err := edm.ParseDateTime(s)
+		if err != nil || !edm.InDateTimeRange(tm) {
 			return edm.Value{}, bad(typ)
 		}
 		return edm.Value{Type: t, T: tm}, nil
 	case edm.Guid:
-		g, ok := parseGuid(s)
-		if !isStr || !ok {
+		g, err := edm.ParseGuid(s)
+		if !isStr || err != nil {
 			return edm.Value{}, bad(typ)
 		}
 		return edm.Value{Type: t, S: g}, nil
@@ -446,11 +384,11 @@ func appendValueJSON(b []byte, v edm.Value) []byte {
 		if s := specialDouble(v.F); s != "" {
 			return appendJSONString(b, s)
 		}
-		return append(b, formatDouble(v.F)...)
+		return append(b, edm.FormatDouble(v.F)...)
 	case edm.Boolean:
 		return strconv.AppendBool(b, v.B)
 	case edm.DateTime:
-		return appendJSONString(b, formatDateTime(v.T))
+		return appendJSONString(b, edm.FormatDateTime(v.T))
 	case edm.Binary:
 		return appendJSONString(b, base64.StdEncoding.EncodeToString(v.Bin))
 	}

@@ -47,6 +47,10 @@ func (s *Server) queryEntities(req *request, table string) error {
 		return err
 	}
 	pre := f.prefilter()
+	if pre.none {
+		s.writeJSON(req, http.StatusOK, s.rowsJSON(req, table, nil, nil))
+		return nil
+	}
 	sql := "SELECT * FROM c"
 	if pre.where != "" {
 		sql += " WHERE " + pre.where
@@ -103,6 +107,12 @@ func (s *Server) queryEntities(req *request, table string) error {
 		req.w.Header().Set("x-ms-continuation-NextPartitionKey", tok)
 		req.w.Header().Set("x-ms-continuation-NextRowKey", "NA")
 	}
+	s.writeJSON(req, http.StatusOK, s.rowsJSON(req, table, rows, sel))
+	return nil
+}
+
+// rowsJSON renders a page of a query.
+func (s *Server) rowsJSON(req *request, table string, rows []*entity, sel map[string]bool) []byte {
 	b := []byte{'{'}
 	if req.meta != noMetadata {
 		b = append(b, `"odata.metadata":`...)
@@ -116,9 +126,7 @@ func (s *Server) queryEntities(req *request, table string) error {
 		}
 		b = append(b, s.entityJSON(req, table, e, sel, false)...)
 	}
-	b = append(b, "]}"...)
-	s.writeJSON(req, http.StatusOK, b)
-	return nil
+	return append(b, "]}"...)
 }
 
 // selectOf reads $select: nil for every property.
@@ -178,4 +186,6 @@ type prefilter struct {
 	params map[string]eval.Value
 	key    string
 	hasKey bool
+	// none: the filter can match no entity.
+	none bool
 }

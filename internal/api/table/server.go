@@ -410,4 +410,3 @@ func preference(r *http.Request, def bool) (content bool, applied string) {
 	}
 	return def, ""
 }
-

@@ -94,7 +94,7 @@ func decodeEntity(raw []byte) (*entity, error) {
 		case "Timestamp":
 			var s string
 			if json.Unmarshal(m.raw, &s) == nil {
-				if t, err := parseDateTime(s); err == nil {
+				if t, err := edm.ParseDateTime(s); err == nil {
 					e.ts = t
 				}
 			}
