@@ -45,8 +45,8 @@ func TestQuery(t *testing.T) {
 				{"Even eq true and N lt 10", 15},
 				{"not (Even eq true)", 45},
 				{"PartitionKey eq 'p0' or PartitionKey eq 'p2'", 60},
-				{"N eq 3L", 0},   // an Int64 literal never equals an Int32 property
-				{"N eq 3.0", 0},  // nor a Double one
+				{"N eq 3L", 0},                      // an Int64 literal never equals an Int32 property
+				{"N eq 3.0", 0},                     // nor a Double one
 				{"Big ge 1152921504606846996L", 30}, // 2^60 + 20: Int64 beyond 2^53
 				{"PartitionKey eq 'p1' and PartitionKey eq 'p2'", 0},
 				{"Missing eq 'x'", 0},
