@@ -130,10 +130,25 @@ func writePartHeaders(w *bufio.Writer, h http.Header) {
 		w.WriteString("Cache-Control: no-cache\r\n")
 	}
 	for _, k := range keys {
+		name := k
+		if sp, ok := spellings[http.CanonicalHeaderKey(k)]; ok {
+			name = sp
+		}
 		for _, v := range h[k] {
-			fmt.Fprintf(w, "%s: %s\r\n", k, v)
+			fmt.Fprintf(w, "%s: %s\r\n", name, v)
 		}
 	}
+}
+
+// spellings are the service's spellings of headers whose canonical Go form
+// differs. They matter: the JavaScript SDK finds a sub-response's ETag
+// with the case-sensitive pattern /ETag: (.*)/ (TableTransaction.js).
+var spellings = map[string]string{
+	"Etag":               "ETag",
+	"Dataserviceversion": "DataServiceVersion",
+	"Dataserviceid":      "DataServiceId",
+	"X-Ms-Request-Id":    "x-ms-request-id",
+	"X-Ms-Version":       "x-ms-version",
 }
 
 var errUnsafeHeader = errors.New("header name or value is not allowed")

@@ -152,7 +152,7 @@ func FormatDateTime(t time.Time) string {
 // NaN, Infinity and -Infinity as those words (the caller puts them in a
 // JSON string with an Edm.Double annotation); otherwise the shortest text
 // that reads back as f, in the ECMAScript Number-to-string form (fixed
-// notation for 1e-7 <= |f| < 1e21, else 1.5e-7 / 1e+21), and with ".0"
+// notation for 1e-6 <= |f| < 1e21, else 1.5e-7 / 1e+21), and with ".0"
 // appended to a whole number in fixed notation so that a client does not
 // read it back as an Int32. This is what Azurite writes
 // (src/table/entity/EdmDouble.ts, toFixed(1) for integers).
@@ -166,7 +166,7 @@ func FormatDouble(f float64) string {
 		return "-Infinity"
 	}
 	a := math.Abs(f)
-	if a == 0 || (a >= 1e-7 && a < 1e21) {
+	if a == 0 || (a >= 1e-6 && a < 1e21) {
 		s := strconv.FormatFloat(f, 'f', -1, 64)
 		if !strings.Contains(s, ".") {
 			s += ".0"

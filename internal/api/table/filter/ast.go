@@ -2,6 +2,7 @@ package filter
 
 import (
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -127,8 +128,11 @@ func (p *Prop) String() string { return p.Name }
 func (c *Const) String() string { return strconv.FormatBool(c.V) }
 
 // And and Or are left-associative ("a and b and c" is And{And{a,b},c}),
-// and binds tighter than or, and not takes the group that follows it. A
-// child is parenthesised only where reading it back needs it.
+// and binds tighter than or, and not takes the comparison or group that
+// follows it. A child is parenthesised only where reading it back needs
+// it, so the printed text never nests deeper than the tree is high and
+// parses back within the same Limits.MaxDepth (though it may be longer
+// than the text it was parsed from: 1e300 prints in full).
 func (a *And) String() string {
 	return wrapIf(a.L, isOr) + " and " + wrapIf(a.R, isAndOr)
 }
@@ -138,7 +142,7 @@ func (o *Or) String() string {
 }
 
 func (n *Not) String() string {
-	return "not (" + n.X.String() + ")"
+	return "not " + wrapIf(n.X, isAndOr)
 }
 
 func isOr(e Expr) bool {
@@ -163,8 +167,8 @@ func wrapIf(e Expr, need func(Expr) bool) string {
 
 // Literal writes v as a $filter literal that parses back to v: a string
 // in single quotes with each inner quote doubled, 42, 42L, 2.0, true,
-// datetime'2020-01-02T03:04:05.0000000Z', guid'…', X'0aff'. A Double that is NaN or infinite has no literal; it is written
-// as the words FormatDouble gives, which do not parse as a literal.
+// datetime'2020-01-02T03:04:05.0000000Z', guid'…', X'0aff'. The Double
+// specials are written as OData's NaN, INF and -INF.
 func Literal(v edm.Value) string {
 	switch v.Type {
 	case edm.String:
@@ -190,4 +194,14 @@ func Literal(v edm.Value) string {
 // formatDoubleLiteral relies on edm.FormatDouble giving either fixed
 // notation with a '.' or exponent notation with an 'e' for finite values;
 // both lex as a Double literal.
-func formatDoubleLiteral(f float64) string { return edm.FormatDouble(f) }
+func formatDoubleLiteral(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "INF"
+	case math.IsInf(f, -1):
+		return "-INF"
+	}
+	return edm.FormatDouble(f)
+}

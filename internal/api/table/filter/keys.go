@@ -140,6 +140,52 @@ func (iv Interval) Contains(s string) bool {
 	return true
 }
 
+// ByteBounds returns an interval, to be read in byte order (Go's < on
+// strings, the order of UTF-8 keys in most stores), that holds every
+// string of iv, so that a store ordered by bytes can scan it. Interval
+// itself is in UTF-16 order, which differs from byte order only between
+// U+E000..U+FFFF and supplementary characters, so a bound is cut before
+// its first character at or above U+E000: a lower bound keeps that prefix
+// (inclusive), an upper bound becomes everything that starts with it
+// (the prefix followed by the byte 0xFF, exclusive, which no UTF-8 text
+// reaches). Bounds without such characters are unchanged.
+func (iv Interval) ByteBounds() Interval {
+	out := iv
+	if iv.HasLo {
+		if i := firstHigh(iv.Lo); i >= 0 {
+			out.Lo, out.LoInc = iv.Lo[:i], true
+		}
+	}
+	if iv.HasHi {
+		if i := firstHigh(iv.Hi); i >= 0 {
+			out.Hi, out.HiInc = iv.Hi[:i]+"\xff", false
+		}
+	}
+	return out
+}
+
+// ContainsBytes is Contains in byte order, for intervals from ByteBounds.
+func (iv Interval) ContainsBytes(s string) bool {
+	if iv.HasLo && (s < iv.Lo || (s == iv.Lo && !iv.LoInc)) {
+		return false
+	}
+	if iv.HasHi && (s > iv.Hi || (s == iv.Hi && !iv.HiInc)) {
+		return false
+	}
+	return true
+}
+
+// firstHigh is the byte offset of the first character of s at or above
+// U+E000 (or an invalid byte, which CompareStrings treats as U+FFFD), or -1.
+func firstHigh(s string) int {
+	for i, r := range s {
+		if r >= 0xE000 {
+			return i
+		}
+	}
+	return -1
+}
+
 // empty reports whether no string lies in the interval. (An interval such
 // as ('a', 'a\x00') holds no string either; it is reported non-empty,
 // which is sound.)

@@ -71,6 +71,16 @@ func (l *lexer) next() (token, error) {
 		return token{kind: tString, pos: start, end: l.pos, val: val}, nil
 	case isDigit(c) || (c == '-' && start+1 < len(l.src) && isDigit(l.src[start+1])):
 		return l.number()
+	case c == '-' && strings.HasPrefix(l.src[start:], "-INF"):
+		// -INF, the negative infinity literal; INF and NaN lex as words.
+		l.pos += len("-INF")
+		if l.pos < len(l.src) && (l.src[l.pos] == 'D' || l.src[l.pos] == 'd') {
+			l.pos++
+		}
+		if l.pos < len(l.src) && !isSpace(l.src[l.pos]) && l.src[l.pos] != '(' && l.src[l.pos] != ')' {
+			return token{}, errAt(start, "malformed number %q", l.src[start:l.pos+1])
+		}
+		return token{kind: tNumber, pos: start, end: l.pos, text: l.src[start:l.pos]}, nil
 	case c == '"':
 		return token{}, errAt(start, "strings are written in single quotes ('text'), not double quotes")
 	}
@@ -91,8 +101,11 @@ func (l *lexer) next() (token, error) {
 	}
 	word := l.src[start:l.pos]
 	if l.pos < len(l.src) && l.src[l.pos] == '\'' {
-		switch word {
-		case "datetime", "guid", "binary", "X":
+		// Prefixes are matched without regard to case, as WCF Data Services
+		// (the service's original OData stack) and Azurite do.
+		switch strings.ToLower(word) {
+		case "datetime", "guid", "binary", "x":
+			word = strings.ToLower(word)
 		default:
 			return token{}, errAt(start, "unknown literal prefix %q; want datetime, guid, binary or X", word)
 		}

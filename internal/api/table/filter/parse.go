@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parsecdb/parsec/internal/api/table/edm"
 )
@@ -91,15 +92,13 @@ func (l Limits) Parse(s string) (Expr, error) {
 	if p.tok.kind == tEOF {
 		return nil, errAt(0, "the filter is empty")
 	}
+	p.first = p.tok.pos
 	e, _, err := p.parseOr(0)
 	if err != nil {
 		return nil, err
 	}
 	if p.tok.kind != tEOF {
 		return nil, p.unexpected("'and', 'or' or the end of the filter")
-	}
-	if p.comparisons == 0 {
-		return nil, errAt(0, "the filter must refer to at least one property")
 	}
 	return e, nil
 }
@@ -109,6 +108,7 @@ type parser struct {
 	tok         token
 	lim         Limits
 	comparisons int
+	first       int // offset of the first token
 }
 
 func (p *parser) advance() error {
@@ -189,7 +189,7 @@ func (p *parser) parseAnd(depth int) (Expr, int, error) {
 	return left, h, nil
 }
 
-// parseUnary reads "not" unary, "(" or ")", or a comparison. Only this
+// parseUnary reads "not" unary, a group "(" or ")", or a comparison. Only this
 // function recurses, and each recursion is one level of depth.
 func (p *parser) parseUnary(depth int) (Expr, int, error) {
 	off := p.tok.pos
@@ -249,10 +249,16 @@ func (p *parser) parseOperand() (operand, error) {
 			o.val = edm.BooleanValue(t.text == "true")
 		case "and", "or", "not", "eq", "ne", "gt", "ge", "lt", "le":
 			return o, p.unexpected("a property name or a literal")
+		case "NaN", "NaND", "NaNd", "INF", "INFD", "INFd":
+			v, err := numberLiteral(t)
+			if err != nil {
+				return o, err
+			}
+			o.val = v
 		case "null":
 			return o, errAt(t.pos, "null literals are not supported: the Table service stores no null properties")
 		default:
-			if len(t.text) > 255 {
+			if utf8.RuneCountInString(t.text) > 255 {
 				return o, errAt(t.pos, "property names are at most 255 characters")
 			}
 			o.isProp, o.name = true, t.text
@@ -306,6 +312,10 @@ func (p *parser) parseComparison() (Expr, int, error) {
 		}
 		if left.val.Type == edm.Boolean {
 			return &Const{V: left.val.B}, 1, nil
+		}
+		if p.tok.kind == tEOF && left.pos == p.first {
+			// The service's words for a lone literal such as "1".
+			return nil, 0, errAt(left.pos, "the $filter expression must evaluate to a single boolean value")
 		}
 		return nil, 0, p.unexpected("a comparison operator (eq, ne, gt, ge, lt, le)")
 	}
@@ -364,11 +374,20 @@ func typedLiteral(t token) (edm.Value, error) {
 	}
 }
 
-// numberLiteral types a number token as OData v3 does: digits alone are an
-// Int32, an L suffix makes an Int64, a fraction, an exponent or a D suffix
-// makes a Double.
+// numberLiteral types a number token as OData does: digits alone are an
+// Int32 (an Int64 when they do not fit an Int32), an L suffix makes an
+// Int64, a fraction, an exponent or a D suffix makes a Double.
 func numberLiteral(t token) (edm.Value, error) {
 	text := t.text
+	// OData's special Double literals, with an optional D suffix.
+	switch strings.TrimRight(text, "Dd") {
+	case "NaN":
+		return edm.DoubleValue(math.NaN()), nil
+	case "INF":
+		return edm.DoubleValue(math.Inf(1)), nil
+	case "-INF":
+		return edm.DoubleValue(math.Inf(-1)), nil
+	}
 	suffix := byte(0)
 	if c := text[len(text)-1]; isASCIILetter(c) {
 		suffix, text = c, text[:len(text)-1]
@@ -377,9 +396,14 @@ func numberLiteral(t token) (edm.Value, error) {
 	switch suffix {
 	case 0:
 		if isInt {
-			i, err := strconv.ParseInt(text, 10, 32)
+			// An unsuffixed integer is an Int32 when it fits and an Int64
+			// when only that fits, as ODataLib types it.
+			i, err := strconv.ParseInt(text, 10, 64)
 			if err != nil {
-				return edm.Value{}, &SyntaxError{Offset: t.pos, Msg: fmt.Sprintf("integer literal %s is out of the Edm.Int32 range; write %sL for an Edm.Int64", text, text), Err: err}
+				return edm.Value{}, &SyntaxError{Offset: t.pos, Msg: fmt.Sprintf("integer literal %s is out of the Edm.Int64 range", text), Err: err}
+			}
+			if i < math.MinInt32 || i > math.MaxInt32 {
+				return edm.Int64Value(i), nil
 			}
 			return edm.Int32Value(int32(i)), nil
 		}
