@@ -64,7 +64,11 @@ func (ts *testServer) do(t *testing.T, method, path string, body []byte, hdr map
 		req.Header.Set(k, v)
 	}
 	m := hmac.New(sha256.New, ts.key)
-	m.Write([]byte(date + "\n/acct" + req.URL.EscapedPath()))
+	resource := "/acct" + req.URL.EscapedPath()
+	if comp := req.URL.Query().Get("comp"); comp != "" {
+		resource += "?comp=" + comp
+	}
+	m.Write([]byte(date + "\n" + resource))
 	req.Header.Set("Authorization", "SharedKeyLite acct:"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
