@@ -53,7 +53,13 @@ func TestLimits(t *testing.T) {
 		{"PartitionKey with \\", entityJSONWith("p\\q", "a8", nil), "OutOfRangeInput"},
 		{"RowKey with ?", entityJSONWith("p", "a?", nil), "OutOfRangeInput"},
 		{"RowKey with DEL", entityJSONWith("p", "a\x7f", nil), "OutOfRangeInput"},
+		// Cosmos DB refuses an empty key (Storage accepts one):
+		// microsoft/AzureStorageExplorer#3211, "For one table under a
+		// CosmosDB account, fail to insert an entity with PartitionKey or
+		// RowKey value empty". The RowKey is the item id here, which
+		// cannot be empty; an empty PartitionKey is accepted.
 		{"empty RowKey", entityJSONWith("p", "", nil), "PropertiesNeedValue"},
+		{"empty PartitionKey", entityJSONWith("", "a13", nil), ""},
 		{"no RowKey", []byte(`{"PartitionKey":"p"}`), "PropertiesNeedValue"},
 		{"RowKey a number", []byte(`{"PartitionKey":"p","RowKey":5}`), "InvalidInput"},
 		{"entity just under 2 MiB", entityJSONWith("p", "a9", map[string]any{"S": strings.Repeat("s", MaxEntityBytes-200)}), ""},
