@@ -24,7 +24,10 @@ type testServer struct {
 	key []byte
 }
 
-func newTestServer(t *testing.T) *testServer {
+func newTestServer(t *testing.T) *testServer { return newTestServerWith(t, 0) }
+
+// newTestServerWith creates tables with throughput RU/s (0: the default).
+func newTestServerWith(t *testing.T, throughput int) *testServer {
 	t.Helper()
 	st, err := storage.Open(storage.Options{InMemory: true})
 	if err != nil {
@@ -35,7 +38,7 @@ func newTestServer(t *testing.T) *testServer {
 		t.Fatal(err)
 	}
 	key, _ := auth.DecodeKey(auth.EmulatorKey)
-	s := New(Config{Engine: eng, PrimaryKey: key})
+	s := New(Config{Engine: eng, PrimaryKey: key, Throughput: throughput})
 	hs := httptest.NewServer(s)
 	t.Cleanup(func() {
 		hs.Close()
