@@ -67,6 +67,14 @@ func TestSigning(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("unsigned request: %d", resp.StatusCode)
 	}
+	// With the published emulator key only requests addressed to a
+	// loopback name are served, as on the NoSQL listener: a web page
+	// could otherwise reach the server through a DNS name of its own
+	// that points at 127.0.0.1, and sign with the known key.
+	rebound := rawClient{s: s, key: emulatorKey, host: "attacker.example:8902", account: "attacker"}
+	if st, _, b := rebound.do(t, "GET", "/Tables", nil, nil); st != http.StatusForbidden {
+		t.Errorf("a request addressed to another host name: %d %s", st, b)
+	}
 	// The read-only key reads, and cannot write.
 	ro := rawClient{s: s, key: readOnlyKey}
 	if st, _, b := ro.do(t, "GET", "/sigsharedkey(PartitionKey='a',RowKey='b')", nil, nil); st != http.StatusOK {
