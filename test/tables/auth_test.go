@@ -104,3 +104,17 @@ func TestSigning(t *testing.T) {
 		t.Errorf("read-only get through the SDK: %v", err)
 	}
 }
+
+// TestOwnKey serves with a key of its own: requests signed with it pass,
+// and the emulator's published key is refused.
+func TestOwnKey(t *testing.T) {
+	const own = "b3duLWtleS1vd24ta2V5LW93bi1rZXktb3duLWtleS1vd24ta2V5LW93bi1rZXktb3duLWtleQ=="
+	s := startServer(t, server.Options{Key: own})
+	ctx := context.Background()
+	if _, err := service(t, s, pathStyle, own).CreateTable(ctx, "ownkey", nil); err != nil {
+		t.Fatalf("create with the server's key: %v", err)
+	}
+	if _, err := service(t, s, pathStyle, emulatorKey).CreateTable(ctx, "emukey", nil); status(err) != http.StatusForbidden || code(err) != "AuthenticationFailed" {
+		t.Errorf("create with the emulator key on a server with its own: %v", err)
+	}
+}
