@@ -14,6 +14,7 @@ import (
 	"github.com/parsecdb/parsec/internal/api/cosmos"
 	"github.com/parsecdb/parsec/internal/api/gremlin"
 	"github.com/parsecdb/parsec/internal/api/mongo"
+	"github.com/parsecdb/parsec/internal/api/table"
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/engine"
@@ -128,6 +129,14 @@ type Options struct {
 	// GremlinMaxConnections caps the Gremlin connections served at once.
 	// Default gremlin.DefaultMaxConnections.
 	GremlinMaxConnections int
+	// TableListen, when set, also serves the Azure Table API on this
+	// HOST:PORT (off by default; the emulator's port is 8902), with TLS
+	// when TLS is set. Requests are signed with the account key
+	// (SharedKey or SharedKeyLite); the read-only key reads only.
+	TableListen string
+	// TableThroughput is the RU/s of a table created through the Table
+	// API. Default table.DefaultThroughput (400, as on Cosmos DB).
+	TableThroughput int
 	// Consistency is the account's default consistency level (strong,
 	// bounded, session, prefix or eventual; default session), with the
 	// bounds of bounded staleness (defaults 100,000 operations and 5
@@ -250,6 +259,18 @@ func (o *Options) Validate() error {
 	if o.GremlinIdleTimeout < 0 || o.GremlinMaxConnections < 0 {
 		return errors.New("--gremlin-idle-timeout and --gremlin-max-connections cannot be negative")
 	}
+	if o.TableListen != "" {
+		host, _, err := net.SplitHostPort(o.TableListen)
+		if err != nil {
+			return fmt.Errorf("--table-listen %q is not HOST:PORT: %v", o.TableListen, err)
+		}
+		if !isLoopback(host) && (o.Key == "" || sameKey(o.Key, auth.EmulatorKey)) {
+			return fmt.Errorf("refusing to serve the Table API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key, or use a loopback address such as 127.0.0.1", o.TableListen)
+		}
+	}
+	if o.TableThroughput < 0 || (o.TableThroughput > 0 && o.TableThroughput < 400) {
+		return fmt.Errorf("--table-throughput must be at least 400 RU/s, not %d", o.TableThroughput)
+	}
 	if err := o.validateCluster(); err != nil {
 		return err
 	}
@@ -365,6 +386,9 @@ type Server struct {
 	gremlin     *gremlin.Server
 	gremlinLn   net.Listener
 	gremlinDone chan error
+	tableHTTP   *http.Server
+	tableLn     net.Listener
+	tableDone   chan error
 }
 
 // Start opens the store, starts the engine and begins serving. It returns once
@@ -506,6 +530,21 @@ func Start(o Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if o.TableListen != "" {
+		if err := s.startTable(cert, primary, readOnly, emulatorKey); err != nil {
+			ln.Close()
+			if s.mongo != nil {
+				s.mongo.Close()
+				<-s.mongoDone
+			}
+			if s.gremlin != nil {
+				s.gremlin.Close()
+				<-s.gremlinDone
+			}
+			s.closeStore()
+			return nil, err
+		}
+	}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
 }
@@ -529,6 +568,28 @@ func (s *Server) startGremlin(cert tls.Certificate, primary, readOnly []byte) er
 	}
 	s.gremlin, s.gremlinLn, s.gremlinDone = g, gln, make(chan error, 1)
 	go func() { s.gremlinDone <- g.Serve(gln) }()
+	return nil
+}
+
+// startTable listens on TableListen (with TLS under --tls) and serves the
+// Table API there.
+func (s *Server) startTable(cert tls.Certificate, primary, readOnly []byte, emulatorKey bool) error {
+	o := s.opts
+	tln, err := net.Listen("tcp", o.TableListen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (--table-listen): %w", o.TableListen, err)
+	}
+	if o.TLS {
+		tln = tls.NewListener(tln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	}
+	var th http.Handler = table.New(table.Config{Engine: s.engine, PrimaryKey: primary, ReadOnlyKey: readOnly, Throughput: o.TableThroughput})
+	if emulatorKey {
+		// As for the NoSQL API: with the published key, only requests
+		// addressed to this machine by a loopback name.
+		th = newHostGuard(th, o.Advertise)
+	}
+	s.tableHTTP, s.tableLn, s.tableDone = newHTTPServer(th, o), tln, make(chan error, 1)
+	go func() { s.tableDone <- s.tableHTTP.Serve(tln) }()
 	return nil
 }
 
@@ -585,6 +646,14 @@ func (s *Server) MongoAddr() string {
 	return s.mongoLn.Addr().String()
 }
 
+// TableAddr is the address the Table API listens on ("" when off).
+func (s *Server) TableAddr() string {
+	if s.tableLn == nil {
+		return ""
+	}
+	return s.tableLn.Addr().String()
+}
+
 // Engine exposes the engine, for tests and tools in the same process.
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
@@ -592,6 +661,14 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // then stops the engine and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
+	if s.tableHTTP != nil {
+		if terr := s.tableHTTP.Shutdown(ctx); terr != nil && err == nil {
+			err = terr
+		}
+		if terr := <-s.tableDone; terr != nil && !errors.Is(terr, http.ErrServerClosed) && err == nil {
+			err = terr
+		}
+	}
 	if s.mongo != nil {
 		s.mongo.Close()
 		if merr := <-s.mongoDone; merr != nil && err == nil {
