@@ -129,6 +129,14 @@ var modernCases = []tcase{
 	{"g.V().or(outE('created'), inE('created').count().is(gt(1))).values('name')", "marko lop josh peter", false},
 	{"g.V().where(out().count().is(gt(1))).values('name')", "marko josh", false},
 	{"g.V().filter(values('age').is(gt(30))).values('name')", "josh peter", false},
+	// Where.feature g_V_asXaX_outXcreatedX_whereXasXaX_name_isXjoshXX_inXcreatedX_name
+	// and g_VX1X_asXaX_outXcreatedX_inXcreatedX_asXbX_whereXasXbX_outXcreatedX_hasXname_rippleXX_valuesXage_nameX:
+	// as() at a where() child's start selects, at its end matches; in
+	// the middle it only labels.
+	{"g.V().as('a').out('created').where(__.as('a').values('name').is('josh')).in('created').values('name')", "marko josh peter josh", false},
+	{"g.V('1').as('a').out('knows').as('b').where(__.as('b').in('knows').as('a')).values('name')", "vadas josh", false},
+	{"g.V('4').as('a').out('created').as('b').where(__.as('b').in('created').as('a').count().is(1)).values('name')", "ripple", true},
+	{"g.V('1').as('a').out('created').in('created').as('b').where(__.as('b').out('created').has('name', 'ripple')).values('age', 'name')", "32 josh", false},
 	{"g.V('1').as('a').out().as('b').where('a', gt('b')).by('age').values('name')", "vadas", true},
 	// "Values Step", "Properties", "ValueMap", "ElementMap", "Id", "Label"
 	{"g.V('1').values()", "marko 29", true},

@@ -202,11 +202,11 @@ func buildProject(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 // modulators applied to each side in turn.
 func buildWhere(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 	if len(st.Args) == 1 {
-		if _, ok := st.Args[0].(*lang.Traversal); ok {
+		if tr, ok := st.Args[0].(*lang.Traversal); ok {
 			if err := noMods(st, mods); err != nil {
 				return nil, err
 			}
-			return buildTraversalFilter(c, lang.Step{Name: "filter", Args: st.Args}, nil)
+			return c.whereTraversal(tr)
 		}
 	}
 	var start string
@@ -565,6 +565,77 @@ func buildTree(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				}
 			}
 			out = append(out, &traverser{obj: tree, path: &pathNode{obj: tree}, tag: tag})
+		}
+		return out, nil
+	}}, nil
+}
+
+// whereTraversal compiles where(traversal). As in TinkerPop's
+// WhereTraversalStep, a leading as('a') starts the child from the object
+// labelled a, and a trailing as('b') requires the child to reach the
+// object labelled b; otherwise the traverser passes when the child yields
+// anything.
+func (c *compiler) whereTraversal(tr *lang.Traversal) (*op, error) {
+	steps := tr.Steps
+	var start, end string
+	if len(steps) > 0 && steps[0].Name == "as" && len(steps[0].Args) == 1 {
+		if l, ok := steps[0].Args[0].(string); ok {
+			start, steps = l, steps[1:]
+		}
+	}
+	if n := len(steps); n > 0 && steps[n-1].Name == "as" && len(steps[n-1].Args) == 1 {
+		if l, ok := steps[n-1].Args[0].(string); ok {
+			end, steps = l, steps[:n-1]
+		}
+	}
+	if start == "" && end == "" {
+		return buildTraversalFilter(c, lang.Step{Name: "filter", Args: []lang.Value{tr}}, nil)
+	}
+	p, err := c.child("where", &lang.Traversal{Steps: steps, Anonymous: true})
+	if err != nil {
+		return nil, err
+	}
+	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
+		starts := make([]*traverser, 0, len(in))
+		idx := make([]int, 0, len(in))
+		for i, t := range in {
+			if start == "" {
+				starts = append(starts, t)
+				idx = append(idx, i)
+				continue
+			}
+			v, ok := r.selectLabel(t, start, "last")
+			if !ok {
+				continue
+			}
+			n := *t
+			n.obj = v
+			starts = append(starts, &n)
+			idx = append(idx, i)
+		}
+		groups, err := r.runLocal(p, starts)
+		if err != nil {
+			return nil, err
+		}
+		var out []*traverser
+		for j, g := range groups {
+			t := in[idx[j]]
+			pass := len(g) > 0
+			if end != "" {
+				pass = false
+				want, ok := r.selectLabel(t, end, "last")
+				if ok {
+					for _, o := range g {
+						if graph.Equal(o.obj, want) {
+							pass = true
+							break
+						}
+					}
+				}
+			}
+			if pass {
+				out = append(out, t)
+			}
 		}
 		return out, nil
 	}}, nil
