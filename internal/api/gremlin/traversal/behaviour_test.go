@@ -150,6 +150,20 @@ func TestPushDown(t *testing.T) {
 	if len(res.Ops) != 5 {
 		t.Fatalf("ops for V().out().out(): %d (%+v)", len(res.Ops), res.Ops)
 	}
+	// has() after outE() goes into the edge query, after out() into the
+	// neighbour query; a limit() after V() caps the scan.
+	res = mustRun(t, g, "g.V('1').outE().has('weight', gt(0.5))")
+	if len(res.Values) != 1 || res.Ops[1].Count != 1 {
+		t.Fatalf("edge has push-down: %+v", res.Ops)
+	}
+	res = mustRun(t, g, "g.V('1').out().hasLabel('software')")
+	if len(res.Values) != 1 || res.Ops[2].Count != 1 || res.Ops[1].Count != 3 {
+		t.Fatalf("neighbour has push-down: %+v", res.Ops)
+	}
+	res = mustRun(t, g, "g.V().limit(2)")
+	if len(res.Values) != 2 || res.Ops[0].Count != 2 {
+		t.Fatalf("limit push-down: %+v", res.Ops)
+	}
 	// Pairs [pk, id] address one vertex each.
 	res = mustRun(t, g, "g.V(['marko','1'], ['josh','4']).values('name')")
 	if len(res.Values) != 2 || res.Ops[0].Partitions != 2 {

@@ -97,6 +97,14 @@ func isLoopModulator(name string) bool {
 	return name == "emit" || name == "until" || name == "times"
 }
 
+func isAdjacent(name string) bool {
+	switch name {
+	case "out", "in", "both", "outE", "inE", "bothE":
+		return true
+	}
+	return false
+}
+
 func isHasStep(name string) bool {
 	switch name {
 	case "has", "hasLabel", "hasId", "hasNot":
@@ -134,10 +142,34 @@ func (c *compiler) compile(steps []lang.Step) (*program, error) {
 				has = append(has, steps[i])
 				i++
 			}
-			o, err := c.startQuery(st, has)
+			// A limit(n) right after caps the store's scan (the limit step
+			// still runs).
+			limit := 0
+			if i < len(steps) && steps[i].Name == "limit" && len(steps[i].Args) == 1 {
+				if n, ok := toInt64(steps[i].Args[0]); ok && n > 0 && n <= 1<<31 {
+					limit = int(n)
+				}
+			}
+			o, err := c.startQuery(st, has, limit)
 			if err != nil {
 				return nil, err
 			}
+			p.ops = append(p.ops, o)
+			continue
+		}
+		if isAdjacent(st.Name) && len(mods) == 0 {
+			// Fuse the has steps that follow into the edge query (outE,
+			// inE, bothE) or the neighbour query (out, in, both).
+			var has []lang.Step
+			for i < len(steps) && isHasStep(steps[i].Name) {
+				has = append(has, steps[i])
+				i++
+			}
+			o, err := c.adjacent(st, has)
+			if err != nil {
+				return nil, err
+			}
+			o.name, o.metric = st.Name, metricName(st.Name)
 			p.ops = append(p.ops, o)
 			continue
 		}

@@ -18,6 +18,9 @@ func mapOp(f func(r *run, t *traverser) ([]any, error)) func(r *run, fr *frame, 
 			for _, o := range objs {
 				out = append(out, t.to(o))
 			}
+			if err := r.grow("", len(out)); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	}
