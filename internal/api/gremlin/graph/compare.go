@@ -268,7 +268,15 @@ func cmpInt(x, y int) int {
 // different kinds are false rather than errors (TinkerPop 3.6+: a number
 // is neither less nor greater than a string). An unknown operator or a
 // malformed argument list is an error.
-func Test(p lang.P, v any) (bool, error) {
+func Test(p lang.P, v any) (bool, error) { return testDepth(p, v, 0) }
+
+// maxPDepth bounds the nesting of and/or/not in a predicate.
+const maxPDepth = 64
+
+func testDepth(p lang.P, v any, depth int) (bool, error) {
+	if depth > maxPDepth {
+		return false, fmt.Errorf("predicates nest deeper than %d", maxPDepth)
+	}
 	arg := func(i int) (any, error) {
 		if i >= len(p.Args) {
 			return nil, fmt.Errorf("predicate %s needs %d argument(s)", p.Op, i+1)
@@ -377,7 +385,7 @@ func Test(p lang.P, v any) (bool, error) {
 			if !ok {
 				return false, fmt.Errorf("predicate %s takes predicates", p.Op)
 			}
-			r, err := Test(q, v)
+			r, err := testDepth(q, v, depth+1)
 			if err != nil {
 				return false, err
 			}
@@ -398,7 +406,7 @@ func Test(p lang.P, v any) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("predicate not takes a predicate")
 		}
-		r, err := Test(q, v)
+		r, err := testDepth(q, v, depth+1)
 		return !r, err
 	}
 	return false, fmt.Errorf("unsupported predicate %q", p.Op)

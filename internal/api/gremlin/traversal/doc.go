@@ -20,16 +20,25 @@
 // works per tag, so g.V().by(out().count()) still does one edge query for
 // all vertices.
 //
+// Steps that remember what they saw (dedup, limit, range, skip) keep their
+// state per step, per run of a local child and per tag: inside repeat()
+// the body is one step instance across the iterations, as in TinkerPop
+// (repeat(both().dedup()) never revisits a vertex), while each run of a
+// local child, and each group of group().by().by(traversal), starts
+// afresh.
+//
 // # Push-down
 //
 // V(ids...) followed by has/hasLabel/hasId/hasNot becomes one
 // graph.VertexQuery: ids, labels, property conditions, and partition keys
 // from g.V(['pk','id']) pairs or from has('<pk>', v) / has('<pk>',
 // within(...)) on the store's partition key property, so that the store
-// reads one or a few logical partitions instead of all. out/in/both and
-// outE/inE/bothE do one graph.EdgeQuery for the frontier, and out/in/both
-// one VertexQuery for the neighbours; outV/inV/bothV/otherV one
-// VertexQuery. The evaluator re-checks every condition on what the store
+// reads one or a few logical partitions instead of all; a limit(n) right
+// after caps the scan. out/in/both and outE/inE/bothE do one
+// graph.EdgeQuery for the frontier, and out/in/both one VertexQuery for
+// the neighbours, with the conditions of the has steps that follow them
+// (on the edges for outE/inE/bothE, on the neighbours for out/in/both);
+// outV/inV/bothV/otherV do one VertexQuery. The evaluator re-checks every condition on what the store
 // returns, so a store may narrow less than asked. Every store call's
 // graph.StoreOp is kept in Result.Ops and in the profile of the step that
 // caused it (executionProfile()'s storeOps, with Parsec's "index" field).
