@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -46,8 +47,13 @@ func Equal(a, b any) bool {
 		y, ok := b.(*VertexProperty)
 		return ok && x.ID == y.ID && x.Key == y.Key && Equal(x.Value, y.Value)
 	case *Property:
+		// A property equals another of the same key and value, whatever
+		// its element (TinkerPop's ElementHelper.areEqual(Property)).
 		y, ok := b.(*Property)
-		return ok && x.Key == y.Key && Equal(x.Value, y.Value) && sameElement(x.Element, y.Element)
+		return ok && x.Key == y.Key && Equal(x.Value, y.Value)
+	case *Entry:
+		y, ok := b.(*Entry)
+		return ok && Equal(x.Key, y.Key) && Equal(x.Value, y.Value)
 	case lang.Token:
 		y, ok := b.(lang.Token)
 		return ok && x == y
@@ -81,14 +87,14 @@ func Equal(a, b any) bool {
 		y, ok := b.(*BulkSet)
 		return ok && Equal(x.Items, y.Items) && fmt.Sprint(x.Bulks) == fmt.Sprint(y.Bulks)
 	}
-	return a == b
-}
-
-func sameElement(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return Equal(a, b)
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || !ta.Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // Get returns the value of key in m (keys compared with Equal).
@@ -163,7 +169,7 @@ func typeRank(v any) int {
 		return 6
 	case []any, *Path:
 		return 7
-	case *Map:
+	case *Map, *Entry:
 		return 8
 	}
 	return 9

@@ -287,6 +287,15 @@ type stateKey struct {
 	step  *int
 	frame int
 	tag   int
+	iter  int // the innermost repeat() iteration, for per-iteration state
+}
+
+// iteration is the innermost repeat() iteration count of a traverser.
+func iteration(t *traverser) int {
+	if n := len(t.loops); n > 0 {
+		return t.loops[n-1]
+	}
+	return 0
 }
 
 var topFrame = &frame{tags: []int{0}}

@@ -236,11 +236,15 @@ var modernCases = []tcase{
 	{"g.V('1').repeat(out()).until(loops().is(2)).values('name')", "ripple lop", false},
 	{"g.V('1').times(0).repeat(out()).values('name')", "marko", true},
 	{"g.V('1').repeat(both().simplePath()).until(hasId('6')).path().by('name')", "path[marko,lop,peter] path[marko,josh,lop,peter]", false},
-	// A step inside repeat() is one step instance across the iterations
-	// (TinkerPop's RepeatStep does not reset its body between loops), so
-	// dedup() and limit() there remember earlier iterations.
+	// A step inside repeat() is one step instance across the iterations,
+	// so dedup() there remembers earlier iterations (Repeat.feature
+	// g_V_repeatXdedup_bothX_timesX2X is empty), while limit() and range()
+	// count afresh each iteration (Range.feature
+	// g_VX5X_repeatXlimitX1X_inX_timesX2X_valuesXnameX).
 	{"g.V('1').repeat(both().dedup()).times(2).values('name')", "marko ripple peter", false},
-	{"g.V('1').repeat(out().limit(2)).times(2)", "", true},
+	{"g.V().repeat(dedup().both()).times(2)", "", true},
+	{"g.V('1').repeat(out().limit(2)).times(2)", "v[5] v[3]", false},
+	{"g.V('5').repeat(limit(1).in()).times(2).values('name')", "marko", true},
 	// ...while a local child starts afresh for each traverser.
 	{"g.V().hasLabel('person').local(both().dedup().count())", "3l 1l 3l 1l", false},
 	// "Union", "Coalesce", "Optional", "Choose", "Local", "Map", "FlatMap"
