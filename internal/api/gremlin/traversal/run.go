@@ -231,8 +231,9 @@ type run struct {
 	edges    map[string]*graph.Edge
 	writes   *writeSet
 
-	frames int              // local child runs so far (frame ids)
-	state  map[stateKey]any // per-step state (see frame)
+	deferred error            // an error found where no error could be returned
+	frames   int              // local child runs so far (frame ids)
+	state    map[stateKey]any // per-step state (see frame)
 }
 
 // traverser is one object moving through the traversal with its path, its
@@ -336,6 +337,9 @@ func (r *run) step(f *frame, o *op, in []*traverser) ([]*traverser, error) {
 		return nil, &Error{Code: CodeTooMany, Step: o.name, Message: "the traversal exceeded its time limit", Err: errors.Join(ErrTimeout, err)}
 	}
 	out, err := o.fn(r, f, in)
+	if err == nil && r.deferred != nil {
+		err, r.deferred = r.deferred, nil
+	}
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

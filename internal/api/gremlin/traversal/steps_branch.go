@@ -123,6 +123,7 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		// choose(traversal).option(key, branch)...
 		type option struct {
 			key  any
+			pred *lang.P // option(P.between(26, 30), ...) matches by test
 			none bool
 			prog *program
 		}
@@ -136,6 +137,12 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				return nil, err
 			}
 			o := option{key: importValue(m.Args[0]), prog: p}
+			if pk, ok := m.Args[0].(lang.P); ok {
+				if err := checkP("option", pk); err != nil {
+					return nil, err
+				}
+				o.pred = &pk
+			}
 			if tok, ok := m.Args[0].(lang.Token); ok && tok.Type == "Pick" {
 				o.none = tok.Name == "none"
 				if tok.Name == "any" {
@@ -158,7 +165,15 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				matched := false
 				if len(g) > 0 {
 					for j, o := range opts {
-						if !o.none && graph.Equal(o.key, g[0].obj) {
+						hit := !o.none && o.pred == nil && graph.Equal(o.key, g[0].obj)
+						if o.pred != nil {
+							ok, err := graph.Test(*o.pred, g[0].obj)
+							if err != nil {
+								return nil, err
+							}
+							hit = ok
+						}
+						if hit {
 							branch[j] = append(branch[j], in[i])
 							matched = true
 							break

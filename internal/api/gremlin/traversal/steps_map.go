@@ -339,7 +339,10 @@ func buildInject(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			}
 			rest = append(rest, t)
 		}
-		if len(rest) > 0 && len(out) == 0 {
+		if len(out) == 0 {
+			// Mid-traversal, the values join the stream once per tag,
+			// even when nothing else flows (Min.feature
+			// g_V_foo_injectX9999999999X_min).
 			tags, _ := byTag(f, rest)
 			for _, tag := range tags {
 				for _, v := range vals {
@@ -457,6 +460,7 @@ func buildPath(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 	}
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		out := make([]*traverser, 0, len(in))
+	next:
 		for _, t := range in {
 			p := &graph.Path{}
 			var nodes []*pathNode
@@ -471,7 +475,9 @@ func buildPath(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 						return nil, err
 					}
 					if !ok {
-						continue
+						// An unproductive by() drops the path
+						// (Path.feature g_VX1X_out_path_byXageX).
+						continue next
 					}
 					obj = v
 				}

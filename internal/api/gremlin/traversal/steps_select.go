@@ -12,22 +12,32 @@ type sideEffect struct {
 	list  []any
 	m     *graph.Map
 	value any
+	// a group(key): its members so far, reduced by build when read.
+	members []*traverser
+	build   func(r *run, ts []*traverser, m *graph.Map) error
 }
 
 const (
 	sideList = iota
 	sideMap
 	sideValue
+	sideGroup
 )
 
-func (s *sideEffect) get() any {
+func (r *run) sideValue(s *sideEffect) (any, error) {
 	switch s.kind {
 	case sideList:
-		return append([]any{}, s.list...)
+		return append([]any{}, s.list...), nil
 	case sideMap:
-		return s.m
+		return s.m, nil
+	case sideGroup:
+		m := &graph.Map{}
+		if err := s.build(r, s.members, m); err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
-	return s.value
+	return s.value, nil
 }
 
 // selectLabel finds a label on the traverser's path (pop: "first",
@@ -57,7 +67,14 @@ func (r *run) selectLabel(t *traverser, label, pop string) (any, bool) {
 		return found[0], true
 	}
 	if s, ok := r.side[label]; ok {
-		return s.get(), true
+		v, err := r.sideValue(s)
+		if err != nil {
+			// Reported by the step (see run.step): selectLabel's callers
+			// have no error path.
+			r.deferred = err
+			return nil, false
+		}
+		return v, true
 	}
 	if m, ok := t.obj.(*graph.Map); ok {
 		return m.Get(label)
@@ -355,18 +372,13 @@ func buildGroup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			members[j] = append(members[j], t)
 		}
 		for j, k := range order {
-			vals, err := r.groupValue(valBy, members[j])
+			vals, ok, err := r.groupValue(valBy, members[j])
 			if err != nil {
 				return err
 			}
-			if prev, ok := m.Get(k); ok {
-				if pl, ok := prev.([]any); ok {
-					if vl, ok := vals.([]any); ok {
-						vals = append(pl, vl...)
-					}
-				}
+			if ok {
+				m.Put(k, vals)
 			}
-			m.Put(k, vals)
 		}
 		return nil
 	}
@@ -374,11 +386,20 @@ func buildGroup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		key := keys[0]
 		return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 			s, ok := r.side[key]
-			if !ok || s.kind != sideMap {
+			if !ok || (s.kind != sideMap && s.kind != sideGroup) {
 				s = &sideEffect{kind: sideMap, m: &graph.Map{}}
+				if !count {
+					// group(key) keeps its members and reduces them when
+					// read, so that a group filled over several
+					// iterations reduces them all (Group.feature
+					// g_V_repeatXout_groupXaX_byXnameX_byXcountX_timesX2X_capXaX).
+					s = &sideEffect{kind: sideGroup, build: build}
+				}
 				r.side[key] = s
 			}
-			if err := build(r, in, s.m); err != nil {
+			if s.kind == sideGroup {
+				s.members = append(s.members, in...)
+			} else if err := build(r, in, s.m); err != nil {
 				return nil, err
 			}
 			r.sideMB += int64(len(in)) * 32
@@ -401,20 +422,19 @@ func buildGroup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 
 // groupValue reduces one group's members: by default the list of the
 // objects; with by(key) the list of the key's values; with a traversal,
-// its one result if it reduces (count, fold, sum, ...), else the list of
-// its results.
-func (r *run) groupValue(b *byMod, ts []*traverser) (any, error) {
+// its first result over all the members (ok false when it has none).
+func (r *run) groupValue(b *byMod, ts []*traverser) (any, bool, error) {
 	if b == nil {
 		out := make([]any, len(ts))
 		for i, t := range ts {
 			out[i] = t.obj
 		}
-		return out, nil
+		return out, true, nil
 	}
 	if b.kind != byTraversal {
 		vals, oks, err := r.byValues(b, ts)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out := []any{}
 		for i := range vals {
@@ -422,7 +442,7 @@ func (r *run) groupValue(b *byMod, ts []*traverser) (any, error) {
 				out = append(out, vals[i])
 			}
 		}
-		return out, nil
+		return out, true, nil
 	}
 	copies := make([]*traverser, len(ts))
 	for i, t := range ts {
@@ -434,19 +454,15 @@ func (r *run) groupValue(b *byMod, ts []*traverser) (any, error) {
 	r.frames++
 	res, err := r.exec(&frame{tags: []int{0}, id: r.frames}, b.prog, copies)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if b.prog.reduces {
-		if len(res) == 0 {
-			return nil, nil
-		}
-		return res[0].obj, nil
+	// The group's value is the traversal's first result; a group it
+	// yields nothing for is left out (Grouping.doFinalReduction;
+	// Group.feature g_V_group_byXvaluesXnameXX_byXvaluesXageX_fold_unfoldX).
+	if len(res) == 0 {
+		return nil, false, nil
 	}
-	out := make([]any, len(res))
-	for i, t := range res {
-		out[i] = t.obj
-	}
-	return out, nil
+	return res[0].obj, true, nil
 }
 
 // buildAggregate compiles aggregate(key) and store(key): the objects (or
@@ -506,7 +522,11 @@ func buildCap(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			if !ok {
 				return nil, invalid(st.Name, "no side effect named %q", k)
 			}
-			m.Put(k, s.get())
+			v, err := r.sideValue(s)
+			if err != nil {
+				return nil, err
+			}
+			m.Put(k, v)
 		}
 		if len(keys) == 1 {
 			v = m.Entries[0].Value
