@@ -20,6 +20,8 @@ type tcase struct {
 // storeOrdered lists the cases whose answer depends on the order the
 // store returns elements in (the model's is insertion order).
 var storeOrdered = map[string]bool{
+	"g.V('1').valueMap().unfold()":                                                  true,
+	"g.V('1').valueMap().unfold().fold()":                                           true,
 	"g.V().group().by('name').by(values('age').fold().unfold())":                    true,
 	"g.V().hasLabel('person').group().by('name').by(outE().values('weight').sum())": true,
 	"g.V().repeat(out().group('a').by('name').by(count())).times(2).cap('a')":       true,
@@ -238,6 +240,13 @@ var modernCases = []tcase{
 	{"g.V('1').out('knows').out().tree().by('name')", "{marko{josh{ripple{},lop{}}}}", true},
 	{"g.V('1').out().valueMap('name').select(values)", "[[vadas]] [[josh]] [[lop]]", false},
 	{"g.V().hasLabel('software').project('n').by('name').select(keys)", "[n] [n]", true},
+	// A map unfolds into entries (Select.feature
+	// g_V_valueMap_unfold_mapXselectXkeysXX): select(keys) of one is its
+	// key; an entry in a result is a map of one entry.
+	{"g.V('1').valueMap().unfold()", "{name:[marko]} {age:[29]}", true},
+	{"g.V('1').valueMap().unfold().fold()", "[{name:[marko]},{age:[29]}]", true},
+	{"g.V().valueMap().unfold().map(select(keys)).dedup()", "name age lang", false},
+	{"g.V().groupCount().by(label).unfold().order().by(values, desc).select(keys)", "person software", true},
 	// "Repeat Step", "Loops"
 	{"g.V('1').repeat(out()).times(2).values('name')", "ripple lop", false},
 	{"g.V('1').repeat(out()).until(outE().count().is(0)).values('name')", "vadas lop ripple lop", false},

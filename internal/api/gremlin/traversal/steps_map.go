@@ -413,9 +413,14 @@ func unroll(v any) []any {
 	case []any:
 		return x
 	case *graph.Map:
+		// A map unfolds into its entries, as Java's Map.Entry: select(keys)
+		// of one is its key (Select.feature
+		// g_V_valueMap_unfold_mapXselectXkeysXX); an entry that leaves the
+		// traversal is a map of one entry.
 		out := make([]any, len(x.Entries))
 		for i, e := range x.Entries {
-			out[i] = &graph.Map{Entries: []graph.Entry{e}}
+			e := e
+			out[i] = &e
 		}
 		return out
 	case *graph.BulkSet:
