@@ -53,7 +53,14 @@ func compileRoot(t *lang.Traversal) (*program, bool, error) {
 		return nil, false, invalid("", "the traversal has no steps")
 	}
 	if !t.Anonymous && !isStart(steps[0].Name) {
-		return nil, false, invalid(steps[0].Name, "a traversal from g must start with V, E, addV, addE or inject")
+		return nil, false, invalid(steps[0].Name, "a traversal from g must start with V, E, addV, addE, inject or union")
+	}
+	if !t.Anonymous && steps[0].Name == "union" {
+		for _, a := range steps[0].Args {
+			if b, ok := a.(*lang.Traversal); ok && (len(b.Steps) == 0 || !isStart(b.Steps[0].Name)) {
+				return nil, false, invalid("union", "each branch of a starting union() must start with V, E, addV, addE, inject or union")
+			}
+		}
 	}
 	c := &compiler{}
 	p, err := c.compile(steps)
@@ -62,7 +69,7 @@ func compileRoot(t *lang.Traversal) (*program, bool, error) {
 
 func isStart(name string) bool {
 	switch name {
-	case "V", "E", "addV", "addE", "inject":
+	case "V", "E", "addV", "addE", "inject", "union":
 		return true
 	}
 	return false
@@ -113,7 +120,65 @@ func isHasStep(name string) bool {
 	return false
 }
 
+// connectives rewrites the infix and()/or() of a traversal
+// (a.and().b.or().c) into their prefix forms (or(and(a, b), c)), as
+// TinkerPop's ConnectiveStrategy does: the operands are the steps after
+// the start step (V, E), and and() binds tighter than or().
+func connectives(steps []lang.Step) []lang.Step {
+	infix := func(st lang.Step) bool { return (st.Name == "and" || st.Name == "or") && len(st.Args) == 0 }
+	found := false
+	for _, st := range steps {
+		if infix(st) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return steps
+	}
+	base := 0
+	if len(steps) > 0 && (steps[0].Name == "V" || steps[0].Name == "E") {
+		base = 1
+	}
+	anon := func(ss []lang.Step) lang.Value {
+		return &lang.Traversal{Steps: append([]lang.Step(nil), ss...), Anonymous: true}
+	}
+	var ors []lang.Value
+	var ands []lang.Value
+	var cur []lang.Step
+	flushAnd := func() {
+		ands = append(ands, anon(cur))
+		cur = nil
+	}
+	flushOr := func() {
+		flushAnd()
+		if len(ands) == 1 {
+			ors = append(ors, ands[0])
+		} else {
+			ors = append(ors, anon([]lang.Step{{Name: "and", Args: ands}}))
+		}
+		ands = nil
+	}
+	for _, st := range steps[base:] {
+		switch {
+		case infix(st) && st.Name == "and":
+			flushAnd()
+		case infix(st):
+			flushOr()
+		default:
+			cur = append(cur, st)
+		}
+	}
+	flushOr()
+	out := append([]lang.Step(nil), steps[:base]...)
+	if len(ors) == 1 {
+		return append(out, ors[0].(*lang.Traversal).Steps...)
+	}
+	return append(out, lang.Step{Name: "or", Args: ors})
+}
+
 func (c *compiler) compile(steps []lang.Step) (*program, error) {
+	steps = connectives(steps)
 	p := &program{}
 	var pre []lang.Step // emit/until/times written before their repeat
 	for i := 0; i < len(steps); {

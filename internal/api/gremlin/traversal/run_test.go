@@ -268,6 +268,16 @@ var modernCases = []tcase{
 	{"g.V('5').repeat(limit(1).in()).times(2).values('name')", "marko", true},
 	// ...while a local child starts afresh for each traverser.
 	{"g.V().hasLabel('person').local(both().dedup().count())", "3l 1l 3l 1l", false},
+	// Union.feature g_unionXVXv1X_VX4XX_name: union() as a start step.
+	{"g.union(V('1'), V('4')).values('name')", "marko josh", false},
+	{"g.union(inject(1), inject(2))", "1 2", false},
+	// Infix connectives (ConnectiveStrategy; Or.feature
+	// g_V_orXoutEXknowsX__hasXlabel_softwareX_or_hasXage_gte_35XX_name).
+	{"g.V().or(outE('knows'), has(T.label, 'software').or().has('age', gte(35))).values('name')", "marko ripple lop peter", false},
+	// The right operand runs to the traversal's end, so values() here is
+	// inside the or() and vertices come out.
+	{"g.V().has('name', 'marko').or().has('age', 27).values('name')", "v[1] v[2]", false},
+	{"g.V().has('age', gt(27)).and().has('age', lt(35)).or().hasLabel('software')", "v[1] v[4] v[3] v[5]", false},
 	// "Union", "Coalesce", "Optional", "Choose", "Local", "Map", "FlatMap"
 	{"g.V('4').union(in(), out()).values('name')", "marko ripple lop", false},
 	{"g.V('1').union(out().count(), out('knows').count())", "3l 2l", true},

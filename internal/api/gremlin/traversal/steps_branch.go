@@ -20,12 +20,9 @@ func buildUnion(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		progs = append(progs, p)
 	}
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
+		// As a start step (g.union(__.V(), ...)), each branch starts from
+		// the traversal's seed: its own start step replaces it.
 		var out []*traverser
-		if len(in) == 1 {
-			if _, ok := in[0].obj.(startMarker); ok {
-				return nil, invalid(st.Name, "cannot start a traversal")
-			}
-		}
 		for _, p := range progs {
 			res, err := r.exec(f, p, in)
 			if err != nil {
