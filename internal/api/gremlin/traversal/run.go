@@ -196,6 +196,9 @@ func (r *run) fail(res *Result, err error) (*Result, error) {
 func (r *run) source(st lang.Step) error {
 	switch st.Name {
 	case "withSideEffect":
+		if len(st.Args) > 2 {
+			return unsupported(st.Name, "a side effect with a reducing operator is not supported")
+		}
 		if len(st.Args) < 2 {
 			return invalid(st.Name, "needs a key and a value")
 		}

@@ -278,6 +278,14 @@ var modernCases = []tcase{
 	// inside the or() and vertices come out.
 	{"g.V().has('name', 'marko').or().has('age', 27).values('name')", "v[1] v[2]", false},
 	{"g.V().has('age', gt(27)).and().has('age', lt(35)).or().hasLabel('software')", "v[1] v[4] v[3] v[5]", false},
+	// Where.feature g_V_asXaX_outXcreatedX_asXbX_whereXandXasXbX_in__notXasXaX_outXcreatedX_hasXname_rippleXXX_selectXa_bX
+	{"g.V().as('a').out('created').as('b').where(__.and(__.as('b').in(), __.not(__.as('a').out('created').has('name', 'ripple')))).select('a', 'b')",
+		"{a:v[1],b:v[3]} {a:v[6],b:v[3]}", false},
+	// Select.feature: Pop.mixed gives one object as itself, several as a list.
+	{"g.V('1').as('a').out('knows').as('a').select(mixed, 'a')", "[v[1],v[2]] [v[1],v[4]]", false},
+	{"g.V('1').as('a').select(mixed, 'a')", "v[1]", true},
+	// withSideEffect seeds an aggregate.
+	{"g.withSideEffect('x', ['alice']).V().hasLabel('software').values('name').aggregate('x').cap('x')", "[alice,lop,ripple]", true},
 	// "Union", "Coalesce", "Optional", "Choose", "Local", "Map", "FlatMap"
 	{"g.V('4').union(in(), out()).values('name')", "marko ripple lop", false},
 	{"g.V('1').union(out().count(), out('knows').count())", "3l 2l", true},

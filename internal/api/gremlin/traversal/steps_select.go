@@ -57,7 +57,11 @@ func (r *run) selectLabel(t *traverser, label, pop string) (any, bool) {
 		switch pop {
 		case "first":
 			return found[len(found)-1], true
-		case "all":
+		case "all", "mixed":
+			// Pop.mixed: one object as itself, several as a list.
+			if pop == "mixed" && len(found) == 1 {
+				return found[0], true
+			}
 			out := make([]any, len(found))
 			for i := range found {
 				out[i] = found[len(found)-1-i]
@@ -90,9 +94,6 @@ func buildSelect(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			switch {
 			case tok.Type == "Pop":
 				pop = tok.Name
-				if pop == "mixed" {
-					pop = "last"
-				}
 				args = args[1:]
 			case tok.Type == "Column" && len(args) == 1:
 				if err := noMods(st, mods); err != nil {
@@ -481,7 +482,16 @@ func buildAggregate(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		s, ok := r.side[key]
 		if !ok || s.kind != sideList {
-			s = &sideEffect{kind: sideList}
+			ns := &sideEffect{kind: sideList}
+			if ok && s.kind == sideValue {
+				// withSideEffect('x', [...]) seeds the aggregate.
+				if l, isList := s.value.([]any); isList {
+					ns.list = append(ns.list, l...)
+				} else {
+					return nil, invalid(st.Name, "the side effect %q is not a list", key)
+				}
+			}
+			s = ns
 			r.side[key] = s
 		}
 		b := &byMod{}
@@ -594,9 +604,77 @@ func buildTree(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 // WhereTraversalStep, a leading as('a') starts the child from the object
 // labelled a, and a trailing as('b') requires the child to reach the
 // object labelled b; otherwise the traverser passes when the child yields
-// anything.
+// anything. and(), or() and not() written as the child combine such
+// patterns (Where.feature
+// g_V_asXaX_outXcreatedX_asXbX_whereXandXasXbX_in__notXasXaX_outXcreatedX_hasXname_rippleXXX_selectXa_bX).
 func (c *compiler) whereTraversal(tr *lang.Traversal) (*op, error) {
-	steps := tr.Steps
+	test, err := c.whereTest(tr, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
+		pass, err := test(r, in)
+		if err != nil {
+			return nil, err
+		}
+		var out []*traverser
+		for i, t := range in {
+			if pass[i] {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}}, nil
+}
+
+type whereFn func(r *run, in []*traverser) ([]bool, error)
+
+func (c *compiler) whereTest(tr *lang.Traversal, depth int) (whereFn, error) {
+	if depth > maxDepth {
+		return nil, invalid("where", "traversals nested deeper than %d", maxDepth)
+	}
+	steps := connectives(tr.Steps)
+	if len(steps) == 1 && (steps[0].Name == "and" || steps[0].Name == "or" || steps[0].Name == "not") && len(steps[0].Args) > 0 {
+		name := steps[0].Name
+		var parts []whereFn
+		for _, a := range steps[0].Args {
+			sub, ok := a.(*lang.Traversal)
+			if !ok {
+				return nil, invalid(name, "takes traversals")
+			}
+			fn, err := c.whereTest(sub, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, fn)
+		}
+		if name == "not" && len(parts) != 1 {
+			return nil, invalid(name, "takes one traversal")
+		}
+		return func(r *run, in []*traverser) ([]bool, error) {
+			res := make([]bool, len(in))
+			for i := range res {
+				res[i] = name == "and"
+			}
+			for _, p := range parts {
+				got, err := p(r, in)
+				if err != nil {
+					return nil, err
+				}
+				for i := range res {
+					switch name {
+					case "and":
+						res[i] = res[i] && got[i]
+					case "or":
+						res[i] = res[i] || got[i]
+					default:
+						res[i] = !got[i]
+					}
+				}
+			}
+			return res, nil
+		}, nil
+	}
 	var start, end string
 	if len(steps) > 0 && steps[0].Name == "as" && len(steps[0].Args) == 1 {
 		if l, ok := steps[0].Args[0].(string); ok {
@@ -608,14 +686,12 @@ func (c *compiler) whereTraversal(tr *lang.Traversal) (*op, error) {
 			end, steps = l, steps[:n-1]
 		}
 	}
-	if start == "" && end == "" {
-		return buildTraversalFilter(c, lang.Step{Name: "filter", Args: []lang.Value{tr}}, nil)
-	}
 	p, err := c.child("where", &lang.Traversal{Steps: steps, Anonymous: true})
 	if err != nil {
 		return nil, err
 	}
-	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
+	return func(r *run, in []*traverser) ([]bool, error) {
+		res := make([]bool, len(in))
 		starts := make([]*traverser, 0, len(in))
 		idx := make([]int, 0, len(in))
 		for i, t := range in {
@@ -637,14 +713,12 @@ func (c *compiler) whereTraversal(tr *lang.Traversal) (*op, error) {
 		if err != nil {
 			return nil, err
 		}
-		var out []*traverser
 		for j, g := range groups {
 			t := in[idx[j]]
 			pass := len(g) > 0
 			if end != "" {
 				pass = false
-				want, ok := r.selectLabel(t, end, "last")
-				if ok {
+				if want, ok := r.selectLabel(t, end, "last"); ok {
 					for _, o := range g {
 						if graph.Equal(o.obj, want) {
 							pass = true
@@ -653,10 +727,8 @@ func (c *compiler) whereTraversal(tr *lang.Traversal) (*op, error) {
 					}
 				}
 			}
-			if pass {
-				out = append(out, t)
-			}
+			res[idx[j]] = pass
 		}
-		return out, nil
-	}}, nil
+		return res, nil
+	}, nil
 }
