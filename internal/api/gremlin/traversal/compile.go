@@ -14,6 +14,8 @@ type program struct {
 	// fold, sum, ...): group().by(k).by(<program>) then takes its one
 	// result instead of folding.
 	reduces bool
+	// sides: the side effects to create empty (the root program's).
+	sides map[string]int
 }
 
 // An op is one operator: a step (with its modulators, or a V() with the
@@ -30,6 +32,11 @@ const maxDepth = 400
 
 type compiler struct {
 	depth int
+	// sides are the side effects the traversal fills (aggregate, store,
+	// groupCount with a key): they exist, empty, from the start, as
+	// TinkerPop registers them, so that where(without('x')) before the
+	// first aggregate('x') sees an empty collection.
+	sides map[string]int
 }
 
 // compileRoot compiles a script's traversal and says whether it ends with
@@ -62,8 +69,11 @@ func compileRoot(t *lang.Traversal) (*program, bool, error) {
 			}
 		}
 	}
-	c := &compiler{}
+	c := &compiler{sides: map[string]int{}}
 	p, err := c.compile(steps)
+	if err == nil {
+		p.sides = c.sides
+	}
 	return p, profile, err
 }
 

@@ -142,6 +142,11 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 			return nil, err
 		}
 	}
+	for k, kind := range prog.sides {
+		if _, ok := r.side[k]; !ok {
+			r.side[k] = &sideEffect{kind: kind, m: &graph.Map{}}
+		}
+	}
 	start := o.Now()
 	seed := &traverser{obj: startMarker{}}
 	res := &Result{}
@@ -413,6 +418,22 @@ func (r *run) runLocal(p *program, in []*traverser) ([][]*traverser, error) {
 		groups[i] = append(groups[i], &c)
 	}
 	return groups, nil
+}
+
+// subFrame is the frame of a global child (a union or choose branch, a
+// repeat body) run over some traversers: the same state (id), and only
+// the tags present, so that a reducing step in the branch answers for the
+// inputs that entered it and no others.
+func subFrame(f *frame, in []*traverser) *frame {
+	seen := map[int]bool{}
+	var tags []int
+	for _, t := range in {
+		if !seen[t.tag] {
+			seen[t.tag] = true
+			tags = append(tags, t.tag)
+		}
+	}
+	return &frame{tags: tags, id: f.id}
 }
 
 // byTag splits a frontier into the frame's tags, in the frame's order.

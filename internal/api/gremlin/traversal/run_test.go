@@ -286,6 +286,17 @@ var modernCases = []tcase{
 	{"g.V('1').as('a').select(mixed, 'a')", "v[1]", true},
 	// withSideEffect seeds an aggregate.
 	{"g.withSideEffect('x', ['alice']).V().hasLabel('software').values('name').aggregate('x').cap('x')", "[alice,lop,ripple]", true},
+	// Choose.feature: an unproductive choice passes the traverser through;
+	// a branch's reducing steps answer only for the traversers it got.
+	{"g.V().choose(values('age')).option(P.between(26, 30), values('name')).option(none, values('name'))", "marko vadas v[3] josh v[5] peter", false},
+	{"g.V().hasLabel('person').local(choose(values('age')).option(P.between(26, 30), values('name').fold()).option(none, values('name').fold()))", "[marko] [vadas] [josh] [peter]", false},
+	// Repeat.feature g_VX1X_repeatXbothEXcreatedX_whereXwithoutXeXX_aggregateXeX_otherVX_emit_path:
+	// an aggregate exists, empty, before its first traverser.
+	{"g.V('1').repeat(bothE('created').where(without('e')).aggregate('e').otherV()).emit().path()",
+		"path[v[1],e[9][1-created->3],v[3],e[11][4-created->3],v[4],e[10][4-created->5],v[5]] path[v[1],e[9][1-created->3],v[3],e[11][4-created->3],v[4]] path[v[1],e[9][1-created->3],v[3],e[12][6-created->3],v[6]] path[v[1],e[9][1-created->3],v[3]]", false},
+	// Select.feature g_VX1X_groupXaX_byXconstantXaXX_byXnameX_selectXaX_selectXaX:
+	// a key of the map in hand comes before a side effect of that name.
+	{"g.V('1').group('a').by(constant('a')).by(values('name')).barrier().select('a').select('a')", "marko", true},
 	// "Union", "Coalesce", "Optional", "Choose", "Local", "Map", "FlatMap"
 	{"g.V('4').union(in(), out()).values('name')", "marko ripple lop", false},
 	{"g.V('1').union(out().count(), out('knows').count())", "3l 2l", true},

@@ -24,7 +24,7 @@ func buildUnion(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		// the traversal's seed: its own start step replaces it.
 		var out []*traverser
 		for _, p := range progs {
-			res, err := r.exec(f, p, in)
+			res, err := r.exec(subFrame(f, in), p, in)
 			if err != nil {
 				return nil, err
 			}
@@ -159,6 +159,13 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			branch := make([][]*traverser, len(opts))
 			var unmatched []*traverser
 			for i, g := range groups {
+				if len(g) == 0 {
+					// The choice yields nothing: the traverser passes
+					// unchanged (Choose.feature
+					// g_V_chooseXageX_optionXbetweenX26_30X_nameX_optionXnone_nameX).
+					unmatched = append(unmatched, in[i])
+					continue
+				}
 				matched := false
 				if len(g) > 0 {
 					for j, o := range opts {
@@ -196,7 +203,7 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				if len(branch[j]) == 0 {
 					continue
 				}
-				res, err := r.exec(f, o.prog, branch[j])
+				res, err := r.exec(subFrame(f, branch[j]), o.prog, branch[j])
 				if err != nil {
 					return nil, err
 				}
@@ -247,14 +254,14 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				}
 			}
 		}
-		out, err := r.exec(f, yes, ts)
+		out, err := r.exec(subFrame(f, ts), yes, ts)
 		if err != nil {
 			return nil, err
 		}
 		if no == nil {
 			return append(out, fs...), nil
 		}
-		res, err := r.exec(f, no, fs)
+		res, err := r.exec(subFrame(f, fs), no, fs)
 		if err != nil {
 			return nil, err
 		}
@@ -412,7 +419,7 @@ func buildRepeat(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			if iter >= r.o.MaxRepeat {
 				return nil, newErr(ErrRepeatLimit, st.Name, "more than %d iterations", r.o.MaxRepeat)
 			}
-			next, err := r.exec(f, body, frontier)
+			next, err := r.exec(subFrame(f, frontier), body, frontier)
 			if err != nil {
 				return nil, err
 			}

@@ -40,10 +40,26 @@ func (r *run) sideValue(s *sideEffect) (any, error) {
 	return s.value, nil
 }
 
-// selectLabel finds a label on the traverser's path (pop: "first",
-// "last", "all"), then among side effects, then as a key of the map in
-// hand.
+// selectLabel finds a key of the map in hand, then a side effect, then a
+// label on the traverser's path (pop: "first", "last", "all", "mixed").
 func (r *run) selectLabel(t *traverser, label, pop string) (any, bool) {
+	// As TinkerPop's Scoping.getScopeValue: a key of the map in hand, then
+	// a side effect, then the path.
+	if m, ok := t.obj.(*graph.Map); ok {
+		if v, ok := m.Get(label); ok {
+			return v, true
+		}
+	}
+	if s, ok := r.side[label]; ok {
+		v, err := r.sideValue(s)
+		if err != nil {
+			// Reported by the step (see run.step): selectLabel's callers
+			// have no error path.
+			r.deferred = err
+			return nil, false
+		}
+		return v, true
+	}
 	var found []any
 	for n := t.path; n != nil; n = n.prev {
 		for _, l := range n.labels {
@@ -69,19 +85,6 @@ func (r *run) selectLabel(t *traverser, label, pop string) (any, bool) {
 			return out, true
 		}
 		return found[0], true
-	}
-	if s, ok := r.side[label]; ok {
-		v, err := r.sideValue(s)
-		if err != nil {
-			// Reported by the step (see run.step): selectLabel's callers
-			// have no error path.
-			r.deferred = err
-			return nil, false
-		}
-		return v, true
-	}
-	if m, ok := t.obj.(*graph.Map); ok {
-		return m.Get(label)
 	}
 	return nil, false
 }
@@ -385,6 +388,9 @@ func buildGroup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 	}
 	if len(keys) == 1 {
 		key := keys[0]
+		if count {
+			c.sides[key] = sideMap
+		}
 		return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 			s, ok := r.side[key]
 			if !ok || (s.kind != sideMap && s.kind != sideGroup) {
@@ -479,6 +485,7 @@ func buildAggregate(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		return nil, invalid(st.Name, "takes at most one by()")
 	}
 	key := keys[0]
+	c.sides[key] = sideList
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		s, ok := r.side[key]
 		if !ok || s.kind != sideList {
