@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -415,5 +416,9 @@ func testDepth(p lang.P, v any, depth int) (bool, error) {
 		r, err := testDepth(q, v, depth+1)
 		return !r, err
 	}
-	return false, fmt.Errorf("unsupported predicate %q", p.Op)
+	return false, fmt.Errorf("%w %q", ErrUnsupportedPredicate, p.Op)
 }
+
+// ErrUnsupportedPredicate is returned by Test for a predicate operator it
+// does not know (P.typeOf, a provider's own).
+var ErrUnsupportedPredicate = errors.New("unsupported predicate")

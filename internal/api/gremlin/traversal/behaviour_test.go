@@ -223,6 +223,7 @@ func TestErrors(t *testing.T) {
 		{"g.V().values('name').sum()", traversal.ErrInvalid, "sum"},
 		{"g.V().emit()", traversal.ErrInvalid, "emit"},
 		{"g.union(out())", traversal.ErrInvalid, "union"},
+		{"g.V().has('age', gt(V('1').values('age')))", traversal.ErrUnsupported, "has"},
 		{"g.inject(1).math('1 +')", traversal.ErrInvalid, "math"},
 		{"g.inject(1).math('(((1)')", traversal.ErrInvalid, "math"},
 		{"g.inject('x').math('_ + 1')", traversal.ErrInvalid, "math"},

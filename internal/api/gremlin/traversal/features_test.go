@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph/memgraph"
@@ -173,7 +174,7 @@ func runScenario(t *testing.T, graphs map[string]*memgraph.Graph, sc scenario) (
 		}
 	}()
 	n := 1000
-	res, err := traversal.Run(t.Context(), tr, g, traversal.Options{NewID: func() string { n++; return fmt.Sprint(n) }})
+	res, err := traversal.Run(t.Context(), tr, g, traversal.Options{Timeout: 5 * time.Second, NewID: func() string { n++; return fmt.Sprint(n) }})
 	if err != nil {
 		var e *traversal.Error
 		if errors.As(err, &e) && errors.Is(err, traversal.ErrUnsupported) {

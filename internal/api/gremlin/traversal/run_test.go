@@ -297,6 +297,11 @@ var modernCases = []tcase{
 	// Select.feature g_VX1X_groupXaX_byXconstantXaXX_byXnameX_selectXaX_selectXaX:
 	// a key of the map in hand comes before a side effect of that name.
 	{"g.V('1').group('a').by(constant('a')).by(values('name')).barrier().select('a').select('a')", "marko", true},
+	// Choose.feature g_V_chooseXTlabelX_optionXperson__outXknowsX_nameX_optionXbleep_constantXbleepXX
+	{"g.V().choose(T.label).option('person', out('knows').values('name')).option('bleep', constant('bleep'))", "vadas josh v[3] v[5]", false},
+	{"g.V('1').values('age').inject(1000n).sum()", "1029", true}, // Sum.feature g_V_age_injectX1000nX_sum
+	{"g.V().values('age').fold().sample(local, 5).count(local)", "4l", true},
+	{"g.V().values('age').fold().sample(local, 2).count(local)", "2l", true},
 	// "Union", "Coalesce", "Optional", "Choose", "Local", "Map", "FlatMap"
 	{"g.V('4').union(in(), out()).values('name')", "marko ripple lop", false},
 	{"g.V('1').union(out().count(), out('knows').count())", "3l 2l", true},

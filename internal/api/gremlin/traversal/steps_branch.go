@@ -113,6 +113,16 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			return nil, err
 		}
 		test = p
+	case lang.Token:
+		// choose(T.label) is choose(__.label()).
+		if x.Type != "T" || (x.Name != "label" && x.Name != "id") {
+			return nil, unsupported(st.Name, "choose(%s.%s) is not supported", x.Type, x.Name)
+		}
+		p, err := c.compile([]lang.Step{{Name: x.Name}})
+		if err != nil {
+			return nil, err
+		}
+		test = p
 	default:
 		return nil, invalid(st.Name, "takes a traversal or a predicate first")
 	}

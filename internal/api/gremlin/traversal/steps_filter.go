@@ -1,6 +1,8 @@
 package traversal
 
 import (
+	"errors"
+
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
@@ -40,6 +42,9 @@ func checkP(step string, p lang.P) error {
 		return unsupported(step, "a predicate with a traversal argument is not supported")
 	}
 	if _, err := graph.Test(p, nil); err != nil {
+		if errors.Is(err, graph.ErrUnsupportedPredicate) {
+			return unsupported(step, "%v", err)
+		}
 		return invalid(step, "%v", err)
 	}
 	return nil
