@@ -45,6 +45,7 @@ func TestFeatures(t *testing.T) {
 	graphs := map[string]*memgraph.Graph{"modern": modern(t), "crew": crew(t)}
 	counts := map[string]int{}
 	var mismatches []string
+	reasons := map[string]int{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -53,6 +54,9 @@ func TestFeatures(t *testing.T) {
 		for _, sc := range parseFeature(string(b)) {
 			outcome, detail := runScenario(t, graphs, sc)
 			counts[outcome]++
+			if outcome == "unsupported" {
+				reasons[detail]++
+			}
 			switch outcome {
 			case "mismatch", "error":
 				mismatches = append(mismatches, fmt.Sprintf("%s %s: %s\n%s", outcome, sc.name, sc.traversal, detail))
@@ -63,6 +67,21 @@ func TestFeatures(t *testing.T) {
 	}
 	for _, m := range mismatches {
 		t.Log(m)
+	}
+	type reason struct {
+		text string
+		n    int
+	}
+	var rs []reason
+	for k, n := range reasons {
+		rs = append(rs, reason{k, n})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || (rs[i].n == rs[j].n && rs[i].text < rs[j].text) })
+	for i, r := range rs {
+		if i == 40 {
+			break
+		}
+		t.Logf("unsupported %4d %s", r.n, r.text)
 	}
 	t.Logf("features: %v", counts)
 	if max := os.Getenv("PARSEC_TINKERPOP_MAX_MISMATCH"); max != "" {
