@@ -237,6 +237,27 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestMalformedTree: trees the parser would refuse but a bytecode decoder
+// might hand over still get an *Error, not a panic.
+func TestMalformedTree(t *testing.T) {
+	g := modern(t)
+	for _, tr := range []*lang.Traversal{
+		{Steps: []lang.Step{{Name: "V"}, {Name: "has", Args: []lang.Value{lang.Token{Type: "T", Name: "id"}, lang.P{Op: "eq"}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "has", Args: []lang.Value{"age", lang.P{Op: "between", Args: []lang.Value{int32(1)}}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "where", Args: []lang.Value{lang.P{Op: "and", Args: []lang.Value{"x"}}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "repeat", Args: []lang.Value{&lang.Traversal{Steps: []lang.Step{{Name: "out"}}}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "local", Args: []lang.Value{"notatraversal"}}}},
+		{Steps: []lang.Step{{Name: "out"}}},
+		{},
+	} {
+		_, err := traversal.Run(context.Background(), tr, g, traversal.Options{})
+		var e *traversal.Error
+		if !errors.As(err, &e) || e.Code != traversal.CodeBadRequest {
+			t.Errorf("%s: %v", lang.Format(tr), err)
+		}
+	}
+}
+
 func TestLimits(t *testing.T) {
 	g := modern(t)
 	limit := func(script string, o traversal.Options, want error) {

@@ -119,7 +119,7 @@ func (c *compiler) hasFilter(st lang.Step) (*op, []graph.Has, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if isT && p.Op == "eq" {
+			if isT && p.Op == "eq" && len(p.Args) == 1 {
 				if k == "id" {
 					s, _ := idString(p.Args[0])
 					p = lang.P{Op: "within", Args: []lang.Value{s}}
