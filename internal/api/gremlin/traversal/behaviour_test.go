@@ -300,3 +300,23 @@ func (s *slowStore) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph
 	}
 	return s.Store.Vertices(ctx, q)
 }
+
+// TestNumericPartitionKey: a partition key written as an int32 literal
+// routes a read written with a long or a double literal.
+func TestNumericPartitionKey(t *testing.T) {
+	g := memgraph.New("pk")
+	mustRun(t, g, "g.addV('x').property('pk', 1).property('id', 'a').addV('x').property('pk', 2).property('id', 'b')")
+	for _, s := range []string{"g.V().has('pk', 1L)", "g.V().has('pk', 1.0d)", "g.V(['1', 'a'])", "g.V([1L, 'a'])"} {
+		res := mustRun(t, g, s)
+		if s == "g.V(['1', 'a'])" {
+			// A string is not the number 1.
+			if len(res.Values) != 0 {
+				t.Errorf("%s: %d results", s, len(res.Values))
+			}
+			continue
+		}
+		if len(res.Values) != 1 || res.Ops[0].Partitions != 1 {
+			t.Errorf("%s: %d results, %+v", s, len(res.Values), res.Ops)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package traversal
 
 import (
-	"fmt"
 	"math/big"
 	"strconv"
 
@@ -161,7 +160,7 @@ func idString(v any) (string, bool) {
 // elementKey identifies a vertex across partitions: its partition key and
 // id.
 func vertexKey(pk any, id string) string {
-	return fmt.Sprintf("%T:%v\x00%s", pk, pk, id)
+	return pkKey(pk) + "\x00" + id
 }
 
 func edgeKey(e *graph.Edge) string {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
@@ -62,7 +63,31 @@ func New(pk string) *Graph {
 // PartitionKey implements graph.Store.
 func (g *Graph) PartitionKey() string { return g.pk }
 
-func pkKey(v any) string { return fmt.Sprintf("%T:%v", v, v) }
+// pkKey keys a partition key value; numbers by value, so that 1 and 1.0
+// and an int32 and an int64 name the same logical partition.
+func pkKey(v any) string {
+	if graph.IsNumber(v) {
+		return "n:" + strconv.FormatFloat(number(v), 'g', -1, 64)
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
+func number(v any) float64 {
+	switch x := v.(type) {
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	f, _ := strconv.ParseFloat(fmt.Sprint(v), 64)
+	return f
+}
 
 // Vertices implements graph.Store.
 func (g *Graph) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Vertex, graph.StoreOp, error) {
