@@ -1,6 +1,8 @@
 package traversal
 
 import (
+	"errors"
+
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
@@ -154,8 +156,14 @@ func intersect(a, b []string) []string {
 // grow fails once a step's output alone outgrows the memory budget, so
 // that a fan-out is stopped before it completes.
 func (r *run) grow(step string, n int) error {
-	if n&1023 == 0 && r.sideMB+int64(n)*96 > r.o.MemoryBudget {
+	if n&1023 != 0 {
+		return nil
+	}
+	if r.sideMB+int64(n)*96 > r.o.MemoryBudget {
 		return newErr(ErrMemory, step, "the traversal needs more than %d bytes", r.o.MemoryBudget)
+	}
+	if err := r.ctx.Err(); err != nil {
+		return &Error{Code: CodeTooMany, Step: step, Message: "the traversal exceeded its time limit", Err: errors.Join(ErrTimeout, err)}
 	}
 	return nil
 }

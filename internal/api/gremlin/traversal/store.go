@@ -169,6 +169,9 @@ func stringSet(xs []string) map[string]bool {
 // pkKey keys a partition key value so that equal numbers of different
 // types meet (1 and 1.0 route alike, as graph.Equal says).
 func pkKey(v any) string {
+	if s, ok := v.(string); ok {
+		return "s:" + s
+	}
 	if f, ok := toFloat(v); ok {
 		return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
 	}
