@@ -1,9 +1,11 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -46,8 +48,13 @@ func Equal(a, b any) bool {
 		y, ok := b.(*VertexProperty)
 		return ok && x.ID == y.ID && x.Key == y.Key && Equal(x.Value, y.Value)
 	case *Property:
+		// A property equals another of the same key and value, whatever
+		// its element (TinkerPop's ElementHelper.areEqual(Property)).
 		y, ok := b.(*Property)
-		return ok && x.Key == y.Key && Equal(x.Value, y.Value) && sameElement(x.Element, y.Element)
+		return ok && x.Key == y.Key && Equal(x.Value, y.Value)
+	case *Entry:
+		y, ok := b.(*Entry)
+		return ok && Equal(x.Key, y.Key) && Equal(x.Value, y.Value)
 	case lang.Token:
 		y, ok := b.(lang.Token)
 		return ok && x == y
@@ -81,14 +88,14 @@ func Equal(a, b any) bool {
 		y, ok := b.(*BulkSet)
 		return ok && Equal(x.Items, y.Items) && fmt.Sprint(x.Bulks) == fmt.Sprint(y.Bulks)
 	}
-	return a == b
-}
-
-func sameElement(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return Equal(a, b)
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || !ta.Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // Get returns the value of key in m (keys compared with Equal).
@@ -163,7 +170,7 @@ func typeRank(v any) int {
 		return 6
 	case []any, *Path:
 		return 7
-	case *Map:
+	case *Map, *Entry:
 		return 8
 	}
 	return 9
@@ -268,7 +275,15 @@ func cmpInt(x, y int) int {
 // different kinds are false rather than errors (TinkerPop 3.6+: a number
 // is neither less nor greater than a string). An unknown operator or a
 // malformed argument list is an error.
-func Test(p lang.P, v any) (bool, error) {
+func Test(p lang.P, v any) (bool, error) { return testDepth(p, v, 0) }
+
+// maxPDepth bounds the nesting of and/or/not in a predicate.
+const maxPDepth = 64
+
+func testDepth(p lang.P, v any, depth int) (bool, error) {
+	if depth > maxPDepth {
+		return false, fmt.Errorf("predicates nest deeper than %d", maxPDepth)
+	}
 	arg := func(i int) (any, error) {
 		if i >= len(p.Args) {
 			return nil, fmt.Errorf("predicate %s needs %d argument(s)", p.Op, i+1)
@@ -377,7 +392,7 @@ func Test(p lang.P, v any) (bool, error) {
 			if !ok {
 				return false, fmt.Errorf("predicate %s takes predicates", p.Op)
 			}
-			r, err := Test(q, v)
+			r, err := testDepth(q, v, depth+1)
 			if err != nil {
 				return false, err
 			}
@@ -398,8 +413,12 @@ func Test(p lang.P, v any) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("predicate not takes a predicate")
 		}
-		r, err := Test(q, v)
+		r, err := testDepth(q, v, depth+1)
 		return !r, err
 	}
-	return false, fmt.Errorf("unsupported predicate %q", p.Op)
+	return false, fmt.Errorf("%w %q", ErrUnsupportedPredicate, p.Op)
 }
+
+// ErrUnsupportedPredicate is returned by Test for a predicate operator it
+// does not know (P.typeOf, a provider's own).
+var ErrUnsupportedPredicate = errors.New("unsupported predicate")

@@ -150,6 +150,20 @@ func TestPushDown(t *testing.T) {
 	if len(res.Ops) != 5 {
 		t.Fatalf("ops for V().out().out(): %d (%+v)", len(res.Ops), res.Ops)
 	}
+	// has() after outE() goes into the edge query, after out() into the
+	// neighbour query; a limit() after V() caps the scan.
+	res = mustRun(t, g, "g.V('1').outE().has('weight', gt(0.5))")
+	if len(res.Values) != 1 || res.Ops[1].Count != 1 {
+		t.Fatalf("edge has push-down: %+v", res.Ops)
+	}
+	res = mustRun(t, g, "g.V('1').out().hasLabel('software')")
+	if len(res.Values) != 1 || res.Ops[2].Count != 1 || res.Ops[1].Count != 3 {
+		t.Fatalf("neighbour has push-down: %+v", res.Ops)
+	}
+	res = mustRun(t, g, "g.V().limit(2)")
+	if len(res.Values) != 2 || res.Ops[0].Count != 2 {
+		t.Fatalf("limit push-down: %+v", res.Ops)
+	}
 	// Pairs [pk, id] address one vertex each.
 	res = mustRun(t, g, "g.V(['marko','1'], ['josh','4']).values('name')")
 	if len(res.Values) != 2 || res.Ops[0].Partitions != 2 {
@@ -208,6 +222,8 @@ func TestErrors(t *testing.T) {
 		{"g.V().cap('nothing')", traversal.ErrInvalid, "cap"},
 		{"g.V().values('name').sum()", traversal.ErrInvalid, "sum"},
 		{"g.V().emit()", traversal.ErrInvalid, "emit"},
+		{"g.union(out())", traversal.ErrInvalid, "union"},
+		{"g.V().has('age', gt(V('1').values('age')))", traversal.ErrUnsupported, "has"},
 		{"g.inject(1).math('1 +')", traversal.ErrInvalid, "math"},
 		{"g.inject(1).math('(((1)')", traversal.ErrInvalid, "math"},
 		{"g.inject('x').math('_ + 1')", traversal.ErrInvalid, "math"},
@@ -217,6 +233,27 @@ func TestErrors(t *testing.T) {
 		var e *traversal.Error
 		if !errors.As(err, &e) || !errors.Is(err, c.want) || e.Step != c.step || e.Code != traversal.CodeBadRequest {
 			t.Errorf("%s: got %v (%#v), want %v at %s", c.script, err, e, c.want, c.step)
+		}
+	}
+}
+
+// TestMalformedTree: trees the parser would refuse but a bytecode decoder
+// might hand over still get an *Error, not a panic.
+func TestMalformedTree(t *testing.T) {
+	g := modern(t)
+	for _, tr := range []*lang.Traversal{
+		{Steps: []lang.Step{{Name: "V"}, {Name: "has", Args: []lang.Value{lang.Token{Type: "T", Name: "id"}, lang.P{Op: "eq"}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "has", Args: []lang.Value{"age", lang.P{Op: "between", Args: []lang.Value{int32(1)}}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "where", Args: []lang.Value{lang.P{Op: "and", Args: []lang.Value{"x"}}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "repeat", Args: []lang.Value{&lang.Traversal{Steps: []lang.Step{{Name: "out"}}}}}}},
+		{Steps: []lang.Step{{Name: "V"}, {Name: "local", Args: []lang.Value{"notatraversal"}}}},
+		{Steps: []lang.Step{{Name: "out"}}},
+		{},
+	} {
+		_, err := traversal.Run(context.Background(), tr, g, traversal.Options{})
+		var e *traversal.Error
+		if !errors.As(err, &e) || e.Code != traversal.CodeBadRequest {
+			t.Errorf("%s: %v", lang.Format(tr), err)
 		}
 	}
 }
@@ -262,4 +299,24 @@ func (s *slowStore) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph
 	case <-time.After(s.delay):
 	}
 	return s.Store.Vertices(ctx, q)
+}
+
+// TestNumericPartitionKey: a partition key written as an int32 literal
+// routes a read written with a long or a double literal.
+func TestNumericPartitionKey(t *testing.T) {
+	g := memgraph.New("pk")
+	mustRun(t, g, "g.addV('x').property('pk', 1).property('id', 'a').addV('x').property('pk', 2).property('id', 'b')")
+	for _, s := range []string{"g.V().has('pk', 1L)", "g.V().has('pk', 1.0d)", "g.V(['1', 'a'])", "g.V([1L, 'a'])"} {
+		res := mustRun(t, g, s)
+		if s == "g.V(['1', 'a'])" {
+			// A string is not the number 1.
+			if len(res.Values) != 0 {
+				t.Errorf("%s: %d results", s, len(res.Values))
+			}
+			continue
+		}
+		if len(res.Values) != 1 || res.Ops[0].Partitions != 1 {
+			t.Errorf("%s: %d results, %+v", s, len(res.Values), res.Ops)
+		}
+	}
 }

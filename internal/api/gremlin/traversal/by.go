@@ -148,6 +148,11 @@ func (r *run) byValues(b *byMod, ts []*traverser) ([]any, []bool, error) {
 func tokenValue(tok lang.Token, obj any) (any, bool, error) {
 	if tok.Type == "Column" {
 		switch x := obj.(type) {
+		case *graph.Entry:
+			if tok.Name == "keys" {
+				return x.Key, true, nil
+			}
+			return x.Value, true, nil
 		case *graph.Map:
 			var out []any
 			for _, e := range x.Entries {

@@ -14,6 +14,8 @@ type program struct {
 	// fold, sum, ...): group().by(k).by(<program>) then takes its one
 	// result instead of folding.
 	reduces bool
+	// sides: the side effects to create empty (the root program's).
+	sides map[string]int
 }
 
 // An op is one operator: a step (with its modulators, or a V() with the
@@ -30,6 +32,11 @@ const maxDepth = 400
 
 type compiler struct {
 	depth int
+	// sides are the side effects the traversal fills (aggregate, store,
+	// groupCount with a key): they exist, empty, from the start, as
+	// TinkerPop registers them, so that where(without('x')) before the
+	// first aggregate('x') sees an empty collection.
+	sides map[string]int
 }
 
 // compileRoot compiles a script's traversal and says whether it ends with
@@ -53,16 +60,26 @@ func compileRoot(t *lang.Traversal) (*program, bool, error) {
 		return nil, false, invalid("", "the traversal has no steps")
 	}
 	if !t.Anonymous && !isStart(steps[0].Name) {
-		return nil, false, invalid(steps[0].Name, "a traversal from g must start with V, E, addV, addE or inject")
+		return nil, false, invalid(steps[0].Name, "a traversal from g must start with V, E, addV, addE, inject or union")
 	}
-	c := &compiler{}
+	if !t.Anonymous && steps[0].Name == "union" {
+		for _, a := range steps[0].Args {
+			if b, ok := a.(*lang.Traversal); ok && (len(b.Steps) == 0 || !isStart(b.Steps[0].Name)) {
+				return nil, false, invalid("union", "each branch of a starting union() must start with V, E, addV, addE, inject or union")
+			}
+		}
+	}
+	c := &compiler{sides: map[string]int{}}
 	p, err := c.compile(steps)
+	if err == nil {
+		p.sides = c.sides
+	}
 	return p, profile, err
 }
 
 func isStart(name string) bool {
 	switch name {
-	case "V", "E", "addV", "addE", "inject":
+	case "V", "E", "addV", "addE", "inject", "union":
 		return true
 	}
 	return false
@@ -97,6 +114,14 @@ func isLoopModulator(name string) bool {
 	return name == "emit" || name == "until" || name == "times"
 }
 
+func isAdjacent(name string) bool {
+	switch name {
+	case "out", "in", "both", "outE", "inE", "bothE":
+		return true
+	}
+	return false
+}
+
 func isHasStep(name string) bool {
 	switch name {
 	case "has", "hasLabel", "hasId", "hasNot":
@@ -105,7 +130,65 @@ func isHasStep(name string) bool {
 	return false
 }
 
+// connectives rewrites the infix and()/or() of a traversal
+// (a.and().b.or().c) into their prefix forms (or(and(a, b), c)), as
+// TinkerPop's ConnectiveStrategy does: the operands are the steps after
+// the start step (V, E), and and() binds tighter than or().
+func connectives(steps []lang.Step) []lang.Step {
+	infix := func(st lang.Step) bool { return (st.Name == "and" || st.Name == "or") && len(st.Args) == 0 }
+	found := false
+	for _, st := range steps {
+		if infix(st) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return steps
+	}
+	base := 0
+	if len(steps) > 0 && (steps[0].Name == "V" || steps[0].Name == "E") {
+		base = 1
+	}
+	anon := func(ss []lang.Step) lang.Value {
+		return &lang.Traversal{Steps: append([]lang.Step(nil), ss...), Anonymous: true}
+	}
+	var ors []lang.Value
+	var ands []lang.Value
+	var cur []lang.Step
+	flushAnd := func() {
+		ands = append(ands, anon(cur))
+		cur = nil
+	}
+	flushOr := func() {
+		flushAnd()
+		if len(ands) == 1 {
+			ors = append(ors, ands[0])
+		} else {
+			ors = append(ors, anon([]lang.Step{{Name: "and", Args: ands}}))
+		}
+		ands = nil
+	}
+	for _, st := range steps[base:] {
+		switch {
+		case infix(st) && st.Name == "and":
+			flushAnd()
+		case infix(st):
+			flushOr()
+		default:
+			cur = append(cur, st)
+		}
+	}
+	flushOr()
+	out := append([]lang.Step(nil), steps[:base]...)
+	if len(ors) == 1 {
+		return append(out, ors[0].(*lang.Traversal).Steps...)
+	}
+	return append(out, lang.Step{Name: "or", Args: ors})
+}
+
 func (c *compiler) compile(steps []lang.Step) (*program, error) {
+	steps = connectives(steps)
 	p := &program{}
 	var pre []lang.Step // emit/until/times written before their repeat
 	for i := 0; i < len(steps); {
@@ -134,10 +217,34 @@ func (c *compiler) compile(steps []lang.Step) (*program, error) {
 				has = append(has, steps[i])
 				i++
 			}
-			o, err := c.startQuery(st, has)
+			// A limit(n) right after caps the store's scan (the limit step
+			// still runs).
+			limit := 0
+			if i < len(steps) && steps[i].Name == "limit" && len(steps[i].Args) == 1 {
+				if n, ok := toInt64(steps[i].Args[0]); ok && n > 0 && n <= 1<<31 {
+					limit = int(n)
+				}
+			}
+			o, err := c.startQuery(st, has, limit)
 			if err != nil {
 				return nil, err
 			}
+			p.ops = append(p.ops, o)
+			continue
+		}
+		if isAdjacent(st.Name) && len(mods) == 0 {
+			// Fuse the has steps that follow into the edge query (outE,
+			// inE, bothE) or the neighbour query (out, in, both).
+			var has []lang.Step
+			for i < len(steps) && isHasStep(steps[i].Name) {
+				has = append(has, steps[i])
+				i++
+			}
+			o, err := c.adjacent(st, has)
+			if err != nil {
+				return nil, err
+			}
+			o.name, o.metric = st.Name, metricName(st.Name)
 			p.ops = append(p.ops, o)
 			continue
 		}

@@ -20,16 +20,37 @@
 // works per tag, so g.V().by(out().count()) still does one edge query for
 // all vertices.
 //
+// A global child run over some of the traversers (a choose() branch, a
+// repeat() iteration) reduces only for the tags that entered it.
+//
+// Steps that remember what they saw keep their state per step, per run of
+// a local child and per tag: dedup() inside repeat() remembers earlier
+// iterations (repeat(dedup().both()).times(2) is empty, as in TinkerPop's
+// Repeat.feature), limit/range/skip count afresh each iteration
+// (Range.feature), and each run of a local child, and each group of
+// group().by().by(traversal), starts afresh.
+//
+// Other TinkerPop rules kept: infix and()/or() are rewritten as
+// ConnectiveStrategy does (the right operand runs to the traversal's end);
+// a map unfolds into entries (select(keys) of one is its key; in a result
+// an entry is a map of one entry); select() and where() resolve a name
+// from the map in hand, then a side effect, then the path; aggregate and
+// store side effects exist, empty, from the start; group()'s value
+// traversal gives its first result per group and a group it yields
+// nothing for is left out.
+//
 // # Push-down
 //
 // V(ids...) followed by has/hasLabel/hasId/hasNot becomes one
 // graph.VertexQuery: ids, labels, property conditions, and partition keys
 // from g.V(['pk','id']) pairs or from has('<pk>', v) / has('<pk>',
 // within(...)) on the store's partition key property, so that the store
-// reads one or a few logical partitions instead of all. out/in/both and
-// outE/inE/bothE do one graph.EdgeQuery for the frontier, and out/in/both
-// one VertexQuery for the neighbours; outV/inV/bothV/otherV one
-// VertexQuery. The evaluator re-checks every condition on what the store
+// reads one or a few logical partitions instead of all; a limit(n) right
+// after caps the scan. out/in/both and outE/inE/bothE do one
+// graph.EdgeQuery for the frontier, and out/in/both one VertexQuery for
+// the neighbours, with the conditions of the has steps that follow them
+// (on the edges for outE/inE/bothE, on the neighbours for out/in/both);
+// outV/inV/bothV/otherV do one VertexQuery. The evaluator re-checks every condition on what the store
 // returns, so a store may narrow less than asked. Every store call's
 // graph.StoreOp is kept in Result.Ops and in the profile of the step that
 // caused it (executionProfile()'s storeOps, with Parsec's "index" field).
@@ -43,6 +64,15 @@
 // graph.Mutation in first-touch order, handed to one Store.Apply, which
 // commits each logical partition's group atomically. A failed traversal
 // writes nothing; a failed Apply reports how many mutations committed.
+//
+// # Tests
+//
+// The tests run tables of traversals with answers written from TinkerPop's
+// reference and feature files over the modern and crew graphs, against
+// the in-memory store (package memgraph) and the engine-backed store; a
+// differential test against a naive depth-first interpreter; and, when
+// PARSEC_TINKERPOP_FEATURES names TinkerPop's gremlin-test feature
+// directory, every read-only scenario of the modern and crew graphs.
 //
 // # Cosmos differences
 //

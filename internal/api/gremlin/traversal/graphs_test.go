@@ -2,6 +2,7 @@ package traversal_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -195,3 +196,23 @@ type graphStore = graph.Store
 
 func modernStore(t testing.TB) graphStore { return modern(t) }
 func crewStore(t testing.TB) graphStore   { return crew(t) }
+
+// copyGraph returns a fresh copy of g (a new memgraph with the same
+// elements), so that a test may write.
+func copyGraph(t testing.TB, g *memgraph.Graph) *memgraph.Graph {
+	t.Helper()
+	c := memgraph.New(g.PartitionKey())
+	var ms []graph.Mutation
+	for _, v := range g.AllVertices() {
+		ms = append(ms, graph.Mutation{Kind: graph.AddVertex, Vertex: v})
+	}
+	for _, e := range g.AllEdges() {
+		ms = append(ms, graph.Mutation{Kind: graph.AddEdge, Edge: e})
+	}
+	if _, err := c.Apply(context.Background(), ms); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func asError(err error, target **traversal.Error) bool { return errors.As(err, target) }

@@ -142,6 +142,11 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 			return nil, err
 		}
 	}
+	for k, kind := range prog.sides {
+		if _, ok := r.side[k]; !ok {
+			r.side[k] = &sideEffect{kind: kind, m: &graph.Map{}}
+		}
+	}
 	start := o.Now()
 	seed := &traverser{obj: startMarker{}}
 	res := &Result{}
@@ -196,6 +201,9 @@ func (r *run) fail(res *Result, err error) (*Result, error) {
 func (r *run) source(st lang.Step) error {
 	switch st.Name {
 	case "withSideEffect":
+		if len(st.Args) > 2 {
+			return unsupported(st.Name, "a side effect with a reducing operator is not supported")
+		}
 		if len(st.Args) < 2 {
 			return invalid(st.Name, "needs a key and a value")
 		}
@@ -231,8 +239,9 @@ type run struct {
 	edges    map[string]*graph.Edge
 	writes   *writeSet
 
-	frames int              // local child runs so far (frame ids)
-	state  map[stateKey]any // per-step state (see frame)
+	deferred error            // an error found where no error could be returned
+	frames   int              // local child runs so far (frame ids)
+	state    map[stateKey]any // per-step state (see frame)
 }
 
 // traverser is one object moving through the traversal with its path, its
@@ -287,6 +296,15 @@ type stateKey struct {
 	step  *int
 	frame int
 	tag   int
+	iter  int // the innermost repeat() iteration, for per-iteration state
+}
+
+// iteration is the innermost repeat() iteration count of a traverser.
+func iteration(t *traverser) int {
+	if n := len(t.loops); n > 0 {
+		return t.loops[n-1]
+	}
+	return 0
 }
 
 var topFrame = &frame{tags: []int{0}}
@@ -327,6 +345,9 @@ func (r *run) step(f *frame, o *op, in []*traverser) ([]*traverser, error) {
 		return nil, &Error{Code: CodeTooMany, Step: o.name, Message: "the traversal exceeded its time limit", Err: errors.Join(ErrTimeout, err)}
 	}
 	out, err := o.fn(r, f, in)
+	if err == nil && r.deferred != nil {
+		err, r.deferred = r.deferred, nil
+	}
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -397,6 +418,22 @@ func (r *run) runLocal(p *program, in []*traverser) ([][]*traverser, error) {
 		groups[i] = append(groups[i], &c)
 	}
 	return groups, nil
+}
+
+// subFrame is the frame of a global child (a union or choose branch, a
+// repeat body) run over some traversers: the same state (id), and only
+// the tags present, so that a reducing step in the branch answers for the
+// inputs that entered it and no others.
+func subFrame(f *frame, in []*traverser) *frame {
+	seen := map[int]bool{}
+	var tags []int
+	for _, t := range in {
+		if !seen[t.tag] {
+			seen[t.tag] = true
+			tags = append(tags, t.tag)
+		}
+	}
+	return &frame{tags: tags, id: f.id}
 }
 
 // byTag splits a frontier into the frame's tags, in the frame's order.

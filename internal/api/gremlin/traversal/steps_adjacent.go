@@ -1,6 +1,8 @@
 package traversal
 
 import (
+	"errors"
+
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
@@ -11,6 +13,30 @@ import (
 func buildAdjacent(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 	if err := noMods(st, mods); err != nil {
 		return nil, err
+	}
+	return c.adjacent(st, nil)
+}
+
+// adjacent compiles an adjacency step with the has steps that follow it:
+// their conditions go into the edge query (outE, inE, bothE) or the
+// neighbour query (out, in, both), and run as filters afterwards too.
+func (c *compiler) adjacent(st lang.Step, hasSteps []lang.Step) (*op, error) {
+	var filters []*op
+	var conds []graph.Has
+	var condLabels []string
+	for _, hs := range hasSteps {
+		f, h, err := c.hasFilter(hs)
+		if err != nil {
+			return nil, err
+		}
+		filters = append(filters, f)
+		for _, x := range h {
+			if x.T && x.Key == "label" && x.P.Op == "within" && condLabels == nil {
+				condLabels = stringsOf(x.P.Args)
+				continue
+			}
+			conds = append(conds, x)
+		}
 	}
 	labels, err := stringArgs(st)
 	if err != nil {
@@ -43,7 +69,14 @@ func buildAdjacent(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				refs = append(refs, refOf(v))
 			}
 		}
-		edges, err := r.readEdges(graph.EdgeQuery{Vertices: refs, Dir: dir, Labels: labels})
+		eq := graph.EdgeQuery{Vertices: refs, Dir: dir, Labels: labels}
+		if !toVertices {
+			eq.Has = conds
+			if condLabels != nil {
+				eq.Labels = intersect(labels, condLabels)
+			}
+		}
+		edges, err := r.readEdges(eq)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +104,7 @@ func buildAdjacent(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 					refs = append(refs, a.far)
 				}
 			}
-			if far, err = r.fetchVertices(refs); err != nil {
+			if far, err = r.fetchVertices(refs, condLabels, conds); err != nil {
 				return nil, err
 			}
 		}
@@ -87,14 +120,57 @@ func buildAdjacent(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 					out = append(out, t.to(nv))
 				}
 			}
+			if err := r.grow(st.Name, len(out)); err != nil {
+				return nil, err
+			}
+		}
+		for _, fl := range filters {
+			if out, err = fl.fn(r, f, out); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	}}, nil
 }
 
+// intersect returns the labels in both lists; a nil list does not
+// restrict.
+func intersect(a, b []string) []string {
+	if len(a) == 0 {
+		return b
+	}
+	out := []string{}
+	for _, x := range a {
+		if containsString(b, x) {
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		// Nothing can match; a label no element carries says so to the
+		// store without meaning "unrestricted".
+		return []string{"\x00none"}
+	}
+	return out
+}
+
+// grow fails once a step's output alone outgrows the memory budget, so
+// that a fan-out is stopped before it completes.
+func (r *run) grow(step string, n int) error {
+	if n&1023 != 0 {
+		return nil
+	}
+	if r.sideMB+int64(n)*96 > r.o.MemoryBudget {
+		return newErr(ErrMemory, step, "the traversal needs more than %d bytes", r.o.MemoryBudget)
+	}
+	if err := r.ctx.Err(); err != nil {
+		return &Error{Code: CodeTooMany, Step: step, Message: "the traversal exceeded its time limit", Err: errors.Join(ErrTimeout, err)}
+	}
+	return nil
+}
+
 // fetchVertices reads vertices by reference with one query (ids and
 // partition keys of them all), answering by key.
-func (r *run) fetchVertices(refs []graph.Ref) (map[string]*graph.Vertex, error) {
+func (r *run) fetchVertices(refs []graph.Ref, labels []string, has []graph.Has) (map[string]*graph.Vertex, error) {
 	out := map[string]*graph.Vertex{}
 	if len(refs) == 0 {
 		return out, nil
@@ -116,7 +192,7 @@ func (r *run) fetchVertices(refs []graph.Ref) (map[string]*graph.Vertex, error) 
 			pks = append(pks, ref.PartitionKey)
 		}
 	}
-	vs, err := r.readVertices(graph.VertexQuery{IDs: ids, PartitionKeys: pks})
+	vs, err := r.readVertices(graph.VertexQuery{IDs: ids, PartitionKeys: pks, Labels: labels, Has: has})
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +247,7 @@ func buildEdgeVertex(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			per[i] = refs
 			all = append(all, refs...)
 		}
-		vs, err := r.fetchVertices(all)
+		vs, err := r.fetchVertices(all, nil, nil)
 		if err != nil {
 			return nil, err
 		}

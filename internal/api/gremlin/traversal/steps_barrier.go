@@ -1,6 +1,7 @@
 package traversal
 
 import (
+	"math/big"
 	"sort"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
@@ -111,11 +112,27 @@ func reduceValues(name string, vals []any) (any, bool, error) {
 		// g_V_age_sum answers d[123].i.
 		var isum int64
 		var fsum float64
+		var bsum *big.Int // set once a BigInteger is seen
 		wide, floats, doubles := false, false, false
 		n := 0
 		for _, v := range vals {
 			if v == nil {
 				continue
+			}
+			if bi, ok := v.(*big.Int); ok {
+				if bsum == nil {
+					bsum = big.NewInt(isum)
+				}
+				bsum.Add(bsum, bi)
+				f, _ := new(big.Float).SetInt(bi).Float64()
+				fsum += f
+				n++
+				continue
+			}
+			if bsum != nil {
+				if i, ok := toInt64(v); ok {
+					bsum.Add(bsum, big.NewInt(i))
+				}
 			}
 			switch x := v.(type) {
 			case int32:
@@ -146,6 +163,8 @@ func reduceValues(name string, vals []any) (any, bool, error) {
 		switch {
 		case name == "mean":
 			return fsum / float64(n), true, nil
+		case bsum != nil && !floats:
+			return bsum, true, nil
 		case doubles:
 			return fsum, true, nil
 		case floats:
@@ -438,12 +457,31 @@ func buildSample(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		return nil, err
 	}
 	args, local := scopeArg(st.Args)
-	if len(args) != 1 || local {
+	if len(args) != 1 {
 		return nil, invalid(st.Name, "takes one count")
 	}
 	n, ok := toInt64(args[0])
 	if !ok || n < 0 {
 		return nil, invalid(st.Name, "takes a non-negative count")
+	}
+	if local {
+		// sample(local, n): n elements of the list in hand, in order.
+		return &op{fn: mapOp(func(r *run, t *traverser) ([]any, error) {
+			l, ok := t.obj.([]any)
+			if !ok {
+				return []any{t.obj}, nil
+			}
+			if int64(len(l)) <= n {
+				return []any{append([]any{}, l...)}, nil
+			}
+			idx := r.rng.Perm(len(l))[:n]
+			sort.Ints(idx)
+			out := make([]any, 0, n)
+			for _, i := range idx {
+				out = append(out, l[i])
+			}
+			return []any{out}, nil
+		})}, nil
 	}
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		tags, groups := byTag(f, in)

@@ -20,14 +20,11 @@ func buildUnion(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		progs = append(progs, p)
 	}
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
+		// As a start step (g.union(__.V(), ...)), each branch starts from
+		// the traversal's seed: its own start step replaces it.
 		var out []*traverser
-		if len(in) == 1 {
-			if _, ok := in[0].obj.(startMarker); ok {
-				return nil, invalid(st.Name, "cannot start a traversal")
-			}
-		}
 		for _, p := range progs {
-			res, err := r.exec(f, p, in)
+			res, err := r.exec(subFrame(f, in), p, in)
 			if err != nil {
 				return nil, err
 			}
@@ -116,6 +113,16 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			return nil, err
 		}
 		test = p
+	case lang.Token:
+		// choose(T.label) is choose(__.label()).
+		if x.Type != "T" || (x.Name != "label" && x.Name != "id") {
+			return nil, unsupported(st.Name, "choose(%s.%s) is not supported", x.Type, x.Name)
+		}
+		p, err := c.compile([]lang.Step{{Name: x.Name}})
+		if err != nil {
+			return nil, err
+		}
+		test = p
 	default:
 		return nil, invalid(st.Name, "takes a traversal or a predicate first")
 	}
@@ -123,6 +130,7 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		// choose(traversal).option(key, branch)...
 		type option struct {
 			key  any
+			pred *lang.P // option(P.between(26, 30), ...) matches by test
 			none bool
 			prog *program
 		}
@@ -136,6 +144,12 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				return nil, err
 			}
 			o := option{key: importValue(m.Args[0]), prog: p}
+			if pk, ok := m.Args[0].(lang.P); ok {
+				if err := checkP("option", pk); err != nil {
+					return nil, err
+				}
+				o.pred = &pk
+			}
 			if tok, ok := m.Args[0].(lang.Token); ok && tok.Type == "Pick" {
 				o.none = tok.Name == "none"
 				if tok.Name == "any" {
@@ -155,10 +169,25 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			branch := make([][]*traverser, len(opts))
 			var unmatched []*traverser
 			for i, g := range groups {
+				if len(g) == 0 {
+					// The choice yields nothing: the traverser passes
+					// unchanged (Choose.feature
+					// g_V_chooseXageX_optionXbetweenX26_30X_nameX_optionXnone_nameX).
+					unmatched = append(unmatched, in[i])
+					continue
+				}
 				matched := false
 				if len(g) > 0 {
 					for j, o := range opts {
-						if !o.none && graph.Equal(o.key, g[0].obj) {
+						hit := !o.none && o.pred == nil && graph.Equal(o.key, g[0].obj)
+						if o.pred != nil {
+							ok, err := graph.Test(*o.pred, g[0].obj)
+							if err != nil {
+								return nil, err
+							}
+							hit = ok
+						}
+						if hit {
 							branch[j] = append(branch[j], in[i])
 							matched = true
 							break
@@ -184,7 +213,7 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				if len(branch[j]) == 0 {
 					continue
 				}
-				res, err := r.exec(f, o.prog, branch[j])
+				res, err := r.exec(subFrame(f, branch[j]), o.prog, branch[j])
 				if err != nil {
 					return nil, err
 				}
@@ -235,14 +264,14 @@ func buildChoose(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				}
 			}
 		}
-		out, err := r.exec(f, yes, ts)
+		out, err := r.exec(subFrame(f, ts), yes, ts)
 		if err != nil {
 			return nil, err
 		}
 		if no == nil {
 			return append(out, fs...), nil
 		}
-		res, err := r.exec(f, no, fs)
+		res, err := r.exec(subFrame(f, fs), no, fs)
 		if err != nil {
 			return nil, err
 		}
@@ -400,7 +429,7 @@ func buildRepeat(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			if iter >= r.o.MaxRepeat {
 				return nil, newErr(ErrRepeatLimit, st.Name, "more than %d iterations", r.o.MaxRepeat)
 			}
-			next, err := r.exec(f, body, frontier)
+			next, err := r.exec(subFrame(f, frontier), body, frontier)
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,8 @@
 package traversal
 
 import (
+	"errors"
+
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
@@ -36,10 +38,33 @@ func predicateArg(step string, v lang.Value) (lang.P, error) {
 
 // checkP validates a predicate's operator once, at compile time.
 func checkP(step string, p lang.P) error {
+	if pHasTraversal(p, 0) {
+		return unsupported(step, "a predicate with a traversal argument is not supported")
+	}
 	if _, err := graph.Test(p, nil); err != nil {
+		if errors.Is(err, graph.ErrUnsupportedPredicate) {
+			return unsupported(step, "%v", err)
+		}
 		return invalid(step, "%v", err)
 	}
 	return nil
+}
+
+func pHasTraversal(p lang.P, depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	for _, a := range p.Args {
+		switch x := a.(type) {
+		case *lang.Traversal:
+			return true
+		case lang.P:
+			if pHasTraversal(x, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tokenKey maps a has() key argument: T.id and T.label become T
@@ -94,7 +119,7 @@ func (c *compiler) hasFilter(st lang.Step) (*op, []graph.Has, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if isT && p.Op == "eq" {
+			if isT && p.Op == "eq" && len(p.Args) == 1 {
 				if k == "id" {
 					s, _ := idString(p.Args[0])
 					p = lang.P{Op: "within", Args: []lang.Value{s}}
@@ -387,12 +412,10 @@ func buildRange(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 				case []any:
 					s, e := cut(len(x))
 					part := append([]any(nil), x[s:e]...)
-					// A one-element range gives the element itself
-					// (Range.feature: limit(Scope.local, 1)).
-					if (tail && hi == 1) || (!tail && hi-lo == 1) {
-						if len(part) == 0 {
-							continue
-						}
+					// A one-element range gives the element itself, an
+					// empty one an empty list (Range.feature:
+					// limit(Scope.local, 1), range(Scope.local, 6, 7)).
+					if ((tail && hi == 1) || (!tail && hi-lo == 1)) && len(part) == 1 {
 						out = append(out, t.to(part[0]))
 						continue
 					}
@@ -419,13 +442,14 @@ func buildRange(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			return out, nil
 		}}, nil
 	}
-	// limit, range, skip count the traversers they have passed per frame
-	// and tag, so that inside repeat() they count across iterations.
+	// limit, range, skip count the traversers they have passed per frame,
+	// tag and repeat() iteration: inside repeat() they count afresh each
+	// iteration (Range.feature g_VX5X_repeatXlimitX1X_inX_timesX2X).
 	self := new(int)
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		var out []*traverser
 		for _, t := range in {
-			k := stateKey{step: self, frame: f.id, tag: t.tag}
+			k := stateKey{step: self, frame: f.id, tag: t.tag, iter: iteration(t)}
 			n, _ := r.state[k].(int64)
 			r.state[k] = n + 1
 			if n >= lo && (hi < 0 || n < hi) {

@@ -18,6 +18,9 @@ func mapOp(f func(r *run, t *traverser) ([]any, error)) func(r *run, fr *frame, 
 			for _, o := range objs {
 				out = append(out, t.to(o))
 			}
+			if err := r.grow("", len(out)); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	}
@@ -336,7 +339,10 @@ func buildInject(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			}
 			rest = append(rest, t)
 		}
-		if len(rest) > 0 && len(out) == 0 {
+		if len(out) == 0 {
+			// Mid-traversal, the values join the stream once per tag,
+			// even when nothing else flows (Min.feature
+			// g_V_foo_injectX9999999999X_min).
 			tags, _ := byTag(f, rest)
 			for _, tag := range tags {
 				for _, v := range vals {
@@ -407,9 +413,14 @@ func unroll(v any) []any {
 	case []any:
 		return x
 	case *graph.Map:
+		// A map unfolds into its entries, as Java's Map.Entry: select(keys)
+		// of one is its key (Select.feature
+		// g_V_valueMap_unfold_mapXselectXkeysXX); an entry that leaves the
+		// traversal is a map of one entry.
 		out := make([]any, len(x.Entries))
 		for i, e := range x.Entries {
-			out[i] = &graph.Map{Entries: []graph.Entry{e}}
+			e := e
+			out[i] = &e
 		}
 		return out
 	case *graph.BulkSet:
@@ -454,6 +465,7 @@ func buildPath(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 	}
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		out := make([]*traverser, 0, len(in))
+	next:
 		for _, t := range in {
 			p := &graph.Path{}
 			var nodes []*pathNode
@@ -468,7 +480,9 @@ func buildPath(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 						return nil, err
 					}
 					if !ok {
-						continue
+						// An unproductive by() drops the path
+						// (Path.feature g_VX1X_out_path_byXageX).
+						continue next
 					}
 					obj = v
 				}

@@ -12,7 +12,7 @@ func sortStrings(xs []string) { sort.Strings(xs) }
 // startQuery compiles V(...) or E(...) with the has steps that follow it
 // into one store query (the push-down), keeping the has steps as filters
 // as well so that the result is right whatever the store narrowed.
-func (c *compiler) startQuery(st lang.Step, hasSteps []lang.Step) (*op, error) {
+func (c *compiler) startQuery(st lang.Step, hasSteps []lang.Step, limit int) (*op, error) {
 	var ids []string
 	var pairs [][2]any // g.V(['pk','id'])
 	for _, a := range st.Args {
@@ -75,7 +75,7 @@ func (c *compiler) startQuery(st lang.Step, hasSteps []lang.Step) (*op, error) {
 		}
 		var objs []any
 		if isV {
-			q := graph.VertexQuery{IDs: ids, Labels: labels, PartitionKeys: pairPKs}
+			q := graph.VertexQuery{IDs: ids, Labels: labels, PartitionKeys: pairPKs, Limit: limit}
 			// has('<pk>', v) and has('<pk>', within(...)) route the query
 			// to those logical partitions (the first such condition; any
 			// other stays a condition).
@@ -101,7 +101,7 @@ func (c *compiler) startQuery(st lang.Step, hasSteps []lang.Step) (*op, error) {
 				objs = append(objs, v)
 			}
 		} else {
-			es, err := r.readEdges(graph.EdgeQuery{IDs: ids, Labels: labels, Has: has})
+			es, err := r.readEdges(graph.EdgeQuery{IDs: ids, Labels: labels, Has: has, Limit: limit})
 			if err != nil {
 				return nil, err
 			}
@@ -113,6 +113,9 @@ func (c *compiler) startQuery(st lang.Step, hasSteps []lang.Step) (*op, error) {
 		for _, t := range in {
 			for _, obj := range objs {
 				out = append(out, t.to(obj))
+			}
+			if err := r.grow(name, len(out)); err != nil {
+				return nil, err
 			}
 		}
 		var err error

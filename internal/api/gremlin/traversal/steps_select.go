@@ -12,28 +12,54 @@ type sideEffect struct {
 	list  []any
 	m     *graph.Map
 	value any
+	// a group(key): its members so far, reduced by build when read.
+	members []*traverser
+	build   func(r *run, ts []*traverser, m *graph.Map) error
 }
 
 const (
 	sideList = iota
 	sideMap
 	sideValue
+	sideGroup
 )
 
-func (s *sideEffect) get() any {
+func (r *run) sideValue(s *sideEffect) (any, error) {
 	switch s.kind {
 	case sideList:
-		return append([]any{}, s.list...)
+		return append([]any{}, s.list...), nil
 	case sideMap:
-		return s.m
+		return s.m, nil
+	case sideGroup:
+		m := &graph.Map{}
+		if err := s.build(r, s.members, m); err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
-	return s.value
+	return s.value, nil
 }
 
-// selectLabel finds a label on the traverser's path (pop: "first",
-// "last", "all"), then among side effects, then as a key of the map in
-// hand.
+// selectLabel finds a key of the map in hand, then a side effect, then a
+// label on the traverser's path (pop: "first", "last", "all", "mixed").
 func (r *run) selectLabel(t *traverser, label, pop string) (any, bool) {
+	// As TinkerPop's Scoping.getScopeValue: a key of the map in hand, then
+	// a side effect, then the path.
+	if m, ok := t.obj.(*graph.Map); ok {
+		if v, ok := m.Get(label); ok {
+			return v, true
+		}
+	}
+	if s, ok := r.side[label]; ok {
+		v, err := r.sideValue(s)
+		if err != nil {
+			// Reported by the step (see run.step): selectLabel's callers
+			// have no error path.
+			r.deferred = err
+			return nil, false
+		}
+		return v, true
+	}
 	var found []any
 	for n := t.path; n != nil; n = n.prev {
 		for _, l := range n.labels {
@@ -47,7 +73,11 @@ func (r *run) selectLabel(t *traverser, label, pop string) (any, bool) {
 		switch pop {
 		case "first":
 			return found[len(found)-1], true
-		case "all":
+		case "all", "mixed":
+			// Pop.mixed: one object as itself, several as a list.
+			if pop == "mixed" && len(found) == 1 {
+				return found[0], true
+			}
 			out := make([]any, len(found))
 			for i := range found {
 				out[i] = found[len(found)-1-i]
@@ -55,12 +85,6 @@ func (r *run) selectLabel(t *traverser, label, pop string) (any, bool) {
 			return out, true
 		}
 		return found[0], true
-	}
-	if s, ok := r.side[label]; ok {
-		return s.get(), true
-	}
-	if m, ok := t.obj.(*graph.Map); ok {
-		return m.Get(label)
 	}
 	return nil, false
 }
@@ -73,9 +97,6 @@ func buildSelect(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			switch {
 			case tok.Type == "Pop":
 				pop = tok.Name
-				if pop == "mixed" {
-					pop = "last"
-				}
 				args = args[1:]
 			case tok.Type == "Column" && len(args) == 1:
 				if err := noMods(st, mods); err != nil {
@@ -202,11 +223,11 @@ func buildProject(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 // modulators applied to each side in turn.
 func buildWhere(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 	if len(st.Args) == 1 {
-		if _, ok := st.Args[0].(*lang.Traversal); ok {
+		if tr, ok := st.Args[0].(*lang.Traversal); ok {
 			if err := noMods(st, mods); err != nil {
 				return nil, err
 			}
-			return buildTraversalFilter(c, lang.Step{Name: "filter", Args: st.Args}, nil)
+			return c.whereTraversal(tr)
 		}
 	}
 	var start string
@@ -355,30 +376,37 @@ func buildGroup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			members[j] = append(members[j], t)
 		}
 		for j, k := range order {
-			vals, err := r.groupValue(valBy, members[j])
+			vals, ok, err := r.groupValue(valBy, members[j])
 			if err != nil {
 				return err
 			}
-			if prev, ok := m.Get(k); ok {
-				if pl, ok := prev.([]any); ok {
-					if vl, ok := vals.([]any); ok {
-						vals = append(pl, vl...)
-					}
-				}
+			if ok {
+				m.Put(k, vals)
 			}
-			m.Put(k, vals)
 		}
 		return nil
 	}
 	if len(keys) == 1 {
 		key := keys[0]
+		if count {
+			c.sides[key] = sideMap
+		}
 		return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 			s, ok := r.side[key]
-			if !ok || s.kind != sideMap {
+			if !ok || (s.kind != sideMap && s.kind != sideGroup) {
 				s = &sideEffect{kind: sideMap, m: &graph.Map{}}
+				if !count {
+					// group(key) keeps its members and reduces them when
+					// read, so that a group filled over several
+					// iterations reduces them all (Group.feature
+					// g_V_repeatXout_groupXaX_byXnameX_byXcountX_timesX2X_capXaX).
+					s = &sideEffect{kind: sideGroup, build: build}
+				}
 				r.side[key] = s
 			}
-			if err := build(r, in, s.m); err != nil {
+			if s.kind == sideGroup {
+				s.members = append(s.members, in...)
+			} else if err := build(r, in, s.m); err != nil {
 				return nil, err
 			}
 			r.sideMB += int64(len(in)) * 32
@@ -401,20 +429,19 @@ func buildGroup(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 
 // groupValue reduces one group's members: by default the list of the
 // objects; with by(key) the list of the key's values; with a traversal,
-// its one result if it reduces (count, fold, sum, ...), else the list of
-// its results.
-func (r *run) groupValue(b *byMod, ts []*traverser) (any, error) {
+// its first result over all the members (ok false when it has none).
+func (r *run) groupValue(b *byMod, ts []*traverser) (any, bool, error) {
 	if b == nil {
 		out := make([]any, len(ts))
 		for i, t := range ts {
 			out[i] = t.obj
 		}
-		return out, nil
+		return out, true, nil
 	}
 	if b.kind != byTraversal {
 		vals, oks, err := r.byValues(b, ts)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out := []any{}
 		for i := range vals {
@@ -422,7 +449,7 @@ func (r *run) groupValue(b *byMod, ts []*traverser) (any, error) {
 				out = append(out, vals[i])
 			}
 		}
-		return out, nil
+		return out, true, nil
 	}
 	copies := make([]*traverser, len(ts))
 	for i, t := range ts {
@@ -434,19 +461,15 @@ func (r *run) groupValue(b *byMod, ts []*traverser) (any, error) {
 	r.frames++
 	res, err := r.exec(&frame{tags: []int{0}, id: r.frames}, b.prog, copies)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if b.prog.reduces {
-		if len(res) == 0 {
-			return nil, nil
-		}
-		return res[0].obj, nil
+	// The group's value is the traversal's first result; a group it
+	// yields nothing for is left out (Grouping.doFinalReduction;
+	// Group.feature g_V_group_byXvaluesXnameXX_byXvaluesXageX_fold_unfoldX).
+	if len(res) == 0 {
+		return nil, false, nil
 	}
-	out := make([]any, len(res))
-	for i, t := range res {
-		out[i] = t.obj
-	}
-	return out, nil
+	return res[0].obj, true, nil
 }
 
 // buildAggregate compiles aggregate(key) and store(key): the objects (or
@@ -462,10 +485,20 @@ func buildAggregate(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		return nil, invalid(st.Name, "takes at most one by()")
 	}
 	key := keys[0]
+	c.sides[key] = sideList
 	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
 		s, ok := r.side[key]
 		if !ok || s.kind != sideList {
-			s = &sideEffect{kind: sideList}
+			ns := &sideEffect{kind: sideList}
+			if ok && s.kind == sideValue {
+				// withSideEffect('x', [...]) seeds the aggregate.
+				if l, isList := s.value.([]any); isList {
+					ns.list = append(ns.list, l...)
+				} else {
+					return nil, invalid(st.Name, "the side effect %q is not a list", key)
+				}
+			}
+			s = ns
 			r.side[key] = s
 		}
 		b := &byMod{}
@@ -506,7 +539,11 @@ func buildCap(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 			if !ok {
 				return nil, invalid(st.Name, "no side effect named %q", k)
 			}
-			m.Put(k, s.get())
+			v, err := r.sideValue(s)
+			if err != nil {
+				return nil, err
+			}
+			m.Put(k, v)
 		}
 		if len(keys) == 1 {
 			v = m.Entries[0].Value
@@ -568,4 +605,137 @@ func buildTree(c *compiler, st lang.Step, mods []lang.Step) (*op, error) {
 		}
 		return out, nil
 	}}, nil
+}
+
+// whereTraversal compiles where(traversal). As in TinkerPop's
+// WhereTraversalStep, a leading as('a') starts the child from the object
+// labelled a, and a trailing as('b') requires the child to reach the
+// object labelled b; otherwise the traverser passes when the child yields
+// anything. and(), or() and not() written as the child combine such
+// patterns (Where.feature
+// g_V_asXaX_outXcreatedX_asXbX_whereXandXasXbX_in__notXasXaX_outXcreatedX_hasXname_rippleXXX_selectXa_bX).
+func (c *compiler) whereTraversal(tr *lang.Traversal) (*op, error) {
+	test, err := c.whereTest(tr, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &op{fn: func(r *run, f *frame, in []*traverser) ([]*traverser, error) {
+		pass, err := test(r, in)
+		if err != nil {
+			return nil, err
+		}
+		var out []*traverser
+		for i, t := range in {
+			if pass[i] {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}}, nil
+}
+
+type whereFn func(r *run, in []*traverser) ([]bool, error)
+
+func (c *compiler) whereTest(tr *lang.Traversal, depth int) (whereFn, error) {
+	if depth > maxDepth {
+		return nil, invalid("where", "traversals nested deeper than %d", maxDepth)
+	}
+	steps := connectives(tr.Steps)
+	if len(steps) == 1 && (steps[0].Name == "and" || steps[0].Name == "or" || steps[0].Name == "not") && len(steps[0].Args) > 0 {
+		name := steps[0].Name
+		var parts []whereFn
+		for _, a := range steps[0].Args {
+			sub, ok := a.(*lang.Traversal)
+			if !ok {
+				return nil, invalid(name, "takes traversals")
+			}
+			fn, err := c.whereTest(sub, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, fn)
+		}
+		if name == "not" && len(parts) != 1 {
+			return nil, invalid(name, "takes one traversal")
+		}
+		return func(r *run, in []*traverser) ([]bool, error) {
+			res := make([]bool, len(in))
+			for i := range res {
+				res[i] = name == "and"
+			}
+			for _, p := range parts {
+				got, err := p(r, in)
+				if err != nil {
+					return nil, err
+				}
+				for i := range res {
+					switch name {
+					case "and":
+						res[i] = res[i] && got[i]
+					case "or":
+						res[i] = res[i] || got[i]
+					default:
+						res[i] = !got[i]
+					}
+				}
+			}
+			return res, nil
+		}, nil
+	}
+	var start, end string
+	if len(steps) > 0 && steps[0].Name == "as" && len(steps[0].Args) == 1 {
+		if l, ok := steps[0].Args[0].(string); ok {
+			start, steps = l, steps[1:]
+		}
+	}
+	if n := len(steps); n > 0 && steps[n-1].Name == "as" && len(steps[n-1].Args) == 1 {
+		if l, ok := steps[n-1].Args[0].(string); ok {
+			end, steps = l, steps[:n-1]
+		}
+	}
+	p, err := c.child("where", &lang.Traversal{Steps: steps, Anonymous: true})
+	if err != nil {
+		return nil, err
+	}
+	return func(r *run, in []*traverser) ([]bool, error) {
+		res := make([]bool, len(in))
+		starts := make([]*traverser, 0, len(in))
+		idx := make([]int, 0, len(in))
+		for i, t := range in {
+			if start == "" {
+				starts = append(starts, t)
+				idx = append(idx, i)
+				continue
+			}
+			v, ok := r.selectLabel(t, start, "last")
+			if !ok {
+				continue
+			}
+			n := *t
+			n.obj = v
+			starts = append(starts, &n)
+			idx = append(idx, i)
+		}
+		groups, err := r.runLocal(p, starts)
+		if err != nil {
+			return nil, err
+		}
+		for j, g := range groups {
+			t := in[idx[j]]
+			pass := len(g) > 0
+			if end != "" {
+				pass = false
+				if want, ok := r.selectLabel(t, end, "last"); ok {
+					for _, o := range g {
+						if graph.Equal(o.obj, want) {
+							pass = true
+							break
+						}
+					}
+				}
+			}
+			res[idx[j]] = pass
+		}
+		return res, nil
+	}, nil
 }

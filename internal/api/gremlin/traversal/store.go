@@ -1,6 +1,9 @@
 package traversal
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 )
 
@@ -39,6 +42,7 @@ func (r *run) readVertices(q graph.VertexQuery) ([]*graph.Vertex, error) {
 	}
 	out := make([]*graph.Vertex, 0, len(vs))
 	seen := map[*graph.Vertex]bool{}
+	vertexMatches := newVertexMatcher(q)
 	for _, v := range vs {
 		c := r.canonVertex(v)
 		if seen[c] || r.writes.isDropped(c) || !vertexMatches(c, q) {
@@ -65,6 +69,7 @@ func (r *run) readEdges(q graph.EdgeQuery) ([]*graph.Edge, error) {
 	}
 	out := make([]*graph.Edge, 0, len(es))
 	seen := map[*graph.Edge]bool{}
+	edgeMatches := newEdgeMatcher(q)
 	keep := func(c *graph.Edge) bool {
 		return !seen[c] && !r.writes.isDropped(c) && !r.writes.endpointDropped(c) && edgeMatches(c, q)
 	}
@@ -84,62 +89,93 @@ func (r *run) readEdges(q graph.EdgeQuery) ([]*graph.Edge, error) {
 	return out, nil
 }
 
-func vertexMatches(v *graph.Vertex, q graph.VertexQuery) bool {
-	if len(q.IDs) > 0 && !containsString(q.IDs, v.ID) {
-		return false
-	}
+// newVertexMatcher returns a test of a vertex against q, with the ids and
+// partition keys in sets so that checking a large read stays linear.
+func newVertexMatcher(q graph.VertexQuery) func(*graph.Vertex, graph.VertexQuery) bool {
+	ids := stringSet(q.IDs)
+	labels := stringSet(q.Labels)
+	var pks map[string]bool
 	if len(q.PartitionKeys) > 0 {
-		found := false
+		pks = map[string]bool{}
 		for _, pk := range q.PartitionKeys {
-			if graph.Equal(pk, v.PartitionKey) {
-				found = true
-				break
+			pks[pkKey(pk)] = true
+		}
+	}
+	return func(v *graph.Vertex, q graph.VertexQuery) bool {
+		if ids != nil && !ids[v.ID] {
+			return false
+		}
+		if pks != nil && !pks[pkKey(v.PartitionKey)] {
+			return false
+		}
+		if labels != nil && !labels[v.Label] {
+			return false
+		}
+		for _, h := range q.Has {
+			if !hasTest(h, v) {
+				return false
 			}
 		}
-		if !found {
-			return false
-		}
+		return true
 	}
-	if len(q.Labels) > 0 && !containsString(q.Labels, v.Label) {
-		return false
-	}
-	for _, h := range q.Has {
-		if !hasTest(h, v) {
-			return false
-		}
-	}
-	return true
 }
 
-func edgeMatches(e *graph.Edge, q graph.EdgeQuery) bool {
-	if len(q.IDs) > 0 && !containsString(q.IDs, e.ID) {
-		return false
-	}
-	if len(q.Labels) > 0 && !containsString(q.Labels, e.Label) {
-		return false
-	}
+// newEdgeMatcher returns a test of an edge against q.
+func newEdgeMatcher(q graph.EdgeQuery) func(*graph.Edge, graph.EdgeQuery) bool {
+	ids := stringSet(q.IDs)
+	labels := stringSet(q.Labels)
+	var ends map[string]bool
 	if q.Vertices != nil {
-		found := false
+		ends = map[string]bool{}
 		for _, ref := range q.Vertices {
-			if (q.Dir != graph.In && sameRef(e.Out, ref)) || (q.Dir != graph.Out && sameRef(e.In, ref)) {
-				found = true
-				break
+			ends[vertexKey(ref.PartitionKey, ref.ID)] = true
+		}
+	}
+	return func(e *graph.Edge, q graph.EdgeQuery) bool {
+		if ids != nil && !ids[e.ID] {
+			return false
+		}
+		if labels != nil && !labels[e.Label] {
+			return false
+		}
+		if ends != nil {
+			out := q.Dir != graph.In && ends[vertexKey(e.Out.PartitionKey, e.Out.ID)]
+			in := q.Dir != graph.Out && ends[vertexKey(e.In.PartitionKey, e.In.ID)]
+			if !out && !in {
+				return false
 			}
 		}
-		if !found {
-			return false
+		for _, h := range q.Has {
+			if !hasTest(h, e) {
+				return false
+			}
 		}
+		return true
 	}
-	for _, h := range q.Has {
-		if !hasTest(h, e) {
-			return false
-		}
-	}
-	return true
 }
 
-func sameRef(a, b graph.Ref) bool {
-	return a.ID == b.ID && graph.Equal(a.PartitionKey, b.PartitionKey)
+// stringSet is nil for an empty list (no restriction).
+func stringSet(xs []string) map[string]bool {
+	if len(xs) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// pkKey keys a partition key value so that equal numbers of different
+// types meet (1 and 1.0 route alike, as graph.Equal says).
+func pkKey(v any) string {
+	if s, ok := v.(string); ok {
+		return "s:" + s
+	}
+	if f, ok := toFloat(v); ok {
+		return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return fmt.Sprintf("%T:%v", v, v)
 }
 
 // hasTest tests one condition against an element: any value of a

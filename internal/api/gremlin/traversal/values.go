@@ -1,7 +1,6 @@
 package traversal
 
 import (
-	"fmt"
 	"math/big"
 	"strconv"
 
@@ -38,10 +37,58 @@ func importValue(v lang.Value) any {
 // exportValue is the identity on result values; it exists so that the
 // evaluator's internal markers never leak.
 func exportValue(v any) any {
-	if _, ok := v.(startMarker); ok {
-		panic("BUG: the start marker escaped the traversal")
+	out, _ := exportDepth(v, 0)
+	return out
+}
+
+// exportDepth turns the evaluator's map entries into maps of one entry,
+// wherever they sit in a result; changed says whether it made a copy.
+func exportDepth(v any, depth int) (any, bool) {
+	if depth > 64 {
+		return v, false
 	}
-	return v
+	switch x := v.(type) {
+	case startMarker:
+		panic("BUG: the start marker escaped the traversal")
+	case *graph.Entry:
+		k, _ := exportDepth(x.Key, depth+1)
+		val, _ := exportDepth(x.Value, depth+1)
+		return &graph.Map{Entries: []graph.Entry{{Key: k, Value: val}}}, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			c, changed := exportDepth(e, depth+1)
+			if changed && out == nil {
+				out = append(make([]any, 0, len(x)), x[:i]...)
+			}
+			if out != nil {
+				out = append(out, c)
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case *graph.Map:
+		var m *graph.Map
+		for i, e := range x.Entries {
+			k, c1 := exportDepth(e.Key, depth+1)
+			val, c2 := exportDepth(e.Value, depth+1)
+			if (c1 || c2) && m == nil {
+				m = &graph.Map{Entries: append([]graph.Entry(nil), x.Entries[:i]...)}
+			}
+			if m != nil {
+				m.Entries = append(m.Entries, graph.Entry{Key: k, Value: val})
+			}
+		}
+		if m != nil {
+			return m, true
+		}
+	case *graph.Path:
+		if objs, changed := exportDepth(x.Objects, depth+1); changed {
+			return &graph.Path{Labels: x.Labels, Objects: objs.([]any)}, true
+		}
+	}
+	return v, false
 }
 
 // sizeOf approximates the bytes a value holds (elements are shared and
@@ -113,7 +160,7 @@ func idString(v any) (string, bool) {
 // elementKey identifies a vertex across partitions: its partition key and
 // id.
 func vertexKey(pk any, id string) string {
-	return fmt.Sprintf("%T:%v\x00%s", pk, pk, id)
+	return pkKey(pk) + "\x00" + id
 }
 
 func edgeKey(e *graph.Edge) string {

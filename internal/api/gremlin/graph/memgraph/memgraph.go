@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
@@ -62,7 +63,34 @@ func New(pk string) *Graph {
 // PartitionKey implements graph.Store.
 func (g *Graph) PartitionKey() string { return g.pk }
 
-func pkKey(v any) string { return fmt.Sprintf("%T:%v", v, v) }
+// pkKey keys a partition key value; numbers by value, so that 1 and 1.0
+// and an int32 and an int64 name the same logical partition.
+func pkKey(v any) string {
+	if s, ok := v.(string); ok {
+		return "s:" + s
+	}
+	if graph.IsNumber(v) {
+		return "n:" + strconv.FormatFloat(number(v), 'g', -1, 64)
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
+func number(v any) float64 {
+	switch x := v.(type) {
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	f, _ := strconv.ParseFloat(fmt.Sprint(v), 64)
+	return f
+}
 
 // Vertices implements graph.Store.
 func (g *Graph) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Vertex, graph.StoreOp, error) {
@@ -77,14 +105,26 @@ func (g *Graph) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 		op.Index = IndexProperty
 	}
 	var out []*graph.Vertex
-	for _, p := range parts {
-		ids := p.vorder
-		if len(q.IDs) > 0 {
-			ids = q.IDs
+	labels := stringSet(q.Labels)
+	var ids []string
+	if len(q.IDs) > 0 {
+		// Distinct ids, looked up by key in each partition.
+		seen := map[string]bool{}
+		for _, id := range q.IDs {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
 		}
-		for _, id := range ids {
+	}
+	for _, p := range parts {
+		order := p.vorder
+		if ids != nil {
+			order = ids
+		}
+		for _, id := range order {
 			v, ok := p.vertices[id]
-			if !ok || !vertexMatches(v, q) {
+			if !ok || !vertexMatches(v, labels, q.Has) {
 				continue
 			}
 			out = append(out, cloneVertex(v))
@@ -130,14 +170,25 @@ func charge(op graph.StoreOp) float64 {
 	return float64(op.Partitions) + float64(op.Count)*0.5 + float64(op.Size)/1024
 }
 
-func vertexMatches(v *graph.Vertex, q graph.VertexQuery) bool {
-	if len(q.IDs) > 0 && !containsString(q.IDs, v.ID) {
+// stringSet is nil for an empty list (no restriction).
+func stringSet(xs []string) map[string]bool {
+	if len(xs) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// vertexMatches tests a vertex read by id or scanned against the labels
+// and conditions of a query.
+func vertexMatches(v *graph.Vertex, labels map[string]bool, has []graph.Has) bool {
+	if labels != nil && !labels[v.Label] {
 		return false
 	}
-	if len(q.Labels) > 0 && !containsString(q.Labels, v.Label) {
-		return false
-	}
-	for _, h := range q.Has {
+	for _, h := range has {
 		if !hasMatches(h, v.ID, v.Label, func(k string) []any {
 			var vals []any
 			for _, p := range v.Properties[k] {
@@ -151,14 +202,14 @@ func vertexMatches(v *graph.Vertex, q graph.VertexQuery) bool {
 	return true
 }
 
-func edgeMatches(e *graph.Edge, q graph.EdgeQuery) bool {
-	if len(q.IDs) > 0 && !containsString(q.IDs, e.ID) {
+func edgeMatches(e *graph.Edge, ids, labels map[string]bool, has []graph.Has) bool {
+	if ids != nil && !ids[e.ID] {
 		return false
 	}
-	if len(q.Labels) > 0 && !containsString(q.Labels, e.Label) {
+	if labels != nil && !labels[e.Label] {
 		return false
 	}
-	for _, h := range q.Has {
+	for _, h := range has {
 		if !hasMatches(h, e.ID, e.Label, func(k string) []any {
 			if v, ok := e.Properties[k]; ok {
 				return []any{v}
@@ -190,15 +241,6 @@ func hasMatches(h graph.Has, id, label string, values func(string) []any) bool {
 	return false
 }
 
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // Edges implements graph.Store.
 func (g *Graph) Edges(ctx context.Context, q graph.EdgeQuery) ([]*graph.Edge, graph.StoreOp, error) {
 	if err := ctx.Err(); err != nil {
@@ -209,9 +251,10 @@ func (g *Graph) Edges(ctx context.Context, q graph.EdgeQuery) ([]*graph.Edge, gr
 	var op graph.StoreOp
 	var out []*graph.Edge
 	seen := map[string]bool{}
+	ids, labels := stringSet(q.IDs), stringSet(q.Labels)
 	add := func(p *partition, e *graph.Edge) bool {
 		k := pkKey(p.pk) + "\x00" + e.ID
-		if seen[k] || !edgeMatches(e, q) {
+		if seen[k] || !edgeMatches(e, ids, labels, q.Has) {
 			return true
 		}
 		seen[k] = true
@@ -236,17 +279,27 @@ func (g *Graph) Edges(ctx context.Context, q graph.EdgeQuery) ([]*graph.Edge, gr
 	}
 	touched := map[string]bool{}
 	if q.Dir == graph.Out || q.Dir == graph.Both {
+		// Each partition read once for all the sources it holds.
+		sources := map[string]map[string]bool{}
 		for _, r := range q.Vertices {
 			k := pkKey(r.PartitionKey)
-			p, ok := g.parts[k]
 			touched[k] = true
+			if sources[k] == nil {
+				sources[k] = map[string]bool{}
+			}
+			sources[k][r.ID] = true
+		}
+	outer:
+		for _, k := range g.order {
+			src, ok := sources[k]
 			if !ok {
 				continue
 			}
+			p := g.parts[k]
 			for _, id := range p.eorder {
 				e := p.edges[id]
-				if e.Out.ID == r.ID && !add(p, e) {
-					break
+				if src[e.Out.ID] && !add(p, e) {
+					break outer
 				}
 			}
 		}

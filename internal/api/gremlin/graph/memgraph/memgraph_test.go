@@ -45,3 +45,16 @@ func TestApplyAtomicPerPartition(t *testing.T) {
 		t.Fatal("a read shares the store's vertex")
 	}
 }
+
+func TestNumericPartitionKeys(t *testing.T) {
+	ctx := context.Background()
+	g := New("pk")
+	if _, err := g.Apply(ctx, []graph.Mutation{{Kind: graph.AddVertex, Vertex: vtx("a", int64(7))}}); err != nil {
+		t.Fatal(err)
+	}
+	// An int32 literal names the partition an int64 was stored under.
+	vs, op, _ := g.Vertices(ctx, graph.VertexQuery{PartitionKeys: []any{int32(7)}})
+	if len(vs) != 1 || op.Partitions != 1 {
+		t.Fatalf("numeric routing: %d vertices, %+v", len(vs), op)
+	}
+}
