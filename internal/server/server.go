@@ -13,6 +13,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/api/cosmos"
 	"github.com/parsecdb/parsec/internal/api/mongo"
+	"github.com/parsecdb/parsec/internal/api/table"
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/engine"
@@ -115,6 +116,14 @@ type Options struct {
 	// authenticate (mongo.Config.AuthIdleTimeout). Default
 	// mongo.DefaultAuthIdleTimeout.
 	MongoAuthIdleTimeout time.Duration
+	// TableListen, when set, also serves the Azure Table API on this
+	// HOST:PORT (off by default; the emulator's port is 8902), with TLS
+	// when TLS is set. Requests are signed with the account key
+	// (SharedKey or SharedKeyLite); the read-only key reads only.
+	TableListen string
+	// TableThroughput is the RU/s of a table created through the Table
+	// API. Default table.DefaultThroughput (400, as on Cosmos DB).
+	TableThroughput int
 	// Consistency is the account's default consistency level (strong,
 	// bounded, session, prefix or eventual; default session), with the
 	// bounds of bounded staleness (defaults 100,000 operations and 5
@@ -224,6 +233,18 @@ func (o *Options) Validate() error {
 		if !isLoopback(host) && (o.Key == "" || sameKey(o.Key, auth.EmulatorKey)) {
 			return fmt.Errorf("refusing to serve the MongoDB API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key (clients then authenticate with SCRAM-SHA-256 as user %q and the key as password), or use a loopback address such as 127.0.0.1", o.MongoListen, mongo.DefaultAccountName)
 		}
+	}
+	if o.TableListen != "" {
+		host, _, err := net.SplitHostPort(o.TableListen)
+		if err != nil {
+			return fmt.Errorf("--table-listen %q is not HOST:PORT: %v", o.TableListen, err)
+		}
+		if !isLoopback(host) && (o.Key == "" || sameKey(o.Key, auth.EmulatorKey)) {
+			return fmt.Errorf("refusing to serve the Table API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key, or use a loopback address such as 127.0.0.1", o.TableListen)
+		}
+	}
+	if o.TableThroughput < 0 || (o.TableThroughput > 0 && o.TableThroughput < 400) {
+		return fmt.Errorf("--table-throughput must be at least 400 RU/s, not %d", o.TableThroughput)
 	}
 	if err := o.validateCluster(); err != nil {
 		return err
@@ -337,6 +358,9 @@ type Server struct {
 	mongo     *mongo.Server
 	mongoLn   net.Listener
 	mongoDone chan error
+	tableHTTP *http.Server
+	tableLn   net.Listener
+	tableDone chan error
 }
 
 // Start opens the store, starts the engine and begins serving. It returns once
@@ -467,6 +491,26 @@ func Start(o Options) (*Server, error) {
 		s.mongoDone = make(chan error, 1)
 		go func() { s.mongoDone <- s.mongo.Serve(mln) }()
 	}
+	if o.TableListen != "" {
+		tln, err := net.Listen("tcp", o.TableListen)
+		if err != nil {
+			ln.Close()
+			if s.mongo != nil {
+				s.mongo.Close()
+				<-s.mongoDone
+			}
+			s.closeStore()
+			return nil, fmt.Errorf("cannot listen on %s (--table-listen): %w", o.TableListen, err)
+		}
+		if o.TLS {
+			tln = tls.NewListener(tln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+		}
+		ts := table.New(table.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Throughput: o.TableThroughput})
+		s.tableHTTP = newHTTPServer(ts, o)
+		s.tableLn = tln
+		s.tableDone = make(chan error, 1)
+		go func() { s.tableDone <- s.tableHTTP.Serve(tln) }()
+	}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
 }
@@ -512,6 +556,14 @@ func (s *Server) MongoAddr() string {
 	return s.mongoLn.Addr().String()
 }
 
+// TableAddr is the address the Table API listens on ("" when off).
+func (s *Server) TableAddr() string {
+	if s.tableLn == nil {
+		return ""
+	}
+	return s.tableLn.Addr().String()
+}
+
 // Engine exposes the engine, for tests and tools in the same process.
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
@@ -519,6 +571,14 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // then stops the engine and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
+	if s.tableHTTP != nil {
+		if terr := s.tableHTTP.Shutdown(ctx); terr != nil && err == nil {
+			err = terr
+		}
+		if terr := <-s.tableDone; terr != nil && !errors.Is(terr, http.ErrServerClosed) && err == nil {
+			err = terr
+		}
+	}
 	if s.mongo != nil {
 		s.mongo.Close()
 		if merr := <-s.mongoDone; merr != nil && err == nil {
