@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/parsecdb/parsec/internal/api/table/batch"
+	"github.com/parsecdb/parsec/internal/api/table/tableauth"
 	"github.com/parsecdb/parsec/internal/engine"
 )
 
@@ -109,6 +110,16 @@ func (s *Server) runBatch(req *request, b *batch.Batch) ([]batch.Part, bool, err
 			e = &entity{pk: keys[0], rk: keys[1]}
 		default:
 			err = newErr(http.StatusMethodNotAllowed, codeUnsupportedHTTPVerb, "Operation %d: %s is not an operation a batch can hold.", i, method)
+		}
+		if err == nil {
+			action := tableauth.InsertEntity
+			switch bo.kind {
+			case "replace", "upsert", "merge":
+				action = updateAction(bo.ifMatch)
+			case "delete":
+				action = tableauth.DeleteEntity
+			}
+			err = req.allowEntity(action, t, e.pk, e.rk)
 		}
 		if err != nil {
 			return fail(i, err), false, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/table/edm"
+	"github.com/parsecdb/parsec/internal/api/table/tableauth"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
 )
@@ -79,6 +80,9 @@ func (s *Server) insertEntity(req *request, table string) error {
 	}
 	e, err := parseEntity(body, nil, nil)
 	if err != nil {
+		return err
+	}
+	if err := req.allowEntity(tableauth.InsertEntity, table, e.pk, e.rk); err != nil {
 		return err
 	}
 	op, err := s.prepare(c, engine.OpCreate, e, "")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/parsecdb/parsec/internal/api/table/tableauth"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/query/eval"
 	"github.com/parsecdb/parsec/internal/query/exec"
@@ -88,7 +89,7 @@ func (s *Server) queryEntities(req *request, table string) error {
 			if err != nil {
 				continue // not an object: written through the NoSQL API
 			}
-			if f.match(e.get) {
+			if f.match(e.get) && req.grant.AllowEntity(tableauth.QueryEntities, table, e.pk, e.rk) == nil {
 				rows = append(rows, e)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/api/table/tableauth"
 	"github.com/parsecdb/parsec/internal/engine"
 )
 
@@ -48,6 +49,9 @@ type Server struct {
 	cfg Config
 	eng *engine.Engine
 
+	verifier tableauth.Verifier
+	keys     []tableauth.Key
+
 	mu     sync.Mutex
 	lastTS time.Time
 }
@@ -57,7 +61,13 @@ func New(cfg Config) *Server {
 	if cfg.Throughput == 0 {
 		cfg.Throughput = DefaultThroughput
 	}
-	return &Server{cfg: cfg, eng: cfg.Engine}
+	s := &Server{cfg: cfg, eng: cfg.Engine}
+	s.verifier = tableauth.Verifier{Now: s.now}
+	s.keys = []tableauth.Key{{Name: "primary", Secret: cfg.PrimaryKey}}
+	if len(cfg.ReadOnlyKey) > 0 {
+		s.keys = append(s.keys, tableauth.Key{Name: "read-only", Secret: cfg.ReadOnlyKey, ReadOnly: true})
+	}
+	return s
 }
 
 func (s *Server) now() time.Time {
@@ -86,7 +96,7 @@ type request struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	account string
-	access  access
+	grant   tableauth.Grant
 	// base is the service root the client addressed: scheme, host, and
 	// the account when it is in the path.
 	base   string
@@ -136,11 +146,10 @@ func (s *Server) serve(req *request) error {
 		return newErr(http.StatusBadRequest, codeInvalidInput, "The request URL %q names no Table resource.", r.URL.Path)
 	}
 	req.resource = segs[0]
-	account, acc, err := s.authenticate(r)
-	if err != nil {
+	req.account = accountOf(r, pathAccount)
+	if err := s.authenticate(req, req.account); err != nil {
 		return err
 	}
-	req.account, req.access = account, acc
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -161,16 +170,19 @@ func (s *Server) serve(req *request) error {
 	if req.query.Has("comp") || req.query.Has("restype") {
 		return newErr(http.StatusNotImplemented, codeNotImplemented, "Service properties, statistics and table access policies are not supported (as on Cosmos DB's Table API).")
 	}
-	if method != http.MethodGet && method != http.MethodHead && acc != accessWrite {
-		return newErr(http.StatusForbidden, codeAuthorizationPermMismatch, "This request is not authorized to perform this operation using this permission: the read-only key cannot write.")
-	}
 	res := req.resource
 	switch {
 	case res == "Tables":
 		switch method {
 		case http.MethodGet:
+			if err := req.allow(tableauth.QueryTables, ""); err != nil {
+				return err
+			}
 			return s.queryTables(req, "")
 		case http.MethodPost:
+			if err := req.allow(tableauth.CreateTable, ""); err != nil {
+				return err
+			}
 			return s.createTable(req)
 		}
 		return errVerb(method, "Tables")
@@ -181,8 +193,14 @@ func (s *Server) serve(req *request) error {
 		}
 		switch method {
 		case http.MethodDelete:
+			if err := req.allow(tableauth.DeleteTable, name); err != nil {
+				return err
+			}
 			return s.deleteTable(req, name)
 		case http.MethodGet:
+			if err := req.allow(tableauth.QueryTables, name); err != nil {
+				return err
+			}
 			return s.queryTables(req, name)
 		}
 		return errVerb(method, "a table")
@@ -199,11 +217,28 @@ func (s *Server) serve(req *request) error {
 	if keys == nil {
 		switch method {
 		case http.MethodGet:
+			if err := req.allow(tableauth.QueryEntities, table); err != nil {
+				return err
+			}
 			return s.queryEntities(req, table)
 		case http.MethodPost:
 			return s.insertEntity(req, table)
 		}
 		return errVerb(method, "a table's entities")
+	}
+	var action tableauth.Action
+	switch method {
+	case http.MethodGet:
+		action = tableauth.QueryEntities
+	case http.MethodPut, http.MethodPatch, "MERGE":
+		action = updateAction(r.Header.Get("If-Match"))
+	case http.MethodDelete:
+		action = tableauth.DeleteEntity
+	default:
+		return errVerb(method, "an entity")
+	}
+	if err := req.allowEntity(action, table, keys[0], keys[1]); err != nil {
+		return err
 	}
 	switch method {
 	case http.MethodGet:
