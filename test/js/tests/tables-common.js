@@ -78,10 +78,10 @@ export async function startAzurite() {
   const port = await freePort();
   const child = spawn(
     azuriteBin,
-    ["--inMemoryPersistence", "--tableHost", "127.0.0.1", "--tablePort", String(port), "--skipApiVersionCheck", "--loose", "--silent"],
+    ["--inMemoryPersistence", "--tableHost", "127.0.0.1", "--tablePort", String(port), "--skipApiVersionCheck", "--loose", "--silent", "--disableTelemetry"],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
-  await waitFor(child, /successfully listening at/, "azurite");
+  await waitFor(child, /Table service successfully started/, "azurite");
   return { port, stop: stopper(child) };
 }
 
