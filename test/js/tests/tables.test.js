@@ -290,10 +290,9 @@ styles.forEach((style, si) => {
         const one = (
           await collect(t.listEntities({ queryOptions: { filter: "PartitionKey eq 'pk1' and RowKey ge 'r10'" } }).byPage({ maxPageSize: 2 }))
         ).flat();
-        assert.deepEqual(
-          one.map((e) => e.rowKey).sort(),
-          want.concat([]).length ? ["r10", "r13", "r16", "r19", "r22", "r25", "r28"] : [],
-        );
+        const wantOne = [];
+        for (let i = 0; i < 30; i++) if (i % 3 === 1 && i >= 10) wantOne.push(`r${i}`);
+        assert.deepEqual(one.map((e) => e.rowKey).sort(), wantOne);
         // Everything, unfiltered.
         assert.equal((await collect(t.listEntities())).length, 30);
         // A bad filter is a 400.
