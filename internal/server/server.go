@@ -505,8 +505,13 @@ func Start(o Options) (*Server, error) {
 		if o.TLS {
 			tln = tls.NewListener(tln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 		}
-		ts := table.New(table.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Throughput: o.TableThroughput})
-		s.tableHTTP = newHTTPServer(ts, o)
+		var th http.Handler = table.New(table.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Throughput: o.TableThroughput})
+		if emulatorKey {
+			// As for the NoSQL API: with the published key, only
+			// requests addressed to this machine by a loopback name.
+			th = newHostGuard(th, o.Advertise)
+		}
+		s.tableHTTP = newHTTPServer(th, o)
 		s.tableLn = tln
 		s.tableDone = make(chan error, 1)
 		go func() { s.tableDone <- s.tableHTTP.Serve(tln) }()

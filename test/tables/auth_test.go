@@ -67,6 +67,14 @@ func TestSigning(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("unsigned request: %d", resp.StatusCode)
 	}
+	// With the published emulator key only requests addressed to a
+	// loopback name are served, as on the NoSQL listener: a web page
+	// could otherwise reach the server through a DNS name of its own
+	// that points at 127.0.0.1, and sign with the known key.
+	rebound := rawClient{s: s, key: emulatorKey, host: "attacker.example:8902", account: "attacker"}
+	if st, _, b := rebound.do(t, "GET", "/Tables", nil, nil); st != http.StatusForbidden {
+		t.Errorf("a request addressed to another host name: %d %s", st, b)
+	}
 	// The read-only key reads, and cannot write.
 	ro := rawClient{s: s, key: readOnlyKey}
 	if st, _, b := ro.do(t, "GET", "/sigsharedkey(PartitionKey='a',RowKey='b')", nil, nil); st != http.StatusOK {
@@ -94,5 +102,19 @@ func TestSigning(t *testing.T) {
 	}
 	if _, err := svc.NewClient("sigsharedkey").GetEntity(context.Background(), "a", "b", nil); err != nil {
 		t.Errorf("read-only get through the SDK: %v", err)
+	}
+}
+
+// TestOwnKey serves with a key of its own: requests signed with it pass,
+// and the emulator's published key is refused.
+func TestOwnKey(t *testing.T) {
+	const own = "b3duLWtleS1vd24ta2V5LW93bi1rZXktb3duLWtleS1vd24ta2V5LW93bi1rZXktb3duLWtleQ=="
+	s := startServer(t, server.Options{Key: own})
+	ctx := context.Background()
+	if _, err := service(t, s, pathStyle, own).CreateTable(ctx, "ownkey", nil); err != nil {
+		t.Fatalf("create with the server's key: %v", err)
+	}
+	if _, err := service(t, s, pathStyle, emulatorKey).CreateTable(ctx, "emukey", nil); status(err) != http.StatusForbidden || code(err) != "AuthenticationFailed" {
+		t.Errorf("create with the emulator key on a server with its own: %v", err)
 	}
 }

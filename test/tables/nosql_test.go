@@ -13,7 +13,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/parsecdb/parsec/internal/api/cosmos"
 	"github.com/parsecdb/parsec/internal/api/table"
+	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
 	"github.com/parsecdb/parsec/internal/server"
@@ -141,26 +143,25 @@ func TestThrottling(t *testing.T) {
 	if throttled.ErrorCode != "TooManyRequests" || throttled.RawResponse.Header.Get("x-ms-retry-after-ms") == "" {
 		t.Errorf("the 429 has code %q and x-ms-retry-after-ms %q", throttled.ErrorCode, throttled.RawResponse.Header.Get("x-ms-retry-after-ms"))
 	}
-	stats, err := c.Stats(3)
-	if err != nil {
-		t.Fatal(err)
+	// The partition map `parsec partitions` prints, from the same REST
+	// endpoint: the throttled partition names the hot key first.
+	tel := telemetry(t, s, table.Database, "hot")
+	if len(tel.Partitions) != 4 || tel.Throughput != 4000 {
+		t.Errorf("telemetry: %d partitions at %d RU/s, want 4 at 4000", len(tel.Partitions), tel.Throughput)
 	}
-	named := false
-	for _, p := range stats {
-		if p.Throttled > 0 {
-			named = len(p.HotByRU) > 0 && strings.Contains(p.HotByRU[0].Key, "hotkey")
-		}
-	}
-	if !named {
-		t.Errorf("no throttled partition names the hot key first: %+v", stats)
-	}
-	// A key in another partition still takes writes: find one.
 	hotRange := ""
-	for _, p := range stats {
+	for _, p := range tel.Partitions {
 		if p.Throttled > 0 {
 			hotRange = p.ID
+			if len(p.HotByRU) == 0 || p.HotByRU[0].Key != `["hotkey"]` {
+				t.Errorf("the throttled partition %s names %+v as its hottest keys, want [\"hotkey\"] first", p.ID, p.HotByRU)
+			}
 		}
 	}
+	if hotRange == "" {
+		t.Errorf("no partition counts the 429: %+v", tel.Partitions)
+	}
+	// A key in another partition still takes writes: find one.
 	wrote := false
 	for i := 0; i < 64 && !wrote; i++ {
 		pk := "cold" + strconv.Itoa(i)
@@ -204,4 +205,29 @@ func mustEPK(t *testing.T, c *engine.Container, pk string) string {
 		t.Fatal(err)
 	}
 	return op.EPK
+}
+
+// telemetry reads a container's partition map as `parsec partitions` does
+// (GET /dbs/{db}/colls/{coll}/partitions, signed with the account key).
+func telemetry(t *testing.T, s *server.Server, db, coll string) cosmos.ContainerTelemetry {
+	t.Helper()
+	req, err := http.NewRequest("GET", s.URL()+"/dbs/"+db+"/colls/"+coll+"/partitions", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := auth.DecodeKey(emulatorKey)
+	auth.SignRequest(req, key, time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tel cosmos.ContainerTelemetry
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("partition telemetry: %s", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tel); err != nil {
+		t.Fatal(err)
+	}
+	return tel
 }

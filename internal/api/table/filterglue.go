@@ -51,7 +51,8 @@ func compileFilter(text string) (func(func(string) (edm.Value, bool)) bool, erro
 //     U+D800, below which the filter's UTF-16 order and the engine's byte
 //     order agree;
 //   - Int32 and finite Double literals: every ordering, since those types
-//     are stored as JSON numbers;
+//     are stored as JSON numbers (a Double's infinities as strings, which
+//     the condition also lets through);
 //   - Boolean and Guid: eq; DateTime: every ordering, as its stored text
 //     has a fixed width.
 //
@@ -154,7 +155,13 @@ func (p *prefilter) compare(c *filter.Compare) string {
 	}
 	name := "p" + strconv.Itoa(len(p.params))
 	p.params[name] = v
-	return path + " " + op + " @" + name
+	cond := path + " " + op + " @" + name
+	if c.Value.Type == edm.Double {
+		// The infinities (and NaN) are stored as strings, and an
+		// infinity compares with finite literals.
+		cond = "(" + cond + " OR IS_STRING(" + path + "))"
+	}
+	return cond
 }
 
 func belowSurrogates(s string) bool {

@@ -18,6 +18,10 @@ import (
 // continuation.
 const maxExamined = 10000
 
+// maxEnginePages bounds the engine pages one request reads (each bounded
+// in time by the engine), should pages come back short.
+const maxEnginePages = 64
+
 // queryEntities answers GET /t() and GET /t: the entities $filter
 // matches, at most $top (default and most 1000) a page, with $select.
 //
@@ -77,7 +81,7 @@ func (s *Server) queryEntities(req *request, table string) error {
 	}
 	var rows []*entity
 	examined := 0
-	for {
+	for pages := 1; ; pages++ {
 		page, err := c.QueryContext(req.r.Context(), plan, scope, state, top-len(rows))
 		req.charge += page.Charge
 		if err != nil {
@@ -94,7 +98,7 @@ func (s *Server) queryEntities(req *request, table string) error {
 			}
 		}
 		state = page.Next
-		if state == nil || len(rows) >= top || examined >= maxExamined {
+		if state == nil || len(rows) >= top || examined >= maxExamined || pages >= maxEnginePages {
 			break
 		}
 	}

@@ -172,7 +172,7 @@ func (s *Server) serve(req *request) error {
 	}
 	res := req.resource
 	switch {
-	case res == "Tables":
+	case res == "Tables" || res == "Tables()":
 		switch method {
 		case http.MethodGet:
 			if err := req.allow(tableauth.QueryTables, ""); err != nil {

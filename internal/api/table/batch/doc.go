@@ -39,4 +39,12 @@
 // status; Error.InChangeset says whether the service reports it as a plain
 // error response or, like operation failures, as a 202 batch response
 // holding one FailurePart whose message starts with the failing index.
+//
+// How the SDKs read a failure: Python raises TableTransactionError with
+// index = the number before the message's first ':' and the odata.error
+// code; JavaScript throws a RestError with the sub-response's status, code
+// and message; Go (aztables) returns an *azcore.ResponseError of the outer
+// 202 response, whose ErrorCode azcore takes only from an x-ms-error-code
+// header (the body is multipart), so a server that wants Go callers to see
+// the code sets that header on the outer response as well.
 package batch

@@ -212,3 +212,40 @@ func hasAll(have, need string) bool {
 	}
 	return true
 }
+
+// EntityAction is the action of a request on an entity of a table (or a
+// changeset operation) by its method and headers: GET queries, POST
+// inserts, PUT, PATCH and MERGE (also POST with X-HTTP-Method: MERGE)
+// update when they carry If-Match and upsert when they do not, DELETE
+// deletes. Table-level and service-level requests are the server's to
+// name. It returns 0 for a method the Table service does not accept.
+func EntityAction(method string, header map[string][]string) Action {
+	m := strings.ToUpper(method)
+	get := func(name string) string {
+		for k, v := range header {
+			if strings.EqualFold(k, name) && len(v) > 0 {
+				return strings.TrimSpace(v[0])
+			}
+		}
+		return ""
+	}
+	if m == "POST" {
+		if o := get("X-HTTP-Method"); o != "" {
+			m = strings.ToUpper(o)
+		}
+	}
+	switch m {
+	case "GET", "HEAD":
+		return QueryEntities
+	case "POST":
+		return InsertEntity
+	case "PUT", "PATCH", "MERGE":
+		if get("If-Match") != "" {
+			return UpdateEntity
+		}
+		return UpsertEntity
+	case "DELETE":
+		return DeleteEntity
+	}
+	return 0
+}

@@ -384,3 +384,35 @@ func TestParseSASTime(t *testing.T) {
 		t.Error("accepted 28/11/2026")
 	}
 }
+
+func TestEntityAction(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		header map[string][]string
+		want   Action
+	}{
+		{"GET", nil, QueryEntities},
+		{"POST", nil, InsertEntity},
+		{"POST", map[string][]string{"X-HTTP-Method": {"MERGE"}}, UpsertEntity},
+		{"POST", map[string][]string{"X-Http-Method": {"MERGE"}, "If-Match": {"*"}}, UpdateEntity},
+		{"PUT", map[string][]string{"If-Match": {`W/"x"`}}, UpdateEntity},
+		{"put", nil, UpsertEntity},
+		{"PATCH", nil, UpsertEntity},
+		{"MERGE", map[string][]string{"if-match": {"*"}}, UpdateEntity},
+		{"DELETE", map[string][]string{"If-Match": {"*"}}, DeleteEntity},
+		{"OPTIONS", nil, 0},
+	} {
+		if got := EntityAction(c.method, c.header); got != c.want {
+			t.Errorf("%s %v: %v, want %v", c.method, c.header, got, c.want)
+		}
+	}
+}
+
+func TestDecodeSigUnescapedPlus(t *testing.T) {
+	sig := "4EkOseFrMbWI85jM+3Y3w6aQR0kxXDznZCBkfugtOs0="
+	a, err1 := decodeSig(sig)
+	b, err2 := decodeSig(strings.ReplaceAll(sig, "+", " "))
+	if err1 != nil || err2 != nil || string(a) != string(b) {
+		t.Errorf("%v %v", err1, err2)
+	}
+}

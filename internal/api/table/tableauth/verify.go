@@ -229,8 +229,11 @@ func matchKey(keys []Key, sts string, mac []byte) (Key, bool) {
 	return keys[found], true
 }
 
+// decodeSig decodes a SAS signature. A client that left a '+' of the
+// base64 unescaped has it decoded to a space by the query parser; it is
+// put back.
 func decodeSig(sig string) ([]byte, error) {
-	mac, err := base64.StdEncoding.DecodeString(sig)
+	mac, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(sig, " ", "+"))
 	if err != nil {
 		return nil, err
 	}
