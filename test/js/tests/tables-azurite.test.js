@@ -44,11 +44,10 @@ const tolerated = {
   // understanding-the-table-service-data-model). A longer one may be
   // refused with 400.
   rowKeyLength: (_az, px) => px.error?.status === 400,
-  // Entity size: 1 MiB in Storage (data-model page), 2 MB in Cosmos DB
-  // ("Maximum size of an item", learn.microsoft.com/azure/cosmos-db/
-  // concurrency-limits... the service quotas page, and the Table FAQ:
-  // "Azure Table storage entity size 1 MB, Cosmos DB 2 MB"). An entity
-  // between the two may be accepted.
+  // Entity size: 1 MiB in Storage, strings counted in UTF-16 (data-model
+  // page); in Cosmos DB an item is at most 2 MB, "UTF-8 length of JSON
+  // representation" (learn.microsoft.com/azure/cosmos-db/concepts-limits,
+  // "Per-item limits"). An entity between the two may be accepted.
   entitySize: (_az, px) => px.ok !== undefined,
   // "Batches can only have up to 2 MBs" in Cosmos DB (same FAQ); Storage
   // allows 4 MiB. A batch between the two may be refused (413 or 400).
