@@ -2,8 +2,9 @@
 # Runs Parsec's whole test suite: the gofmt, go mod tidy, vet and staticcheck
 # gates; Go unit, fuzz-seed, SDK, process and resource tests; the race
 # detector on the concurrent core; every fuzz target briefly; then the
-# JavaScript SDK tests. Installs what it needs (Go modules, staticcheck at a
-# pinned version, npm ci).
+# JavaScript SDK tests; then the Python Table SDK tests. Installs what it
+# needs (Go modules, staticcheck at a pinned version, npm ci, Debian's
+# chromium and python3-azure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,3 +78,14 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 (cd test/js && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error &&
   PARSEC_BIN="$PWD/../../bin/parsec" npm test)
+
+echo "== Python tests (azure-data-tables from Debian's python3-azure against the Table API)"
+# Debian's system Python, not whatever python3 comes first on PATH: the
+# package installs into /usr/lib/python3/dist-packages. Install it once.
+if ! /usr/bin/python3 -c 'import azure.data.tables' 2>/dev/null; then
+  echo "installing python3-azure (Debian package)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq python3-azure >/dev/null
+fi
+PARSEC_BIN="$PWD/bin/parsec" /usr/bin/python3 test/python/tables_test.py

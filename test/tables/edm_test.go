@@ -123,8 +123,8 @@ func TestEDMTypes(t *testing.T) {
 		{`{"PartitionKey":"p","RowKey":"b4","X":"1","X@odata.type":"Edm.Decimal"}`, "InvalidInput"},
 		{`{"PartitionKey":"p","RowKey":"b5","1X":"a"}`, "PropertyNameInvalid"},
 		{`{"PartitionKey":"p","RowKey":"b6","X":{"a":1}}`, "InvalidValueType"},
-		{`{"PartitionKey":"p","RowKey":"a/b"}`, "OutOfRangeInput"},
-		{`{"PartitionKey":"p\u0001","RowKey":"b"}`, "OutOfRangeInput"},
+		{`{"PartitionKey":"p","RowKey":"a/b"}`, "InvalidInput"},
+		{`{"PartitionKey":"p\u0001","RowKey":"b"}`, "InvalidInput"},
 		{`{"PartitionKey":"p","RowKey":"b7","X":"1601-01-01T00:00:00Z","X@odata.type":"Edm.DateTime","Y":"1600-12-31T23:59:59Z","Y@odata.type":"Edm.DateTime"}`, "InvalidInput"},
 	} {
 		if _, err := tc.AddEntity(ctx, []byte(c.body), nil); code(err) != c.code || status(err) != 400 {

@@ -116,7 +116,7 @@ func checkKey(what, v string, max int) error {
 	}
 	for _, r := range v {
 		if r == '/' || r == '\\' || r == '#' || r == '?' || r < 0x20 || (r >= 0x7f && r <= 0x9f) {
-			return newErr(http.StatusBadRequest, codeOutOfRangeInput, "The %s %q contains the character %q, which keys cannot hold ('/', '\\', '#', '?' and control characters are not allowed).", what, v, r)
+			return newErr(http.StatusBadRequest, codeInvalidInput, "The %s %q contains the character %q, which keys cannot hold ('/', '\\', '#', '?' and control characters are not allowed).", what, v, r)
 		}
 	}
 	if len(v) > max {
@@ -230,8 +230,54 @@ func checkKeys(pk, rk string) error {
 }
 
 // parseValue reads one property value of type typ ("" when not
-// annotated).
+// annotated) and holds it to the service's size of a property value.
 func parseValue(name string, raw []byte, typ string) (edm.Value, error) {
+	v, err := parseTyped(name, raw, typ)
+	if err != nil {
+		return v, err
+	}
+	return v, checkValueSize(name, v)
+}
+
+// The size of one property value: a String holds at most 32K UTF-16 code
+// units and a Binary 64 KiB (learn.microsoft.com/rest/api/storageservices/
+// understanding-the-table-service-data-model, "Property types"); Cosmos
+// DB's Table API documents no other limit besides the entity's 2 MB.
+const (
+	MaxStringUnits = 32 * 1024
+	MaxBinaryBytes = 64 * 1024
+)
+
+// checkValueSize refuses a value larger than a property may hold, with
+// the service's PropertyValueTooLarge.
+func checkValueSize(name string, v edm.Value) error {
+	switch v.Type {
+	case edm.String:
+		if n := utf16Len(v.S); n > MaxStringUnits {
+			return newErr(http.StatusBadRequest, codePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB): property %q is a string of %d UTF-16 characters; the limit is %d.", name, n, MaxStringUnits)
+		}
+	case edm.Binary:
+		if len(v.Bin) > MaxBinaryBytes {
+			return newErr(http.StatusBadRequest, codePropertyValueTooLarge, "The property value exceeds the maximum allowed size (64KB): property %q is %d bytes of binary; the limit is %d.", name, len(v.Bin), MaxBinaryBytes)
+		}
+	}
+	return nil
+}
+
+// utf16Len is the length of s in UTF-16 code units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// parseTyped reads one property value of type typ ("" when not annotated).
+func parseTyped(name string, raw []byte, typ string) (edm.Value, error) {
 	bad := func(want string) error {
 		return newErr(http.StatusBadRequest, codeInvalidInput, "The value of property %q is not a valid %s: %.60s", name, want, raw)
 	}

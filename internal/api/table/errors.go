@@ -44,6 +44,7 @@ const (
 	codePropertyNameInvalid       = "PropertyNameInvalid"
 	codePropertyNameTooLong       = "PropertyNameTooLong"
 	codeKeyValueTooLarge          = "KeyValueTooLarge"
+	codePropertyValueTooLarge     = "PropertyValueTooLarge"
 	codeInvalidValueType          = "InvalidValueType"
 	codeInvalidDuplicateRow       = "InvalidDuplicateRow"
 	codeAuthenticationFailed      = "AuthenticationFailed"

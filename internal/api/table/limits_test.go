@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -49,10 +50,10 @@ func TestLimits(t *testing.T) {
 		{"RowKey of 256 bytes", entityJSONWith("p", strings.Repeat("é", 128), nil), "KeyValueTooLarge"},
 		{"PartitionKey of 1024 bytes", entityJSONWith(strings.Repeat("k", 1024), "a6", nil), ""},
 		{"PartitionKey of 1025 bytes", entityJSONWith(strings.Repeat("k", 1025), "a7", nil), "KeyValueTooLarge"},
-		{"RowKey with #", entityJSONWith("p", "a#b", nil), "OutOfRangeInput"},
-		{"PartitionKey with \\", entityJSONWith("p\\q", "a8", nil), "OutOfRangeInput"},
-		{"RowKey with ?", entityJSONWith("p", "a?", nil), "OutOfRangeInput"},
-		{"RowKey with DEL", entityJSONWith("p", "a\x7f", nil), "OutOfRangeInput"},
+		{"RowKey with #", entityJSONWith("p", "a#b", nil), "InvalidInput"},
+		{"PartitionKey with \\", entityJSONWith("p\\q", "a8", nil), "InvalidInput"},
+		{"RowKey with ?", entityJSONWith("p", "a?", nil), "InvalidInput"},
+		{"RowKey with DEL", entityJSONWith("p", "a\x7f", nil), "InvalidInput"},
 		// Cosmos DB refuses an empty key (Storage accepts one):
 		// microsoft/AzureStorageExplorer#3211, "For one table under a
 		// CosmosDB account, fail to insert an entity with PartitionKey or
@@ -62,8 +63,15 @@ func TestLimits(t *testing.T) {
 		{"empty PartitionKey", entityJSONWith("", "a13", nil), ""},
 		{"no RowKey", []byte(`{"PartitionKey":"p"}`), "PropertiesNeedValue"},
 		{"RowKey a number", []byte(`{"PartitionKey":"p","RowKey":5}`), "InvalidInput"},
-		{"entity just under 2 MiB", entityJSONWith("p", "a9", map[string]any{"S": strings.Repeat("s", MaxEntityBytes-200)}), ""},
-		{"entity over 2 MiB", entityJSONWith("p", "a10", map[string]any{"S": strings.Repeat("s", MaxEntityBytes)}), "EntityTooLarge"},
+		{"entity just under 2 MiB", entityJSONWith("p", "a9", spread(MaxEntityBytes-2000)), ""},
+		{"entity over 2 MiB", entityJSONWith("p", "a10", spread(MaxEntityBytes)), "EntityTooLarge"},
+		// A String holds 32K UTF-16 code units, a Binary 64 KiB (the
+		// data model page's "Property types").
+		{"string of 32768 units", entityJSONWith("p", "a14", map[string]any{"S": strings.Repeat("s", MaxStringUnits)}), ""},
+		{"string of 32769 units", entityJSONWith("p", "a15", map[string]any{"S": strings.Repeat("s", MaxStringUnits+1)}), "PropertyValueTooLarge"},
+		{"string of 16385 surrogate pairs", entityJSONWith("p", "a16", map[string]any{"S": strings.Repeat("😀", MaxStringUnits/2+1)}), "PropertyValueTooLarge"},
+		{"binary of 65536 bytes", entityJSONWith("p", "a17", map[string]any{"B@odata.type": "Edm.Binary", "B": base64.StdEncoding.EncodeToString(make([]byte, MaxBinaryBytes))}), ""},
+		{"binary of 65537 bytes", entityJSONWith("p", "a18", map[string]any{"B@odata.type": "Edm.Binary", "B": base64.StdEncoding.EncodeToString(make([]byte, MaxBinaryBytes+1))}), "PropertyValueTooLarge"},
 		{"not JSON", []byte(`{"PartitionKey":`), "InvalidInput"},
 		{"not an object", []byte(`[1]`), "InvalidInput"},
 		{"a property twice", []byte(`{"PartitionKey":"p","RowKey":"a11","X":1,"X":2}`), "InvalidInput"},
@@ -188,4 +196,16 @@ func TestThrottledError(t *testing.T) {
 	if retryAfterMs(fmt.Errorf("other")) != "" {
 		t.Error("a retry-after for an error that is not throttling")
 	}
+}
+
+// spread returns string properties of n characters in all, each within a
+// property's limit.
+func spread(n int) map[string]any {
+	m := map[string]any{}
+	for i := 0; n > 0; i++ {
+		k := min(n, MaxStringUnits)
+		m[fmt.Sprintf("S%d", i)] = strings.Repeat("s", k)
+		n -= k
+	}
+	return m
 }
