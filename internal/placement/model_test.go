@@ -16,7 +16,8 @@ type model struct {
 	parts   []Partition
 	flight  []flight
 	// rate is the bytes a snapshot streams per step.
-	rate int64
+	rate  int64
+	trace func(string) // when set, each decided change is logged
 }
 
 type flight struct {
@@ -275,6 +276,11 @@ func (m *model) round() (int, error) {
 	s, err := Plan(m.state())
 	if err != nil {
 		return 0, err
+	}
+	if m.trace != nil {
+		for _, c := range s.Changes {
+			m.trace(c.String())
+		}
 	}
 	if err := m.start(s); err != nil {
 		return 0, err

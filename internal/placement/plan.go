@@ -377,7 +377,10 @@ func (v *view) balanceLeaders() {
 			}
 		}
 		if bestP == nil {
-			return
+			if !v.leaderChain(mean, band) {
+				return
+			}
+			continue
 		}
 		from := bestP.leader
 		v.apply(bestP, Change{Phase: PhaseLeaders, Kind: TransferLeader, From: from, To: bestTo,
@@ -385,6 +388,69 @@ func (v *view) balanceLeaders() {
 			Reason: fmt.Sprintf("node %d leads %d, node %d leads %d (mean %.1f)",
 				from, v.nodes[from].leaders, bestTo, v.nodes[bestTo].leaders, mean)})
 	}
+}
+
+// leaderChain makes two transfers when no single one helps: hi hands a
+// partition to mid, and mid hands another to lo, so that hi leads one
+// fewer and lo one more while mid is unchanged. Zones make this needed: a
+// node in a zone of several never shares a partition with the other
+// nodes of its zone when every zone holds one replica.
+func (v *view) leaderChain(mean, band float64) bool {
+	// reach[mid][lo] is a partition mid leads with a voter on lo.
+	reach := map[uint64]map[uint64]*part{}
+	for _, q := range v.parts {
+		if q.busy || q.leader == 0 || !v.nodes[q.leader].target() {
+			continue
+		}
+		for _, id := range q.voters {
+			if id == q.leader || !v.nodes[id].target() {
+				continue
+			}
+			if reach[q.leader] == nil {
+				reach[q.leader] = map[uint64]*part{}
+			}
+			if reach[q.leader][id] == nil {
+				reach[q.leader][id] = q
+			}
+		}
+	}
+	var bestP, bestQ *part
+	var bestLo uint64
+	var bestKey [4]int64
+	for _, p := range v.parts {
+		if p.busy || p.leader == 0 || !v.nodes[p.leader].target() {
+			continue
+		}
+		hi := v.nodes[p.leader]
+		for _, mid := range p.voters {
+			if mid == hi.ID || !v.nodes[mid].target() {
+				continue
+			}
+			for lo, q := range reach[mid] {
+				l := v.nodes[lo]
+				if lo == hi.ID || q == p || hi.leaders-l.leaders < 2 ||
+					!(float64(hi.leaders) > mean+band || float64(l.leaders) < mean-band) {
+					continue
+				}
+				key := [4]int64{-int64(hi.leaders - l.leaders), int64(mix(v.cfg.Seed, p.p.Range, q.p.Range^lo<<40) >> 1),
+					int64(q.p.Range), int64(lo)}
+				if bestP == nil || lessKey(key, bestKey) {
+					bestP, bestQ, bestLo, bestKey = p, q, lo, key
+				}
+			}
+		}
+	}
+	if bestP == nil || len(v.changes)+2 > v.cfg.MaxChanges {
+		return false
+	}
+	hi, mid, lo := bestP.leader, bestQ.leader, bestLo
+	why := fmt.Sprintf("node %d leads %d, node %d leads %d (mean %.1f); through node %d",
+		hi, v.nodes[hi].leaders, lo, v.nodes[lo].leaders, mean, mid)
+	v.apply(bestP, Change{Phase: PhaseLeaders, Kind: TransferLeader, From: hi, To: mid,
+		Steps: []Step{{StepTransferLeader, mid}}, Reason: why})
+	v.apply(bestQ, Change{Phase: PhaseLeaders, Kind: TransferLeader, From: mid, To: lo,
+		Steps: []Step{{StepTransferLeader, lo}}, Reason: why})
+	return true
 }
 
 // balanceReplicas moves replicas from nodes above the band around the mean
@@ -461,8 +527,7 @@ func (v *view) balanceMetric(phase Phase) {
 			return
 		}
 		ok := func(hi, lo *node, p *part) bool {
-			w, d := weight(p), metric(hi)-metric(lo)
-			if w <= 0 || w >= d || !(metric(hi) > mean+slack || metric(lo) < mean-slack) {
+			if !closes(weight(p), metric(hi)-metric(lo)) || !(metric(hi) > mean+slack || metric(lo) < mean-slack) {
 				return false
 			}
 			if float64(hi.replicas-1) < meanC-band || float64(lo.replicas+1) > meanC+band {
@@ -487,8 +552,7 @@ func (v *view) balanceMetric(phase Phase) {
 		// heavier replica of the high node with a lighter one of the low
 		// node (two moves, counts unchanged).
 		swapOK := func(hi, lo *node, p, q *part) bool {
-			net, d := weight(p)-weight(q), metric(hi)-metric(lo)
-			if net <= 0 || net >= d || !(metric(hi) > mean+slack || metric(lo) < mean-slack) {
+			if !closes(weight(p)-weight(q), metric(hi)-metric(lo)) || !(metric(hi) > mean+slack || metric(lo) < mean-slack) {
 				return false
 			}
 			if phase == PhaseLoad && !bytesOK(hi, lo, float64(p.p.Bytes-q.p.Bytes), meanB, slackB) {
@@ -500,6 +564,18 @@ func (v *view) balanceMetric(phase Phase) {
 			return
 		}
 	}
+}
+
+// minGain is the least share of the gap between two nodes that a move
+// for bytes or request units must close: moves that gain less are not
+// worth their snapshot, and the margin keeps rounding in the sums from
+// making a swap look like a gain both ways.
+const minGain = 0.10
+
+// closes reports whether moving w from a node to one d below it closes at
+// least minGain of the gap: the new gap |d-2w| is at most (1-minGain)d.
+func closes(w, d float64) bool {
+	return w > 0 && d > 0 && 2*min(w, d-w) >= minGain*d
 }
 
 // bytesOK reports whether moving b bytes (negative: the other way) from

@@ -41,6 +41,9 @@ func simulate(t *testing.T, seed uint64) {
 	cfg := DefaultConfig()
 	cfg.Seed = seed
 	m := &model{cfg: cfg, rate: 32 * mib}
+	if os.Getenv("PLACEMENT_TRACE") != "" {
+		m.trace = func(s string) { t.Log(s) }
+	}
 	zones := 1
 	if rng.IntN(2) == 0 {
 		zones = 2 + rng.IntN(3)
