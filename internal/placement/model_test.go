@@ -288,6 +288,21 @@ func (m *model) round() (int, error) {
 	return len(s.Changes), m.step()
 }
 
+// settle runs rounds until a plan decides nothing with nothing in flight.
+func (m *model) settle(limit int) (int, error) {
+	for i := range limit {
+		idle := len(m.flight) == 0
+		n, err := m.round()
+		if err != nil {
+			return i, err
+		}
+		if n == 0 && idle {
+			return i, nil
+		}
+	}
+	return limit, fmt.Errorf("not settled after %d rounds", limit)
+}
+
 type nodeStat struct {
 	replicas, leaders int
 	bytes             int64
