@@ -180,6 +180,14 @@ func (m *model) checkChange(c Change) error {
 		}
 	}
 	if c.Kind.snapshot() {
+		// Zones: a move may not take a partition to fewer zones than it
+		// has unless it reaches as many as there are live zones (or
+		// replicas). A node dying during the move may still do it.
+		after := append(slices.DeleteFunc(slices.Clone(p.Replicas), func(x uint64) bool { return x == c.From }), c.To)
+		before, z := m.zonesOf(p.Replicas), m.zonesOf(after)
+		if z < before && z < min(m.cfg.ReplicationFactor, m.liveZones()) {
+			return fmt.Errorf("takes r%d from %d to %d zones, %d live", c.Range, before, z, m.liveZones())
+		}
 		if mm := m.member(c.To); mm == nil || mm.State != Live {
 			return fmt.Errorf("adds a replica on node %d which is not live", c.To)
 		}
@@ -234,6 +242,7 @@ func (m *model) step() error {
 				before++
 			}
 		}
+
 		for _, st := range c.Steps {
 			switch st.Op {
 			case StepPromote:
@@ -264,10 +273,33 @@ func (m *model) step() error {
 		if after < min(before, m.cfg.ReplicationFactor) {
 			return fmt.Errorf("%v took r%d from %d to %d live voters", c, c.Range, before, after)
 		}
+
 		slices.Sort(p.Replicas)
 	}
 	m.flight = keep
 	return nil
+}
+
+// zonesOf counts the zones of the live replicas.
+func (m *model) zonesOf(reps []uint64) int {
+	zs := map[string]bool{}
+	for _, r := range reps {
+		if m.alive(r) {
+			zs[m.member(r).Zone] = true
+		}
+	}
+	return len(zs)
+}
+
+// liveZones counts the zones with a live node.
+func (m *model) liveZones() int {
+	zs := map[string]bool{}
+	for _, mm := range m.members {
+		if mm.State == Live && !mm.Suspect {
+			zs[mm.Zone] = true
+		}
+	}
+	return len(zs)
 }
 
 // round plans, starts the plan and advances one step; it returns the

@@ -144,23 +144,23 @@ func CanRemove(s State, id uint64) error {
 }
 
 // Holding returns how many partitions node id holds a replica (voter or
-// learner) of, and how many it leads, moves in flight counted as done: a
-// drain is finished when both are zero.
+// learner) of, and how many it leads, as the descriptors say: moves in
+// flight are not counted as done (one may still fail and be rolled back),
+// so a drain is finished when both are zero.
 func Holding(s State, id uint64) (replicas, leaders int, err error) {
-	cfg, err := s.validate()
-	if err != nil {
+	if _, err := s.validate(); err != nil {
 		return 0, 0, err
 	}
-	v := newView(s, cfg)
-	n := v.nodes[id]
-	if n == nil {
+	if !slices.ContainsFunc(s.Members, func(m Member) bool { return m.ID == id }) {
 		return 0, 0, fmt.Errorf("node %d: %w", id, ErrUnknownNode)
 	}
-	learners := 0
-	for _, p := range v.parts {
-		if slices.Contains(p.p.Learners, id) && !slices.Contains(p.voters, id) {
-			learners++
+	for _, p := range s.Partitions {
+		if slices.Contains(p.Replicas, id) || slices.Contains(p.Learners, id) {
+			replicas++
+		}
+		if p.Leader == id {
+			leaders++
 		}
 	}
-	return n.replicas + learners, n.leaders, nil
+	return replicas, leaders, nil
 }

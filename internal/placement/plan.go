@@ -107,22 +107,32 @@ func (v *view) newLeader(p *part, exclude, extra uint64) uint64 {
 // bestTarget picks the node to receive a replica of p replacing from (0:
 // none), streamed from src: a live node without a replica of p, with room
 // and a free snapshot slot, in a zone new to the partition when one can
-// be had, then with the fewest replicas of p's container, the fewest
-// replicas, the fewest bytes. eligible reports whether any node but for
-// throttling could take it.
+// be had (waiting for a throttled node in such a zone rather than taking
+// one in a zone the partition has), then with the fewest replicas of p's
+// container, the fewest replicas, the fewest bytes. eligible reports
+// whether any node but for throttling could take it.
 func (v *view) bestTarget(p *part, from, src uint64) (best uint64, eligible bool) {
 	var bestKey [4]int64
 	rest := slices.DeleteFunc(slices.Clone(p.voters), func(x uint64) bool { return x == from })
+	// The most zones any eligible node would give: a node that gives
+	// fewer is not taken while a better one is only throttled.
+	most := 0
+	for _, id := range v.ids {
+		if n := v.nodes[id]; n.target() && !p.holds(id) && n.fits(p.p.Bytes) {
+			eligible = true
+			most = max(most, v.distinctZones(append(rest, id)))
+		}
+	}
 	for _, id := range v.ids {
 		n := v.nodes[id]
-		if !n.target() || p.holds(id) || !n.fits(p.p.Bytes) {
+		if !n.target() || p.holds(id) || !n.fits(p.p.Bytes) || !v.canStream(src, id, p.p.Bytes) {
 			continue
 		}
-		eligible = true
-		if !v.canStream(src, id, p.p.Bytes) {
+		zones := v.distinctZones(append(rest, id))
+		if zones < most {
 			continue
 		}
-		key := [4]int64{-int64(v.distinctZones(append(rest, id))), int64(n.byContainer[p.p.Container]), int64(n.replicas), n.bytes}
+		key := [4]int64{-int64(zones), int64(n.byContainer[p.p.Container]), int64(n.replicas), n.bytes}
 		if best == 0 || key != bestKey && lessKey(key, bestKey) ||
 			key == bestKey && mix(v.cfg.Seed, p.p.Range, id) < mix(v.cfg.Seed, p.p.Range, best) {
 			best, bestKey = id, key
@@ -214,6 +224,18 @@ func (v *view) repair() {
 	}
 }
 
+// healthy reports whether every voter of p is alive and there are as
+// many as the replication factor: only such a partition is moved for
+// drains, zones or balance (the others are repaired first).
+func (v *view) healthy(p *part) bool {
+	for _, id := range p.voters {
+		if !v.nodes[id].alive() {
+			return false
+		}
+	}
+	return len(p.voters) >= v.cfg.ReplicationFactor
+}
+
 // excess picks the voter to remove from an over-replicated partition: one
 // on a draining node first, else the one whose removal keeps the most
 // zones, on the node with the most replicas.
@@ -264,7 +286,7 @@ func (v *view) drain() {
 		if v.full() {
 			return
 		}
-		if p.busy {
+		if p.busy || !v.healthy(p) {
 			continue
 		}
 		for _, id := range p.voters {
@@ -301,7 +323,7 @@ func (v *view) spreadZones() {
 		if v.full() {
 			return
 		}
-		if p.busy {
+		if p.busy || !v.healthy(p) {
 			continue
 		}
 		have := v.distinctZones(p.voters)
@@ -610,7 +632,7 @@ func (v *view) moveOne(phase Phase, nodes []*node, ok func(hi, lo *node, p *part
 	var bestS float64
 	var bestTie uint64
 	for _, p := range v.parts {
-		if p.busy {
+		if p.busy || !v.healthy(p) {
 			continue
 		}
 		src := v.liveLeader(p)
@@ -693,7 +715,7 @@ func (v *view) swapOne(phase Phase, nodes []*node, metric func(*node) float64, w
 		hi, lo := pr.hi, pr.lo
 		var ps, qs []*part
 		for _, p := range v.parts {
-			if p.busy || v.liveLeader(p) == 0 {
+			if p.busy || v.liveLeader(p) == 0 || !v.healthy(p) {
 				continue
 			}
 			onHi, onLo := slices.Contains(p.voters, hi.ID), slices.Contains(p.voters, lo.ID)

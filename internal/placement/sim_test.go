@@ -22,7 +22,7 @@ import (
 // redundant_balance_region check the same). PLACEMENT_SEEDS=N runs more
 // seeds.
 func TestSimulation(t *testing.T) {
-	seeds := 30
+	seeds := 20
 	if testing.Short() {
 		seeds = 8
 	}
@@ -98,10 +98,19 @@ func simulate(t *testing.T, seed uint64) {
 				if CanRemove(m.state(), id) == nil {
 					m.member(id).State = Draining
 				}
+			case x < 15:
+				// A node goes quiet for a while, or is heard from again.
+				i := rng.IntN(len(m.members))
+				m.members[i].Suspect = !m.members[i].Suspect
 			case x < 25:
 				p := &m.parts[rng.IntN(len(m.parts))]
 				p.RU = float64(rng.IntN(3000))
 				p.Bytes += int64(rng.IntN(20)) * mib
+			}
+		}
+		if step == events {
+			for i := range m.members {
+				m.members[i].Suspect = false
 			}
 		}
 		// A drained node leaves the membership (parsec cluster remove).
