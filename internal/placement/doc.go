@@ -66,6 +66,12 @@
 //     bytes (the sum of squares of node bytes does not grow) nor take a node
 //     out of the bytes band.
 //
+// Only a healthy partition (every voter alive, as many as the replication
+// factor) is moved by rules 2 to 7: one below its replication factor is
+// repaired first. A suspect node (live or draining, but not heard from
+// lately) keeps its replicas, receives nothing and streams nothing until
+// it is heard from again or declared dead.
+//
 // Every replica move respects zones (a move may not reduce a partition's
 // distinct zones below what it had or could have), capacity hints, and the
 // snapshot limits: at most MaxSnapshotsIn incoming and MaxSnapshotsOut

@@ -627,6 +627,11 @@ func fmtAmount(x float64, unit string) string {
 // whether it made one.
 func (v *view) moveOne(phase Phase, nodes []*node, ok func(hi, lo *node, p *part) bool,
 	score func(hi, lo *node, p *part) float64, reason func(hi, lo *node) string) bool {
+	// Only nodes with a free incoming snapshot slot can receive.
+	nodes = slices.DeleteFunc(slices.Clone(nodes), func(n *node) bool { return n.snapIn >= v.cfg.MaxSnapshotsIn })
+	if len(nodes) == 0 {
+		return false
+	}
 	var bestP *part
 	var bestHi, bestLo *node
 	var bestS float64
@@ -646,7 +651,7 @@ func (v *view) moveOne(phase Phase, nodes []*node, ok func(hi, lo *node, p *part
 			}
 			for _, lo := range nodes {
 				if lo == hi || p.holds(lo.ID) || !lo.fits(p.p.Bytes) || !ok(hi, lo, p) ||
-					!v.zoneOK(p, hi.ID, lo.ID) || !v.canStream(src, lo.ID, p.p.Bytes) {
+					!v.canStream(src, lo.ID, p.p.Bytes) || !v.zoneOK(p, hi.ID, lo.ID) {
 					continue
 				}
 				s := score(hi, lo, p)
@@ -678,7 +683,8 @@ func (v *view) moveOne(phase Phase, nodes []*node, ok func(hi, lo *node, p *part
 // reports whether it made the two moves.
 func (v *view) swapOne(phase Phase, nodes []*node, metric func(*node) float64, weight func(*part) float64,
 	ok func(hi, lo *node, p, q *part) bool, reason func(hi, lo *node) string) bool {
-	sorted := slices.Clone(nodes)
+	// A swap sends a snapshot to each of the two nodes.
+	sorted := slices.DeleteFunc(slices.Clone(nodes), func(n *node) bool { return n.snapIn >= v.cfg.MaxSnapshotsIn })
 	slices.SortStableFunc(sorted, func(a, b *node) int {
 		switch {
 		case metric(a) > metric(b):

@@ -344,3 +344,22 @@ func TestHolding(t *testing.T) {
 		t.Fatalf("unknown node: %v", err)
 	}
 }
+
+// BenchmarkPlan plans for a cluster of 20 nodes and 5,000 partitions, two
+// nodes just joined (the busiest plan: every node has a snapshot to send).
+func BenchmarkPlan(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	s := State{Members: liveNodes(20, "a", "b", "c")}
+	for r := range 5000 {
+		perm := rng.Perm(18)[:3]
+		reps := []uint64{uint64(perm[0] + 1), uint64(perm[1] + 1), uint64(perm[2] + 1)}
+		s.Partitions = append(s.Partitions, Partition{Range: uint64(r + 1), Container: "c", Replicas: reps,
+			Leader: reps[0], Bytes: int64(1+rng.IntN(100)) * mib, RU: float64(rng.IntN(1000))})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Plan(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

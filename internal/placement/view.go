@@ -154,10 +154,11 @@ func (v *view) liveLeader(p *part) uint64 {
 
 // distinctZones counts the zones of a set of voters, skipping the lost.
 func (v *view) distinctZones(voters []uint64) int {
-	zs := map[string]bool{}
+	var buf [2 * maxRF]string
+	zs := buf[:0]
 	for _, id := range voters {
-		if n := v.nodes[id]; n.alive() {
-			zs[n.Zone] = true
+		if n := v.nodes[id]; n.alive() && !slices.Contains(zs, n.Zone) {
+			zs = append(zs, n.Zone)
 		}
 	}
 	return len(zs)
