@@ -63,16 +63,20 @@ func (p Phase) String() string {
 // a snapshot from Source, promotes it, and only then removes the replica
 // it replaces, so no partition goes below its replication factor.
 type Change struct {
-	Phase  Phase
-	Kind   MoveKind
-	Range  uint64
-	Group  uint64
-	From   uint64 // replica removed, or leader handing over; 0 for none
-	To     uint64 // replica added, or new leader; 0 for none
-	Source uint64 // node streaming the snapshot; 0 when no data moves
-	Bytes  int64  // snapshot size
-	Steps  []Step
-	Reason string
+	Phase Phase
+	Kind  MoveKind
+	Range uint64
+	Group uint64
+	// Generation is the descriptor's generation the change was decided
+	// on: the executor refuses to start it on a descriptor that changed
+	// since (a split, another move), and the next plan decides again.
+	Generation uint64
+	From       uint64 // replica removed, or leader handing over; 0 for none
+	To         uint64 // replica added, or new leader; 0 for none
+	Source     uint64 // node streaming the snapshot; 0 when no data moves
+	Bytes      int64  // snapshot size
+	Steps      []Step
+	Reason     string
 }
 
 // Move returns the record of the change in flight, for the next plan's

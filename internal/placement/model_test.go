@@ -400,13 +400,13 @@ func (m *model) checkHealthy() error {
 }
 
 // checkBalanced verifies the convergence targets: each live node within ±1
-// replica and ±1 leader of the mean and within ±15% of the mean bytes.
-// With several zones the replicas of a partition must go to distinct
+// replica and ±1 leader of the mean and within ±15% of the mean bytes
+// (when nodes hold six replicas or more on average). With several zones the replicas of a partition must go to distinct
 // zones, which makes a zone of few nodes hold more than the mean: then
 // leaders (any voter may lead) are still checked against the cluster's
 // mean, and replicas, when there are as many zones as replicas (each zone
 // holds one replica of every partition), against their zone's mean.
-func (m *model) checkBalanced() error {
+func (m *model) checkBalanced() (bytesChecked bool, err error) {
 	st := m.stats()
 	var r, l, b float64
 	zoneNodes, zoneReplicas := map[string]int{}, map[string]int{}
@@ -423,28 +423,31 @@ func (m *model) checkBalanced() error {
 	if len(zoneNodes) > 1 {
 		for id, n := range st {
 			if math.Abs(float64(n.leaders)-l) > 1 {
-				return fmt.Errorf("node %d leads %d, mean %.2f\n%s", id, n.leaders, l, m.summary())
+				return false, fmt.Errorf("node %d leads %d, mean %.2f\n%s", id, n.leaders, l, m.summary())
 			}
 			z := m.member(id).Zone
 			zm := float64(zoneReplicas[z]) / float64(zoneNodes[z])
 			if len(zoneNodes) == m.cfg.ReplicationFactor && math.Abs(float64(n.replicas)-zm) > 1 {
-				return fmt.Errorf("node %d holds %d replicas, mean of zone %s %.2f\n%s", id, n.replicas, z, zm, m.summary())
+				return false, fmt.Errorf("node %d holds %d replicas, mean of zone %s %.2f\n%s", id, n.replicas, z, zm, m.summary())
 			}
 		}
-		return nil
+		return false, nil
 	}
 	for id, n := range st {
 		if math.Abs(float64(n.replicas)-r) > 1 {
-			return fmt.Errorf("node %d holds %d replicas, mean %.2f\n%s", id, n.replicas, r, m.summary())
+			return false, fmt.Errorf("node %d holds %d replicas, mean %.2f\n%s", id, n.replicas, r, m.summary())
 		}
 		if math.Abs(float64(n.leaders)-l) > 1 {
-			return fmt.Errorf("node %d leads %d, mean %.2f\n%s", id, n.leaders, l, m.summary())
+			return false, fmt.Errorf("node %d leads %d, mean %.2f\n%s", id, n.leaders, l, m.summary())
 		}
-		if math.Abs(float64(n.bytes)-b) > 0.15*b {
-			return fmt.Errorf("node %d holds %d bytes, mean %.0f\n%s", id, n.bytes, b, m.summary())
+		// A replica is a sizable share of a node with few of them: ±15%
+		// is the target for about ten per node (16 partitions on five
+		// nodes in the real-process test), not for two.
+		if r >= 6 && math.Abs(float64(n.bytes)-b) > 0.15*b {
+			return false, fmt.Errorf("node %d holds %d bytes, mean %.0f\n%s", id, n.bytes, b, m.summary())
 		}
 	}
-	return nil
+	return r >= 6, nil
 }
 
 // summary prints each live node's replicas, leaders, MiB and RU/s.

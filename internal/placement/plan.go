@@ -36,7 +36,7 @@ func (v *view) block(p *part, format string, args ...any) {
 
 // apply records a change and counts it as done in the view.
 func (v *view) apply(p *part, c Change) {
-	c.Range, c.Group = p.p.Range, p.p.Group
+	c.Range, c.Group, c.Generation = p.p.Range, p.p.Group, p.p.Generation
 	v.account(p, -1)
 	switch c.Kind {
 	case AddReplica, MoveReplica:

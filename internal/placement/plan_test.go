@@ -363,3 +363,88 @@ func BenchmarkPlan(b *testing.B) {
 		}
 	}
 }
+
+// Random states, some malformed in one way or another and the rest
+// strange (learners, leaders on dead nodes, under- and over-replicated
+// partitions, moves of every kind in flight): every entry point answers
+// with a result or an error, never a panic, and a valid state's plan keeps
+// its promises.
+func TestGarbageInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	bad := func() bool { return rng.IntN(40) == 0 }
+	valid, changes := 0, 0
+	for range 3000 {
+		s := State{Config: Config{ReplicationFactor: 1 + rng.IntN(4), MaxSnapshotsIn: rng.IntN(3), Seed: rng.Uint64()}}
+		if bad() {
+			s.Config.ReplicationFactor = -1
+		}
+		n := 1 + rng.IntN(8)
+		for i := range n {
+			id := uint64(i + 1)
+			if bad() {
+				id = uint64(rng.IntN(3))
+			}
+			s.Members = append(s.Members, Member{ID: id, State: NodeState(rng.IntN(4)), Suspect: rng.IntN(8) == 0,
+				Zone: string(rune('a' + rng.IntN(3))), CapacityBytes: int64(rng.IntN(300)) * mib})
+		}
+		pick := func(k int) []uint64 {
+			var out []uint64
+			for _, i := range rng.Perm(n)[:min(k, n)] {
+				out = append(out, uint64(i+1))
+			}
+			if bad() {
+				out = append(out, uint64(rng.IntN(12)))
+			}
+			return out
+		}
+		for r := range rng.IntN(20) {
+			reps := pick(1 + rng.IntN(4))
+			p := Partition{Range: uint64(r + 1), Replicas: reps, Bytes: int64(rng.IntN(100)) * mib,
+				RU: float64(rng.IntN(2000)), RUBudget: 1000, Container: string(rune('x' + rng.IntN(2)))}
+			if rng.IntN(4) > 0 {
+				p.Leader = reps[rng.IntN(len(reps))]
+			}
+			if bad() {
+				p.Learners = pick(1)
+			}
+			if bad() {
+				p.Bytes = -1
+			}
+			if rng.IntN(3) == 0 {
+				p.Load = []LoadBucket{{"00", "80", float64(rng.IntN(100))}, {"80", "FF", float64(rng.IntN(100))}}
+				p.HotKeys = []HotKey{{"40", rng.Float64()}}
+			}
+			s.Partitions = append(s.Partitions, p)
+		}
+		for range rng.IntN(4) * min(1, len(s.Partitions)) {
+			m := Move{Range: uint64(1 + rng.IntN(len(s.Partitions))), Kind: MoveKind(1 + rng.IntN(4)),
+				From: uint64(rng.IntN(n + 1)), To: uint64(rng.IntN(n + 1)), Source: uint64(rng.IntN(n + 1)), Bytes: int64(rng.IntN(100))}
+			if bad() {
+				m.Kind = 0
+			}
+			s.Moves = append(s.Moves, m)
+		}
+		sched, err := Plan(s)
+		if err == nil {
+			valid++
+			changes += len(sched.Changes)
+			for _, c := range sched.Changes {
+				if c.Kind.snapshot() && (c.To == 0 || c.Source == 0) {
+					t.Fatalf("snapshot change without endpoints: %v", c)
+				}
+			}
+		} else if !errors.Is(err, ErrInvalid) {
+			t.Fatalf("error not wrapping ErrInvalid: %v", err)
+		}
+		_, _ = Place(newParts("c", 100, 3, mib), s)
+		_ = CanRemove(s, uint64(rng.IntN(8)))
+		_, _, _ = Holding(s, uint64(rng.IntN(8)))
+		_, _ = HeatSplits(s, History{Now: 100, Samples: []HeatSample{{Range: 1, At: 0, RU: 900}, {Range: 1, At: 100, RU: 950}}})
+	}
+	// The generator must reach the planner's decisions, not only its
+	// validation.
+	if valid < 1000 || changes < 500 {
+		t.Errorf("only %d valid states and %d changes of 3000", valid, changes)
+	}
+	t.Logf("%d valid states, %d changes", valid, changes)
+}

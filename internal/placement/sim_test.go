@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 )
 
@@ -29,17 +30,30 @@ func TestSimulation(t *testing.T) {
 	if s, err := strconv.Atoi(os.Getenv("PLACEMENT_SEEDS")); err == nil {
 		seeds = s
 	}
+	bytesChecked.Store(0)
 	for seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { simulate(t, uint64(seed)) })
 	}
+	// The bytes target must be checked often, not skipped by luck.
+	if n := bytesChecked.Load(); n < int64(seeds)/5 {
+		t.Errorf("bytes checked in only %d runs of %d", n, seeds)
+	}
+	t.Logf("bytes checked in %d runs of %d", bytesChecked.Load(), seeds)
 }
 
 const mib = 1 << 20
+
+// bytesChecked counts the runs whose bytes were checked too.
+var bytesChecked atomic.Int64
 
 func simulate(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b9))
 	cfg := DefaultConfig()
 	cfg.Seed = seed
+	if rng.IntN(4) == 0 {
+		// Two snapshots per node, and a byte budget that binds.
+		cfg.MaxSnapshotsIn, cfg.MaxSnapshotsOut, cfg.RebalanceRate = 2, 2, 8*mib
+	}
 	m := &model{cfg: cfg, rate: 32 * mib}
 	if os.Getenv("PLACEMENT_TRACE") != "" {
 		m.trace = func(s string) { t.Log(s) }
@@ -141,8 +155,12 @@ func simulate(t *testing.T, seed uint64) {
 	if err := m.checkHealthy(); err != nil {
 		t.Fatalf("%v\n%s", err, m.summary())
 	}
-	if err := m.checkBalanced(); err != nil {
+	full, err := m.checkBalanced()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if full {
+		bytesChecked.Add(1)
 	}
 	for i := range 20 {
 		s, err := Plan(m.state())
