@@ -448,3 +448,25 @@ func TestGarbageInput(t *testing.T) {
 	}
 	t.Logf("%d valid states, %d changes", valid, changes)
 }
+
+func TestNamesRoundTrip(t *testing.T) {
+	for s := Live; s <= Dead; s++ {
+		if got, err := ParseNodeState(s.String()); err != nil || got != s {
+			t.Errorf("ParseNodeState(%q) = %v, %v", s.String(), got, err)
+		}
+	}
+	for k := AddReplica; k <= TransferLeader; k++ {
+		if got, err := ParseMoveKind(k.String()); err != nil || got != k {
+			t.Errorf("ParseMoveKind(%q) = %v, %v", k.String(), got, err)
+		}
+	}
+	if _, err := ParseNodeState("zombie"); err == nil {
+		t.Error("ParseNodeState accepts zombie")
+	}
+	if _, err := ParseMoveKind(""); err == nil {
+		t.Error("ParseMoveKind accepts the empty name")
+	}
+	if s := NodeState(9).String() + MoveKind(9).String() + StepOp(9).String() + Phase(9).String() + HeatVerdict(9).String(); s != "state(9)kind(9)step(9)phase(9)verdict(9)" {
+		t.Errorf("unknown values print %q", s)
+	}
+}
