@@ -76,6 +76,11 @@ func (m *model) create(container string, n int, bytes func(i int) int64, ru func
 		return err
 	}
 	for i, a := range as {
+		for _, r := range a.Replicas {
+			if mm := m.member(r); mm.State != Live || mm.Suspect {
+				return fmt.Errorf("r%d placed on node %d, %v (suspect %v)", a.Range, r, mm.State, mm.Suspect)
+			}
+		}
 		p := news[i]
 		p.Group = 1000 + p.Range
 		p.Replicas, p.Leader = a.Replicas, a.Leader

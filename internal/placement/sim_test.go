@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -116,6 +117,14 @@ func simulate(t *testing.T, seed uint64) {
 				// A node goes quiet for a while, or is heard from again.
 				i := rng.IntN(len(m.members))
 				m.members[i].Suspect = !m.members[i].Suspect
+			case x < 17:
+				// A container created in the middle of it all.
+				containers++
+				if err := m.create(fmt.Sprintf("c%d", containers), 1+rng.IntN(8),
+					func(int) int64 { return int64(20+rng.IntN(180)) * mib },
+					func(int) float64 { return float64(rng.IntN(3000)) }); err != nil && !errors.Is(err, ErrNoLiveNodes) {
+					t.Fatal(err)
+				}
 			case x < 25:
 				p := &m.parts[rng.IntN(len(m.parts))]
 				p.RU = float64(rng.IntN(3000))
