@@ -56,10 +56,10 @@ func Parse(vectorPolicy, fullTextPolicy, indexingPolicy json.RawMessage) (*Polic
 	if !absent(vectorPolicy) {
 		var in struct {
 			Embeddings []struct {
-				Path             *string          `json:"path"`
-				DataType         *string          `json:"dataType"`
-				Dimensions       *json.Number     `json:"dimensions"`
-				DistanceFunction *string          `json:"distanceFunction"`
+				Path             *string      `json:"path"`
+				DataType         *string      `json:"dataType"`
+				Dimensions       *json.Number `json:"dimensions"`
+				DistanceFunction *string      `json:"distanceFunction"`
 			} `json:"vectorEmbeddings"`
 		}
 		if err := json.Unmarshal(vectorPolicy, &in); err != nil {
