@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parsecdb/parsec/internal/query/eval"
@@ -36,7 +37,18 @@ func specSearch(spec ContainerSpec, indexing json.RawMessage) (*searchpolicy.Pol
 // it (it cannot change, and some clients do not send it back), and
 // neither it nor the vector indexes may change.
 func replaceSearch(spec *ContainerSpec, info ContainerInfo) error {
-	if _, ok := spec.Extra[vectorPolicyProp]; !ok {
+	if given, ok := spec.Extra[vectorPolicyProp]; ok {
+		// The embedding policy is compared first: a replace that
+		// changes it is refused for that, whatever else it changes.
+		newp, err := searchpolicy.Parse(given, nil, nil)
+		if err != nil {
+			return badRequest("%v", err)
+		}
+		oldp, err := searchpolicy.Parse(info.Extra[vectorPolicyProp], nil, nil)
+		if err == nil && !slices.Equal(oldp.Embeddings, newp.Embeddings) {
+			return badRequest("Vector Embedding Policy cannot be changed in Collection Replace")
+		}
+	} else {
 		if old, ok := info.Extra[vectorPolicyProp]; ok {
 			extra := make(map[string]json.RawMessage, len(spec.Extra)+1)
 			for k, v := range spec.Extra {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -144,6 +145,11 @@ func (s *Server) runQuery(req *request, c *engine.Container, plan *exec.Plan, sc
 	}
 	if headerBool(r, "x-ms-cosmos-populateindexmetrics") {
 		req.w.Header().Set("x-ms-cosmos-index-utilization", indexUtilizationHeader(page.Index, page.Search))
+	} else if headerBool(r, "x-ms-cosmos-populateindexmetrics-V2") {
+		// The JavaScript SDK 4.x asks with the -V2 name and reads the
+		// JSON URI-encoded (decodeAndParseJSONString in headerUtils.ts).
+		b, _ := base64.StdEncoding.DecodeString(indexUtilizationHeader(page.Index, page.Search))
+		req.w.Header().Set("x-ms-cosmos-index-utilization", url.PathEscape(string(b)))
 	}
 	s.writeDocuments(req, c, page.Rows, continuation, page.Sessions, page.Charge)
 	return nil
