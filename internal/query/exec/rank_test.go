@@ -538,3 +538,37 @@ func sdkHybrid(t *testing.T, p *Plan, parts [][]doc) []string {
 	}
 	return out
 }
+
+// TestHybridPlanText pins the hybrid plan's texts: the statistics query
+// over the whole container (no WHERE), and a component query per RRF
+// component ordered by its score, best first, with every component's
+// score in the payload and the statistics placeholders the SDK fills in.
+func TestHybridPlanText(t *testing.T) {
+	p, err := compile(`SELECT TOP 5 c.id FROM c WHERE c.n > 1 ORDER BY RANK RRF(FullTextScore(c.text, "red", "car"), VectorDistance(c.v, [1, 2]), [2, 1])`, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := p.QueryPlan(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		Hybrid hybridJSON `json:"hybridSearchQueryInfo"`
+	}
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		t.Fatal(err)
+	}
+	h := plan.Hybrid
+	score := `_FullTextScore(c.text, ["red", "car"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-0}, {documentdb-formattablehybridsearchquery-hitcountsarray-0})`
+	for _, c := range []struct{ got, want string }{
+		{h.GlobalStatisticsQuery, `SELECT COUNT(1) AS documentCount, [{"totalWordCount": SUM(_FullTextWordCount(c.text)), "hitCounts": [COUNTIF(FullTextContains(c.text, "red")), COUNTIF(FullTextContains(c.text, "car"))]}] AS fullTextStatistics` + "\nFROM c"},
+		{h.ComponentQueryInfos[0].RewrittenQuery, `SELECT TOP 5 c._rid, [{"item": ` + score + `}] AS orderByItems, {"payload": {"id": c.id}, "componentScores": [` + score + `, VectorDistance(c.v, [1, 2])]} AS payload` +
+			"\nFROM c\nWHERE ((c.n > 1) AND ({documentdb-formattableorderbyquery-filter}))\nORDER BY " + score + " DESC"},
+		{h.ComponentQueryInfos[1].OrderByExpressions[0], "VectorDistance(c.v, [1, 2])"},
+		{fmt.Sprint(h.ComponentQueryInfos[1].OrderBy, *h.ComponentQueryInfos[1].Top, h.ComponentWeights, *h.Take, h.Skip == nil, h.RequiresGlobalStatistics), "[Descending] 5 [2 1] 5 true true"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got\n%s\nwant\n%s", c.got, c.want)
+		}
+	}
+}
