@@ -136,7 +136,7 @@ func (rs *recallSet) measure(t testing.TB, k int, filter Filter, search func(q [
 			if i > 0 && Better(rs.f, r.Score, got[i-1].Score) {
 				t.Fatalf("results out of order: %v", got)
 			}
-			if e := Score(rs.f, q, rs.vecs[r.ID]); !approxEqual(r.Score, e) {
+			if e, _ := Score(rs.f, q, rs.vecs[r.ID]); !approxEqual(r.Score, e) {
 				t.Fatalf("id %d: score %v, exact %v", r.ID, r.Score, e)
 			}
 		}
