@@ -1,6 +1,9 @@
 package vector
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // dot returns the inner product of a and b, which must have the same
 // length. The loop is unrolled by four with independent accumulators so
@@ -75,26 +78,25 @@ func normalized(a []float32) []float32 {
 // the service's conventions: the cosine similarity (-1 to +1, higher is
 // closer) for Cosine, the inner product (higher is closer) for DotProduct,
 // and the Euclidean distance (0 to +inf, lower is closer) for Euclidean.
-// The cosine of a zero vector with anything is 0. a and b must have the
-// same length; Score panics otherwise, since a caller that mixes
-// dimensions has a bug (use CheckDimensions on input first).
-func Score(f DistanceFunction, a, b []float32) float32 {
-	if len(a) != len(b) {
-		panic("BUG: vector.Score on vectors of different lengths")
+// The cosine of a zero vector with anything is 0. Vectors of different
+// lengths, or no elements, give an error wrapping ErrInvalidVector.
+func Score(f DistanceFunction, a, b []float32) (float32, error) {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0, fmt.Errorf("%w: vectors of %d and %d elements", ErrInvalidVector, len(a), len(b))
 	}
 	switch f {
 	case Cosine:
 		na, nb := norm(a), norm(b)
 		if na == 0 || nb == 0 {
-			return 0
+			return 0, nil
 		}
-		return dot(a, b) / (na * nb)
+		return dot(a, b) / (na * nb), nil
 	case DotProduct:
-		return dot(a, b)
+		return dot(a, b), nil
 	case Euclidean:
-		return float32(math.Sqrt(float64(l2sq(a, b))))
+		return float32(math.Sqrt(float64(l2sq(a, b)))), nil
 	}
-	panic("BUG: vector.Score with an unknown distance function")
+	return 0, fmt.Errorf("%w: unknown distance function %d", ErrInvalidPolicy, f)
 }
 
 // Better reports whether score a ranks ahead of score b under f: higher

@@ -16,8 +16,8 @@ import (
 func TestScoreConventions(t *testing.T) {
 	f := func(fn DistanceFunction, a, b []float32, want float32) {
 		t.Helper()
-		if got := Score(fn, a, b); !approxEqual(got, want) {
-			t.Errorf("Score(%s, %v, %v) = %v, want %v", fn, a, b, got, want)
+		if got, err := Score(fn, a, b); err != nil || !approxEqual(got, want) {
+			t.Errorf("Score(%s, %v, %v) = %v, %v, want %v", fn, a, b, got, err, want)
 		}
 	}
 	f(Cosine, []float32{1, 0}, []float32{0, 1}, 0)
@@ -28,6 +28,11 @@ func TestScoreConventions(t *testing.T) {
 	f(Euclidean, []float32{0, 0}, []float32{3, 4}, 5)
 	f(Euclidean, []float32{1, 1, 1}, []float32{1, 1, 1}, 0)
 
+	for _, bad := range [][2][]float32{{{1, 2}, {1, 2, 3}}, {{}, {}}} {
+		if _, err := Score(Cosine, bad[0], bad[1]); !errors.Is(err, ErrInvalidVector) {
+			t.Errorf("Score(%v, %v): %v, want ErrInvalidVector", bad[0], bad[1], err)
+		}
+	}
 	if !Better(Cosine, 0.9, 0.1) || Better(Cosine, 0.1, 0.9) {
 		t.Error("cosine: a higher score must rank first")
 	}

@@ -3,6 +3,7 @@ package vector
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // mixture is a seeded Gaussian mixture: clusters centres drawn from
@@ -14,6 +15,38 @@ type mixture struct {
 	dims    int
 	spread  float64
 	centres [][]float64
+	// bases, when set (newLowRankMixture), give each cluster a covariance
+	// of rank len(bases[c]) plus isotropic noise of standard deviation
+	// noise, as embeddings have a low intrinsic dimension.
+	bases [][][]float64
+	noise float64
+}
+
+// newLowRankMixture is a Gaussian mixture whose clusters spread along
+// rank random directions each (standard deviation spread along each) plus
+// isotropic noise: each component is N(centre, spread²·B Bᵀ + noise²·I).
+func newLowRankMixture(seed uint64, dims, clusters, rank int, spread, noise float64) *mixture {
+	m := newMixture(seed, dims, clusters, spread)
+	m.noise = noise
+	for range clusters {
+		b := make([][]float64, rank)
+		for r := range b {
+			b[r] = make([]float64, dims)
+			for i := range b[r] {
+				b[r][i] = m.rng.NormFloat64()
+			}
+			n := 0.0
+			for _, x := range b[r] {
+				n += x * x
+			}
+			n = math.Sqrt(n)
+			for i := range b[r] {
+				b[r][i] /= n
+			}
+		}
+		m.bases = append(m.bases, b)
+	}
+	return m
 }
 
 func newMixture(seed uint64, dims, clusters int, spread float64) *mixture {
@@ -29,8 +62,22 @@ func newMixture(seed uint64, dims, clusters int, spread float64) *mixture {
 }
 
 func (m *mixture) next() []float32 {
-	c := m.centres[m.rng.IntN(len(m.centres))]
+	ci := m.rng.IntN(len(m.centres))
+	c := m.centres[ci]
 	v := make([]float32, m.dims)
+	if m.bases != nil {
+		acc := slices.Clone(c)
+		for _, dir := range m.bases[ci] {
+			z := m.spread * m.rng.NormFloat64() * math.Sqrt(float64(m.dims)/float64(len(m.bases[ci])))
+			for i, x := range dir {
+				acc[i] += z * x
+			}
+		}
+		for i := range v {
+			v[i] = float32(acc[i] + m.noise*m.rng.NormFloat64())
+		}
+		return v
+	}
 	for i := range v {
 		v[i] = float32(c[i] + m.spread*m.rng.NormFloat64())
 	}
@@ -53,7 +100,8 @@ func bruteForce(f DistanceFunction, vs map[uint64][]float32, q []float32, k int,
 		if filter != nil && !filter(id) {
 			continue
 		}
-		all = append(all, Result{id, Score(f, q, v)})
+		s, _ := Score(f, q, v)
+		all = append(all, Result{id, s})
 	}
 	sortResults(f, all)
 	if len(all) > k {

@@ -8,7 +8,7 @@ import (
 
 // Graph defaults (sources in doc.go).
 const (
-	DefaultMaxDegree = 32
+	DefaultMaxDegree = 64
 	DefaultAlpha     = 1.2
 	// maxSearchList bounds a search list however far a filtered search
 	// widens it.

@@ -46,15 +46,15 @@ func (s *encodedStore) ClearEntry() error            { s.hasEntry = false; retur
 // Churn: deletes, re-inserts and replacements keep recall, never return a
 // deleted id, and leave no node for it; the store holds encoded nodes.
 func TestGraphChurn(t *testing.T) {
-	rs := newRecallSet(t, Euclidean, 41, 1500, 32, 150)
+	rs := newRecallSet(t, Euclidean, 41, 1200, 16, 150)
 	st := newEncodedStore()
-	g := buildGraph(t, rs, st)
-	mx := newMixture(41, 32, 40, 1.0) // same centres as the set
+	g := buildGraph(t, rs, st, smallGraph)
+	mx := newMixture(41, 16, 40, 1.0) // same centres as the set
 	rng := rand.New(rand.NewPCG(9, 9))
 	deleted := map[uint64]bool{}
 	for range 2 {
-		// Delete 250 random live ids, insert 250 new vectors, replace 100.
-		for range 250 {
+		// Delete 200 random live ids, insert 200 new vectors, replace 100.
+		for range 200 {
 			id := uint64(rng.IntN(len(rs.vecs)))
 			if deleted[id] {
 				continue
@@ -65,7 +65,7 @@ func TestGraphChurn(t *testing.T) {
 			rs.flat.Remove(id)
 			deleted[id] = true
 		}
-		for range 250 {
+		for range 200 {
 			id := uint64(len(rs.vecs))
 			v := mx.next()
 			rs.vecs = append(rs.vecs, v)
@@ -179,9 +179,9 @@ func TestGraphStoreErrors(t *testing.T) {
 }
 
 func TestRebuild(t *testing.T) {
-	rs := newRecallSet(t, Cosine, 51, 2000, 48, 100)
+	rs := newRecallSet(t, Cosine, 51, 1200, 32, 100)
 	st := NewMemStore()
-	g, err := Rebuild(st, GraphConfig{Distance: Cosine, Dimensions: 48}, func(yield func(uint64, []float32) bool) error {
+	g, err := Rebuild(st, GraphConfig{Distance: Cosine, Dimensions: 32, MaxDegree: smallGraph.MaxDegree, SearchListSize: smallGraph.SearchListSize}, func(yield func(uint64, []float32) bool) error {
 		for i, v := range rs.vecs {
 			if !yield(uint64(i), v) {
 				return nil
@@ -199,7 +199,7 @@ func TestRebuild(t *testing.T) {
 	if r < 0.95 {
 		t.Errorf("recall@10 after Rebuild = %.4f, want ≥ 0.95", r)
 	}
-	_, err = Rebuild(NewMemStore(), GraphConfig{Distance: Cosine, Dimensions: 48}, func(func(uint64, []float32) bool) error {
+	_, err = Rebuild(NewMemStore(), GraphConfig{Distance: Cosine, Dimensions: 32}, func(func(uint64, []float32) bool) error {
 		return errors.New("read failed")
 	})
 	if err == nil {
@@ -211,8 +211,8 @@ func TestRebuild(t *testing.T) {
 // to the other child, and answers for its items as well as flat does over
 // them (and as the parent did with a filter on them).
 func TestSplit(t *testing.T) {
-	rs := newRecallSet(t, Euclidean, 61, 3000, 48, 150)
-	parent := buildGraph(t, rs, NewMemStore())
+	rs := newRecallSet(t, Euclidean, 61, 2000, 32, 150)
+	parent := buildGraph(t, rs, NewMemStore(), smallGraph)
 	child := func(id uint64) int { return int((id * 0x9e3779b97f4a7c15) >> 63) } // a hash split
 	stores := []*MemStore{NewMemStore(), NewMemStore()}
 	var kids []*Graph

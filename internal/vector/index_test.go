@@ -136,7 +136,7 @@ func (rs *recallSet) measure(t testing.TB, k int, filter Filter, search func(q [
 			if i > 0 && Better(rs.f, r.Score, got[i-1].Score) {
 				t.Fatalf("results out of order: %v", got)
 			}
-			if e := Score(rs.f, q, rs.vecs[r.ID]); !approxEqual(r.Score, e) {
+			if e, _ := Score(rs.f, q, rs.vecs[r.ID]); !approxEqual(r.Score, e) {
 				t.Fatalf("id %d: score %v, exact %v", r.ID, r.Score, e)
 			}
 		}
@@ -156,8 +156,12 @@ func functionsToTest() []DistanceFunction {
 
 func TestQuantizedRecall(t *testing.T) {
 	for _, f := range functionsToTest() {
-		rs := newRecallSet(t, f, 21, 3000, 64, 200)
-		pq, err := TrainPQ(f, rs.vecs, DefaultQuantizationByteSize(64), 7)
+		n, dims := 3000, 64
+		if f != Cosine {
+			n, dims = 1500, 32
+		}
+		rs := newRecallSet(t, f, 21, n, dims, 200)
+		pq, err := TrainPQ(f, rs.vecs, DefaultQuantizationByteSize(dims), 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,9 +191,15 @@ func TestQuantizedRecall(t *testing.T) {
 	}
 }
 
-func buildGraph(t testing.TB, rs *recallSet, store NodeStore) *Graph {
+// smallGraph is the configuration of tests that exercise the graph's
+// mechanics (churn, split, rebuild) rather than its default parameters:
+// a smaller R and L build faster.
+var smallGraph = GraphConfig{MaxDegree: 32, SearchListSize: 64}
+
+func buildGraph(t testing.TB, rs *recallSet, store NodeStore, cfg GraphConfig) *Graph {
 	t.Helper()
-	g, err := NewGraph(store, GraphConfig{Distance: rs.f, Dimensions: rs.dims})
+	cfg.Distance, cfg.Dimensions = rs.f, rs.dims
+	g, err := NewGraph(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +218,17 @@ func graphSearch(g *Graph, opts QueryOptions, filter Filter) func(q []float32) (
 	}
 }
 
+// The specification's small recall check: 3,000 vectors of 64 dimensions,
+// the default parameters, cosine; the other distance functions on 1,500
+// vectors of 32 dimensions (not with -short).
 func TestGraphRecall(t *testing.T) {
 	for _, f := range functionsToTest() {
-		rs := newRecallSet(t, f, 31, 3000, 64, 200)
-		g := buildGraph(t, rs, NewMemStore())
+		n, dims := 3000, 64
+		if f != Cosine {
+			n, dims = 1500, 32
+		}
+		rs := newRecallSet(t, f, 31, n, dims, 200)
+		g := buildGraph(t, rs, NewMemStore(), GraphConfig{})
 		r := rs.measure(t, 10, nil, graphSearch(g, QueryOptions{}, nil))
 		t.Logf("%s: diskANN recall@10 = %.4f", f, r)
 		if r < 0.95 {

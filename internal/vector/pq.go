@@ -153,29 +153,19 @@ func (p *PQ) setBounds(m int) {
 }
 
 // nearest returns the index of the centroid (rows of width w in c) nearest
-// to v in squared Euclidean distance.
+// to v in squared Euclidean distance. Subspaces are narrow (a few
+// dimensions), so the distance is computed inline rather than by l2sq.
 func nearest(c []float32, w int, v []float32) int {
 	best, bd := 0, float32(math.Inf(1))
-	if w <= 2 {
-		v0, v1 := v[0], float32(0)
-		if w == 2 {
-			v1 = v[1]
+	v = v[:w]
+	for j, o := 0, 0; o+w <= len(c); j, o = j+1, o+w {
+		row := c[o : o+w]
+		var d float32
+		for i, x := range v {
+			e := x - row[i]
+			d += e * e
 		}
-		for j := 0; j*w < len(c); j++ {
-			d0 := v0 - c[j*w]
-			d := d0 * d0
-			if w == 2 {
-				d1 := v1 - c[j*w+1]
-				d += d1 * d1
-			}
-			if d < bd {
-				best, bd = j, d
-			}
-		}
-		return best
-	}
-	for j := 0; j*w < len(c); j++ {
-		if d := l2sq(v, c[j*w:(j+1)*w]); d < bd {
+		if d < bd {
 			best, bd = j, d
 		}
 	}
