@@ -84,6 +84,10 @@ var analyzers = func() map[Language]*Analyzer {
 			a.stem = stemSpanish
 		case PortuguesePT, PortugueseBR:
 			a.stem = stemPortuguese
+		case Italian:
+			a.stem = stemItalian
+		case French:
+			a.stem = stemFrench
 		}
 		m[l] = a
 	}

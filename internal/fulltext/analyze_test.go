@@ -47,13 +47,12 @@ func TestAnalyzeEnglish(t *testing.T) {
 
 func TestAnalyzeOtherLanguages(t *testing.T) {
 	// Other languages have no stop words (the service removes stop words in
-	// English only). German, Spanish and Portuguese are stemmed
-	// (Snowball); the others are not, in this version.
+	// English only). Every language is stemmed (Snowball).
 	de := AnalyzerFor(German)
 	if got := tokens(de, "Die Straße und die Häuser"); got != "die@0 strass@1 und@2 die@3 haus@4" {
 		t.Errorf("German: %q", got)
 	}
-	if !de.Stems() || !AnalyzerFor(English).Stems() || !AnalyzerFor(Spanish).Stems() || AnalyzerFor(Italian).Stems() {
+	if !de.Stems() || !AnalyzerFor(English).Stems() || !AnalyzerFor(Spanish).Stems() || !AnalyzerFor(French).Stems() || !AnalyzerFor(Italian).Stems() || !AnalyzerFor(PortugueseBR).Stems() {
 		t.Error("Stems")
 	}
 	es := AnalyzerFor(Spanish)
@@ -102,14 +101,18 @@ func TestAnalyzeLimits(t *testing.T) {
 }
 
 func FuzzAnalyze(f *testing.F) {
-	for _, s := range []string{"The red bicycle", "don't", "a'b'c", "東京", "Cre\u0300me", "\xff\xfe", "'''", "x’y"} {
-		f.Add(s)
+	seeds := []string{"The red bicycle", "don't", "a'b'c", "東京", "Cre\u0300me", "\xff\xfe", "'''", "x\u2019y",
+		"naïve quand jouer", "Straße Häuser", "haciéndola", "corações", "crocchio divano", "ëëïï yyy quuu"}
+	for i, s := range seeds {
+		f.Add(string(rune('0'+i)) + s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > 1<<16 {
+		if len(s) > 1<<16 || len(s) == 0 {
 			return
 		}
-		a := AnalyzerFor(English)
+		// The first byte picks the language.
+		a := AnalyzerFor(Languages[int(s[0])%len(Languages)])
+		s = s[1:]
 		toks := a.Analyze(s)
 		if len(toks) > len(s) {
 			t.Fatalf("%d tokens from %d bytes", len(toks), len(s))
@@ -132,6 +135,23 @@ func FuzzAnalyze(f *testing.F) {
 		dt := a.Index(s)
 		if int(dt.Length) != len(toks) {
 			t.Fatalf("length %d, %d tokens", dt.Length, len(toks))
+		}
+	})
+}
+
+// FuzzStem runs every stemmer on arbitrary words, upper case and marker
+// letters included, which the analyzer never passes: they must not panic.
+func FuzzStem(f *testing.F) {
+	for _, s := range []string{"naïve", "HiH", "aYiUe", "qu", "a~o~", "ß", "'s'", "yyy", "ëï", "iéndo"} {
+		f.Add(s)
+	}
+	stems := []func(string) string{stemEnglish, stemGerman, stemSpanish, stemFrench, stemItalian, stemPortuguese}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 512 {
+			return
+		}
+		for _, stem := range stems {
+			_ = stem(s)
 		}
 	})
 }

@@ -34,6 +34,18 @@ func TestStemPortugueseSnowballData(t *testing.T) {
 	checkSnowballData(t, "testdata/snowball_portuguese_sample.txt", stemPortuguese, 3000)
 }
 
+// TestStemItalianSnowballData: 35,495 words at snowball-data commit
+// 4f982ec matched when the stemmer was written.
+func TestStemItalianSnowballData(t *testing.T) {
+	checkSnowballData(t, "testdata/snowball_italian_sample.txt", stemItalian, 3000)
+}
+
+// TestStemFrenchSnowballData: 20,805 words at snowball-data commit 8a2cdaf
+// matched when the stemmer was written.
+func TestStemFrenchSnowballData(t *testing.T) {
+	checkSnowballData(t, "testdata/snowball_french_sample.txt", stemFrench, 2000)
+}
+
 func checkSnowballData(t *testing.T, file string, stem func(string) string, min int) {
 	t.Helper()
 	f, err := os.Open(file)
@@ -165,6 +177,44 @@ func TestStemPortugueseRules(t *testing.T) {
 	for _, c := range cases {
 		if got := stemPortuguese(c.in); got != c.want {
 			t.Errorf("stemPortuguese(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStemItalianRules works the examples of the published Italian
+// algorithm (https://snowballstem.org/algorithms/italian/stemmer.html) by
+// hand.
+func TestStemItalianRules(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"guardandogli", "guard"},  // step 0: gli after ando (guardando); step 2: ando
+		{"accomodarci", "accomod"}, // step 0: ci after ar becomes e (accomodare); step 2: are
+		{"crocchi", "crocc"},       // step 3a: i; step 3b: ch -> c
+		{"crocchio", "crocc"},      // step 3a: o and the i before it
+		{"divano", "divan"},        // exception
+		{"esempio", "esemp"},       // step 3a: o, then i
+	}
+	for _, c := range cases {
+		if got := stemItalian(c.in); got != c.want {
+			t.Errorf("stemItalian(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStemFrenchRules works examples of the published French algorithm
+// (https://snowballstem.org/algorithms/french/stemmer.html) by hand.
+func TestStemFrenchRules(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"démonstration", "démonstr"}, // step 1: ation in R2
+		{"jouer", "jou"},              // u between vowels is U; step 2b: er
+		{"yeux", "yeux"},              // y before a vowel is Y; eux not in R2
+		{"quand", "quand"},            // u after q is U
+		{"rapidement", "rapid"},       // step 1: ement in RV
+		{"naïve", "naïv"},             // ï is Hi, keeping ive out of reach; step 4: e
+		{"chanteuse", "chanteux"},     // euse not in R2 but in R1 becomes eux
+	}
+	for _, c := range cases {
+		if got := stemFrench(c.in); got != c.want {
+			t.Errorf("stemFrench(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
