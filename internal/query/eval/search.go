@@ -275,11 +275,15 @@ func fnVectorDistance(c *callCtx, args []Value) (Value, error) {
 	if !ok || len(a) != len(b) {
 		return undef, nil
 	}
+	score, err := vector.Score(vc.Func, a, b)
+	if err != nil {
+		return undef, nil // lengths were checked: not reached
+	}
 	if s != nil && s.Work != nil {
 		s.Work.Vectors.Add(1)
 		s.Work.VectorDims.Add(int64(len(a)))
 	}
-	return NumberValue(float64(vector.Score(vc.Func, a, b))), nil
+	return NumberValue(float64(score)), nil
 }
 
 // analyzer returns the analyzer of the text at the path argument e.
