@@ -205,7 +205,7 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		}
 		page.Sessions = append(page.Sessions, s.p.Session())
 	}
-	plan, statDocs, statBytes, err := c.withStats(plan)
+	plan, statDocs, statBytes, err := c.withStats(ctx, plan, now)
 	if err != nil {
 		return page, queryFailure(err)
 	}

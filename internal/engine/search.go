@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/parsecdb/parsec/internal/query/eval"
 
@@ -97,7 +99,7 @@ func (c *Container) searchOptions() *searchpolicy.Policies {
 // query's scope: the service's statistics are container-wide), reading
 // every item. The full-text index will keep these statistics per
 // partition and replace this pass.
-func (c *Container) withStats(plan *exec.Plan) (*exec.Plan, int, int, error) {
+func (c *Container) withStats(ctx context.Context, plan *exec.Plan, start time.Time) (*exec.Plan, int, int, error) {
 	if !plan.NeedsStats() {
 		return plan, 0, 0, nil
 	}
@@ -119,6 +121,12 @@ func (c *Container) withStats(plan *exec.Plan) (*exec.Plan, int, int, error) {
 			sources[i] = &unexpiredSource{src: sources[i], x: x}
 		}
 	}
+	// The pass stops, as a page does, when the request ends or the
+	// page's time is spent.
+	check := c.limits(ctx, plan, start).Check
+	for i := range sources {
+		sources[i] = &checkedSource{src: sources[i], check: check}
+	}
 	out, err := exec.GatherStats(plan, sources)
 	docs, bytes := 0, 0
 	for _, s := range scans {
@@ -131,6 +139,24 @@ func (c *Container) withStats(plan *exec.Plan) (*exec.Plan, int, int, error) {
 	return out, docs, bytes, err
 }
 
+// checkedSource calls check every checkEvery documents of src.
+type checkedSource struct {
+	src   exec.Source
+	check func() error
+	n     int
+}
+
+const checkEvery = 256
+
+func (s *checkedSource) Next() ([]byte, eval.Value, bool, error) {
+	if s.n++; s.n%checkEvery == 0 {
+		if err := s.check(); err != nil {
+			return nil, eval.Value{}, false, err
+		}
+	}
+	return s.src.Next()
+}
+
 // queryFailure maps an error of a query's statistics pass as QueryContext
 // maps its page's errors: the query's own errors are 400s.
 func queryFailure(err error) error {
@@ -138,6 +164,8 @@ func queryFailure(err error) error {
 	switch {
 	case errors.As(err, &qe) || errors.Is(err, eval.ErrInvalidQuery):
 		return badRequest("%v", err)
+	case errors.Is(err, exec.ErrPageTime):
+		return badRequest("the query did not gather its full-text statistics within its time budget (%v): FullTextScore reads every item of the container for each page until the full-text index keeps them", err)
 	case errors.Is(err, ErrCorrupt), errors.Is(err, ErrThrottled):
 		return err
 	}

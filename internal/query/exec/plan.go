@@ -389,6 +389,9 @@ func (c *compiler) query(q *ast.Query, outer *scope, container bool) (*query, er
 		cq.aggIndex[a] = i
 	}
 	cq.grouped = len(cq.aggs) > 0 || len(q.GroupBy) > 0
+	if cq.grouped && q.OrderBy != nil && q.OrderBy.Rank {
+		return nil, queryError(q.OrderBy.At, eval.ErrUnsupported, "ORDER BY RANK is not supported with aggregates or GROUP BY")
+	}
 	if cq.grouped {
 		for _, e := range cq.selectExprs() {
 			if err := checkGrouped(e, q.GroupBy); err != nil {
