@@ -57,6 +57,10 @@ type VectorCall struct {
 	Dims       int // the embedding's dimensions, 0 when no embedding
 	Options    vector.QueryOptions
 	BruteForce bool
+	// consts holds the arguments that are constants (the query vector),
+	// converted once; nil for an argument read from the document or not
+	// a vector.
+	consts [2][]float32
 }
 
 // Ascending reports whether ORDER BY VectorDistance sorts ascending: for
@@ -207,6 +211,15 @@ func (s *Search) ResolveVector(c *ast.Call, params map[string]Value) (*VectorCal
 			return nil, errorf(c.Args[3].Pos(), ErrBadArgument, "VectorDistance: %v", err)
 		}
 	}
+	// Constant vectors (the query's) are converted once, with the data
+	// type decided above.
+	for i, a := range c.Args[:min(2, len(c.Args))] {
+		if isConstant(a) {
+			if v, err := Eval(a, &Env{Params: params}); err == nil {
+				vc.consts[i], _ = vectorOf(v, vc.Type)
+			}
+		}
+	}
 	return vc, nil
 }
 
@@ -267,11 +280,17 @@ func fnVectorDistance(c *callCtx, args []Value) (Value, error) {
 			return Value{}, err
 		}
 	}
-	a, ok := vectorOf(args[0], vc.Type)
+	vec := func(i int) ([]float32, bool) {
+		if v := vc.consts[i]; v != nil {
+			return v, true
+		}
+		return vectorOf(args[i], vc.Type)
+	}
+	a, ok := vec(0)
 	if !ok {
 		return undef, nil
 	}
-	b, ok := vectorOf(args[1], vc.Type)
+	b, ok := vec(1)
 	if !ok || len(a) != len(b) {
 		return undef, nil
 	}
