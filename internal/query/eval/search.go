@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/parsecdb/parsec/internal/fulltext"
@@ -34,6 +35,10 @@ type Search struct {
 	Scores map[*ast.Call]*fulltext.Scorer
 	// Work counts what the search functions did.
 	Work *SearchWork
+
+	// queries caches the analysed search arguments of full-text calls
+	// whose arguments are constants (*ast.Call → []fulltext.Query).
+	queries sync.Map
 }
 
 // SearchWork counts the work of the search functions, for request units
@@ -372,7 +377,7 @@ func fullTextContains(mode int) func(c *callCtx, args []Value) (Value, error) {
 	return func(c *callCtx, args []Value) (Value, error) {
 		s := c.env.Search
 		a := s.analyzer(c.node.Args[0])
-		qs, ok, err := textQueries(c, a, args[1:])
+		qs, ok, err := s.cachedQueries(c, a, args[1:])
 		if err != nil || !ok {
 			return undef, err
 		}
@@ -398,6 +403,28 @@ func fullTextContains(mode int) func(c *callCtx, args []Value) (Value, error) {
 			return BoolValue(false), nil
 		}
 	}
+}
+
+// cachedQueries is textQueries, remembered per call when the call's search
+// arguments are constants (the same for every row).
+func (s *Search) cachedQueries(c *callCtx, a *fulltext.Analyzer, args []Value) ([]fulltext.Query, bool, error) {
+	if s == nil {
+		return textQueries(c, a, args)
+	}
+	if qs, ok := s.queries.Load(c.node); ok {
+		return qs.([]fulltext.Query), true, nil
+	}
+	qs, ok, err := textQueries(c, a, args)
+	if err != nil || !ok {
+		return qs, ok, err
+	}
+	for _, e := range c.node.Args[1:] {
+		if !isConstant(e) {
+			return qs, ok, nil
+		}
+	}
+	s.queries.Store(c.node, qs)
+	return qs, true, nil
 }
 
 // ScoreQueries analyses the search terms of a FullTextScore call (its
@@ -445,7 +472,7 @@ func fnFullTextScore(c *callCtx, args []Value) (Value, error) {
 		return Value{}, errorf(c.node.At, ErrBadArgument, "FullTextScore is only allowed in an ORDER BY RANK clause")
 	}
 	a := s.analyzer(c.node.Args[0])
-	qs, ok, err := textQueries(c, a, args[1:])
+	qs, ok, err := s.cachedQueries(c, a, args[1:])
 	if err != nil || !ok {
 		return undef, err
 	}

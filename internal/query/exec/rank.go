@@ -216,7 +216,7 @@ func (p *Plan) WithStats(stats []fulltext.Stats) (*Plan, error) {
 	if !p.NeedsStats() || len(stats) != len(p.rank.scores) {
 		return nil, fmt.Errorf("exec: %d statistics for %d FullTextScore calls", len(stats), len(p.rank.scores))
 	}
-	s := *p.search
+	s := &eval.Search{Embeddings: p.search.Embeddings, Text: p.search.Text, Vectors: p.search.Vectors, Work: p.search.Work}
 	s.Scores = make(map[*ast.Call]*fulltext.Scorer, len(stats))
 	for i, call := range p.rank.scores {
 		if len(stats[i].DF) != len(p.rank.queries[i]) {
@@ -226,8 +226,8 @@ func (p *Plan) WithStats(stats []fulltext.Stats) (*Plan, error) {
 	}
 	q := *p
 	base := *p.base
-	base.Search = &s
-	q.base, q.search = &base, &s
+	base.Search = s
+	q.base, q.search = &base, s
 	return &q, nil
 }
 
