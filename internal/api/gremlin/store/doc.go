@@ -47,8 +47,11 @@
 //
 // # Routing
 //
-// Vertices with ids and partition keys are point reads, one logical
-// partition each. With partition keys only, each logical partition is
+// Vertices named by reference (VertexQuery.Refs: the far ends of edges,
+// g.V([pk, id])) are point reads, each in its own logical partition (a
+// reference without a key: its id queried across partitions). Vertices
+// with ids and partition keys are point reads of each (key, id)
+// combination, one logical partition each. With partition keys only, each logical partition is
 // queried. Otherwise one query reads every partition: the conditions on
 // top-level values (id, label, the partition key) are SQL filters the
 // engine serves from its index; a condition on a vertex property is
@@ -68,6 +71,11 @@
 // then kept only where _sinkPartition is the target's key (ids are unique
 // per logical partition only). Edge properties are top-level, so every
 // edge condition is served by the index. g.E() queries every partition.
+//
+// The id conditions come first in the SQL: the engine tries the index of
+// each equality in the order written and reads later ones only up to the
+// entries of the best so far, so that _isEdge (true of every edge) or a
+// common label does not cost a read of its whole index.
 //
 // Predicates are translated to SQL only where SQL selects at least what
 // Gremlin does (eq, comparisons, inside, outside, between, within, and the

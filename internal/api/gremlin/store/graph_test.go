@@ -839,3 +839,37 @@ func TestOddPropertyKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestVertexRefs: references select exact (partition key, id) pairs, each
+// read in its own logical partition (the far ends of a hop), never the
+// product of their ids and keys.
+func TestVertexRefs(t *testing.T) {
+	e := newEnv(t, envOpts{rus: 4000})
+	ctx := context.Background()
+	e.apply(t, addV(vertex("x", "a", "p1"), vertex("x", "b", "p2"), vertex("y", "a", "p1"), vertex("y", "c", "p3"))...)
+	refs := []graph.Ref{{ID: "x", PartitionKey: "p2"}, {ID: "y", PartitionKey: "p1"}, {ID: "y", PartitionKey: "p1"}, {ID: "x", PartitionKey: "p9"}}
+	vs, op, err := e.s.Vertices(ctx, graph.VertexQuery{Refs: refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range vs {
+		got[v.ID+"@"+fmt.Sprint(v.PartitionKey)] = v.Label
+	}
+	if len(vs) != 2 || got["x@p2"] != "b" || got["y@p1"] != "a" {
+		t.Fatalf("got %v", got)
+	}
+	if op.Count != 2 || op.Partitions > 3 {
+		t.Errorf("StoreOp %+v, want 2 results from at most 3 partitions", op)
+	}
+	// The other fields still restrict.
+	vs, _, err = e.s.Vertices(ctx, graph.VertexQuery{Refs: refs, Labels: []string{"a"}})
+	if err != nil || len(vs) != 1 || vs[0].ID != "y" {
+		t.Fatalf("with a label: %v %v", ids(vs), err)
+	}
+	// A reference without a key finds its id in every partition.
+	vs, _, err = e.s.Vertices(ctx, graph.VertexQuery{Refs: []graph.Ref{{ID: "y"}}})
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("unkeyed: %v %v", ids(vs), err)
+	}
+}
