@@ -119,7 +119,7 @@ func loadModern(t *testing.T, c *gremlingo.Client) {
 		// to(g.V(...)), which the evaluator does not take yet),
 		// here with bindings (named so as not to shadow the tokens id
 		// and label).
-		must(t, c, "g.V([src_pk, src]).addE(lbl).to(__.V([dst_pk, dst])).property('weight', "+e.weight+")",
+		must(t, c, "g.V([src_pk, src]).addE(lbl).to(g.V([dst_pk, dst])).property('weight', "+e.weight+")",
 			map[string]any{"src_pk": e.outName, "src": e.out, "dst_pk": e.inName, "dst": e.in, "lbl": e.label})
 	}
 }
