@@ -37,9 +37,16 @@
 // Cosmos DB; a number is read back as an int64 when it is an integer
 // (written without a fraction) and as a float64 otherwise; whole floats
 // are written with a fraction (2.0) so that they read back as floats. The
+// engine keeps an item's text as written, and point reads return it so,
+// but its query path re-encodes numbers by value (2.0 as 2); so a
+// document holding a whole float in a property or meta-property value
+// ends with the marker "_wholeFloats": true, and a query row with it is
+// read again by key (one point read more, for those documents only). A
+// document written through the NoSQL API with a whole float and without
+// the marker reads that number as an integer when a query finds it. The
 // names id, label, _isEdge, _vertexId, _vertexLabel, _sink, _sinkLabel,
-// _sinkPartition and the engine's system properties (_rid, _self, _etag,
-// _attachments, _ts) are not property keys, and an edge property cannot
+// _sinkPartition, _wholeFloats and the engine's system properties (_rid,
+// _self, _etag, _attachments, _ts) are not property keys, and an edge property cannot
 // take the partition key's name. Containers partitioned on /id or /label,
 // on a nested path, or on several paths (hierarchical keys) are refused by
 // New. A document written through another API is read as a vertex unless
