@@ -21,8 +21,9 @@ import (
 var readOnlyKey = base64.StdEncoding.EncodeToString([]byte("the read-only key of the gremlin end-to-end tests"))
 
 // start runs the server in memory with the Gremlin API on a free loopback
-// port and creates the graphs: "modern" (partition key /name, 40,000 RU/s
-// over four physical partitions) and "hot" (/pk, 400 RU/s, throttled).
+// port and creates the graphs: "modern" and "crew" (partition key /name,
+// 40,000 RU/s over four physical partitions) and "hot" (/pk, 400 RU/s,
+// throttled).
 func start(t *testing.T) (*server.Server, string) {
 	t.Helper()
 	s, err := server.Start(server.Options{InMemory: true, Listen: "127.0.0.1:0", GremlinListen: "127.0.0.1:0", ReadOnlyKey: readOnlyKey})
@@ -41,7 +42,7 @@ func start(t *testing.T) (*server.Server, string) {
 	for _, c := range []struct {
 		id, path string
 		rus      int
-	}{{"modern", "/name", 40000}, {"hot", "/pk", 400}, {"byid", "/id", 400}} {
+	}{{"modern", "/name", 40000}, {"crew", "/name", 40000}, {"hot", "/pk", 400}, {"byid", "/id", 400}} {
 		spec := engine.ContainerSpec{ID: c.id, PartitionKey: epk.Definition{Kind: "Hash", Version: 2, Paths: []string{c.path}}}
 		if _, err := e.CreateContainer("graphdb", spec, engine.Throughput{RUs: c.rus}); err != nil {
 			t.Fatal(err)
