@@ -240,7 +240,16 @@ func TestModernScripts(t *testing.T) {
 		must(t, c, "g.addV('item').property('id', vid).property('name', vname).property('n', vn)",
 			map[string]any{"vid": fmt.Sprintf("i%d", i), "vname": fmt.Sprintf("item%d", i%7), "vn": int32(i)})
 	}
-	ns := must(t, c, "g.V().hasLabel('item').values('n')")
+	ns, attrs, err := submit(t, c, "g.V().hasLabel('item').values('n')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The charge is counted once, in the first batch's
+	// x-ms-request-charge; the final batch's carries none and its
+	// x-ms-total-request-charge is the request's whole charge.
+	if total, ok := attrs["x-ms-total-request-charge"].(float64); !ok || total <= 0 || attrs["x-ms-request-charge"] != 0.0 {
+		t.Errorf("final batch's charges: %v", attrs)
+	}
 	// The value was bound as an Int32; the store keeps numbers as JSON,
 	// which reads back as a Long.
 	seen := map[int64]bool{}
