@@ -71,7 +71,7 @@ func setupBench(b *testing.B) *benchEnv {
 	for i := range benchVertices {
 		for range benchDegree {
 			j := rng.IntN(benchVertices)
-			run("g.V([a, a]).addE('knows').to(__.V([c, c]))", map[string]any{"a": fmt.Sprint("p", i), "c": fmt.Sprint("p", j)})
+			run("g.V([a, a]).addE('knows').to(g.V([c, c]))", map[string]any{"a": fmt.Sprint("p", i), "c": fmt.Sprint("p", j)})
 		}
 	}
 	cred, err := azcosmos.NewKeyCredential(auth.EmulatorKey)

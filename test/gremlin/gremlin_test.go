@@ -21,8 +21,9 @@ import (
 var readOnlyKey = base64.StdEncoding.EncodeToString([]byte("the read-only key of the gremlin end-to-end tests"))
 
 // start runs the server in memory with the Gremlin API on a free loopback
-// port and creates the graphs: "modern" (partition key /name, 40,000 RU/s
-// over four physical partitions) and "hot" (/pk, 400 RU/s, throttled).
+// port and creates the graphs: "modern" and "crew" (partition key /name,
+// 40,000 RU/s over four physical partitions) and "hot" (/pk, 400 RU/s,
+// throttled).
 func start(t *testing.T) (*server.Server, string) {
 	t.Helper()
 	s, err := server.Start(server.Options{InMemory: true, Listen: "127.0.0.1:0", GremlinListen: "127.0.0.1:0", ReadOnlyKey: readOnlyKey})
@@ -41,7 +42,7 @@ func start(t *testing.T) (*server.Server, string) {
 	for _, c := range []struct {
 		id, path string
 		rus      int
-	}{{"modern", "/name", 40000}, {"hot", "/pk", 400}, {"byid", "/id", 400}} {
+	}{{"modern", "/name", 40000}, {"crew", "/name", 40000}, {"hot", "/pk", 400}, {"byid", "/id", 400}} {
 		spec := engine.ContainerSpec{ID: c.id, PartitionKey: epk.Definition{Kind: "Hash", Version: 2, Paths: []string{c.path}}}
 		if _, err := e.CreateContainer("graphdb", spec, engine.Throughput{RUs: c.rus}); err != nil {
 			t.Fatal(err)
@@ -115,12 +116,11 @@ func loadModern(t *testing.T, c *gremlingo.Client) {
 		{"9", "1", "marko", "created", "3", "lop", "0.4d"}, {"10", "4", "josh", "created", "5", "ripple", "1.0d"},
 		{"11", "4", "josh", "created", "3", "lop", "0.4d"}, {"12", "6", "peter", "created", "3", "lop", "0.2d"},
 	} {
-		// The ends addressed as [pk, id] (the Cosmos quickstart writes
-		// to(g.V(...)), which the evaluator does not take yet),
-		// here with bindings (named so as not to shadow the tokens id
-		// and label).
-		must(t, c, "g.V([src_pk, src]).addE(lbl).to(__.V([dst_pk, dst])).property('weight', "+e.weight+")",
-			map[string]any{"src_pk": e.outName, "src": e.out, "dst_pk": e.inName, "dst": e.in, "lbl": e.label})
+		// The ends addressed as [pk, id], in the Cosmos quickstart's
+		// to(g.V(...)) form, here with bindings (named so as not to
+		// shadow the tokens id and label).
+		must(t, c, "g.V([src_pk, src]).addE(lbl).to(g.V([dst_pk, dst])).property('id', eid).property('weight', "+e.weight+")",
+			map[string]any{"src_pk": e.outName, "src": e.out, "dst_pk": e.inName, "dst": e.in, "lbl": e.label, "eid": e.id})
 	}
 }
 
@@ -190,6 +190,28 @@ func TestModernScripts(t *testing.T) {
 			t.Errorf("%s = %s, want %s", tc.script, got, tc.want)
 		}
 	}
+	// Numbers keep their type through storage and queries: a weight
+	// written 1.0d is a Double (GraphBinary type 0x07) whichever read path
+	// served it, an age written 29 a Long.
+	for _, script := range []string{"g.E().hasLabel('knows').values('weight')", "g.V(['marko','1']).outE('knows').values('weight')", "g.E('8').values('weight')"} {
+		ws := must(t, c, script)
+		var ones int
+		for _, w := range ws {
+			f, ok := w.(float64)
+			if !ok {
+				t.Errorf("%s: %T %v, want float64", script, w, w)
+			}
+			if f == 1.0 {
+				ones++
+			}
+		}
+		if ones != 1 {
+			t.Errorf("%s = %v, want one weight of 1.0", script, ws)
+		}
+	}
+	if ages := must(t, c, "g.V().has('name', 'marko').values('age')"); len(ages) != 1 || ages[0] != int64(29) {
+		t.Errorf("marko's age = %#v, want int64 29", ages)
+	}
 	// Ordered answers.
 	if got := strings.Join(strs(t, must(t, c, "g.V().hasLabel('person').order().by('age', desc).values('name')")), ","); got != "peter,josh,marko,vadas" {
 		t.Errorf("persons by age desc = %s", got)
@@ -218,7 +240,16 @@ func TestModernScripts(t *testing.T) {
 		must(t, c, "g.addV('item').property('id', vid).property('name', vname).property('n', vn)",
 			map[string]any{"vid": fmt.Sprintf("i%d", i), "vname": fmt.Sprintf("item%d", i%7), "vn": int32(i)})
 	}
-	ns := must(t, c, "g.V().hasLabel('item').values('n')")
+	ns, attrs, err := submit(t, c, "g.V().hasLabel('item').values('n')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The charge is counted once, in the first batch's
+	// x-ms-request-charge; the final batch's carries none and its
+	// x-ms-total-request-charge is the request's whole charge.
+	if total, ok := attrs["x-ms-total-request-charge"].(float64); !ok || total <= 0 || attrs["x-ms-request-charge"] != 0.0 {
+		t.Errorf("final batch's charges: %v", attrs)
+	}
 	// The value was bound as an Int32; the store keeps numbers as JSON,
 	// which reads back as a Long.
 	seen := map[int64]bool{}

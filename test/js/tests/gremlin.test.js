@@ -68,7 +68,7 @@ before(async () => {
     ["peter", "6", "created", "lop", "3", 0.2],
   ];
   for (const [spk, src, label, dpk, dst, weight] of edges) {
-    await client.submit("g.V([spk, src]).addE(elabel).to(__.V([dpk, dst])).property('weight', w)", {
+    await client.submit("g.V([spk, src]).addE(elabel).to(g.V([dpk, dst])).property('weight', w)", {
       spk,
       src,
       elabel: label,

@@ -44,11 +44,27 @@ func TestWrites(t *testing.T) {
 		t.Fatalf("vertices after failed addV: %d", v)
 	}
 	// A property set earlier in the traversal is visible later in it.
-	if got := one(t, g, "g.V('1').property('age', 30).V('1').values('age')"); got != "30" {
+	if got := one(t, g, "g.V('1').property(single, 'age', 30).V('1').values('age')"); got != "30" {
 		t.Fatalf("read your write: %s", got)
 	}
 	if got := one(t, g, "g.V('1').values('age')"); got != "30" {
 		t.Fatalf("after commit: %s", got)
+	}
+	// Without a cardinality, property() on an existing vertex adds a value,
+	// as Cosmos DB does where TinkerGraph replaces: a Cosmos DB user's
+	// g.V().has('cId','XX').property('country','UK').property('country','USA')
+	// reads back "country": ["UK","USA"], which Microsoft confirmed as
+	// supported (github.com/MicrosoftDocs/azure-docs issue 78883, 2021;
+	// also Azure/azure-cosmos-dotnet-v2 issue 297: "g.V('x').property('name',
+	// 'value') adds a property"), and overwriting takes single
+	// (Azure-Samples/azure-cosmos-db-graph-gremlindotnet-getting-started
+	// issue 10: "Overwrite the property value list:
+	// g.V('id0').property(single, 'myProp', 'overwrite')").
+	if got := one(t, g, "g.V('1').property('age', 31).V('1').values('age')"); got != "30 31" {
+		t.Fatalf("property without cardinality: %s", got)
+	}
+	if got := one(t, g, "g.V('1').property(single, 'age', 32).values('age')"); got != "32" {
+		t.Fatalf("single after two values: %s", got)
 	}
 	// list cardinality appends (crew-style multi-properties).
 	mustRun(t, g, "g.V('1').property(list, 'nick', 'mk').property(list, 'nick', 'marko2')")
@@ -317,6 +333,69 @@ func TestNumericPartitionKey(t *testing.T) {
 		}
 		if len(res.Values) != 1 || res.Ops[0].Partitions != 1 {
 			t.Errorf("%s: %d results, %+v", s, len(res.Values), res.Ops)
+		}
+	}
+}
+
+// TestCosmosForms: the forms of Cosmos DB's quickstart and the terminal
+// methods of Gremlin's grammar (Gremlin.g4 traversalTerminalMethod).
+func TestCosmosForms(t *testing.T) {
+	g := modern(t)
+	// addE with from()/to() given g.V(...) (read as __.V(...)), and an edge
+	// id from property('id', ...), as Cosmos DB's quickstart writes them
+	// (learn.microsoft.com/azure/cosmos-db/gremlin/quickstart-console:
+	// g.V('thomas').addE('knows').to(g.V('mary'))).
+	if got := one(t, g, "g.addE('knows').from(g.V('2')).to(g.V('3')).property('id', 'e-new').property('weight', 0.25)"); got != "e[e-new][2-knows->3]" {
+		t.Fatalf("addE from/to g.V: %s", got)
+	}
+	if got := one(t, g, "g.E('e-new').values('weight')"); got != "0.25d" {
+		t.Fatalf("edge by its id: %s", got)
+	}
+	if got := one(t, g, "g.V('4').addE('knows').to(g.V('6')).inV().values('name')"); got != "peter" {
+		t.Fatalf("addE to g.V: %s", got)
+	}
+	if _, err := runScript(t, g, "g.E('7').property('id', 'other')", traversal.Options{}); !errors.Is(err, traversal.ErrInvalid) {
+		t.Fatalf("changing an existing edge's id: %v", err)
+	}
+	for script, want := range map[string]string{
+		"g.V().hasLabel('person').values('name').next()":      "marko",
+		"g.V().hasLabel('person').values('name').next(2)":     "marko vadas",
+		"g.V().hasLabel('person').values('name').next(9)":     "marko vadas josh peter",
+		"g.V().hasLabel('person').values('name').toList()":    "marko vadas josh peter",
+		"g.V('nope').tryNext()":                               "",
+		"g.V('1').values('name').tryNext()":                   "marko",
+		"g.V('nope').hasNext()":                               "false",
+		"g.V('1').hasNext()":                                  "true",
+		"g.V().values('lang').toSet()":                        "java",
+		"g.V().values('lang').toBulkSet()":                    "java java",
+		"g.V().hasLabel('software').values('name').iterate()": "",
+	} {
+		if got := one(t, g, script); got != want {
+			t.Errorf("%s: %q, want %q", script, got, want)
+		}
+	}
+	// iterate() returns nothing but writes.
+	if got := one(t, g, "g.addV('person').property('name', 'zed').iterate()"); got != "" {
+		t.Fatalf("iterate(): %q", got)
+	}
+	if got := one(t, g, "g.V().has('name', 'zed').values('name').next()"); got != "zed" {
+		t.Fatalf("after iterate(): %q", got)
+	}
+	// next() of nothing fails, as TinkerPop's NoSuchElementException, and
+	// writes nothing.
+	if _, err := runScript(t, g, "g.addV('person').property('name', 'quinn').V('nope').next()", traversal.Options{}); !errors.Is(err, traversal.ErrInvalid) {
+		t.Fatalf("next() of nothing: %v", err)
+	}
+	if got := one(t, g, "g.V().has('name', 'quinn').count()"); got != "0l" {
+		t.Fatalf("next() of nothing wrote: %s", got)
+	}
+	for script, word := range map[string]string{
+		"g.V().explain()": "explain",
+		"g.withStrategies(PartitionStrategy.build().partitionKey('name').writePartition('a').create()).V()": "PartitionStrategy",
+	} {
+		_, err := runScript(t, g, script, traversal.Options{})
+		if !errors.Is(err, traversal.ErrUnsupported) || !strings.Contains(err.Error(), word) {
+			t.Errorf("%s: %v, want an unsupported error naming %s", script, err, word)
 		}
 	}
 }

@@ -50,7 +50,9 @@
 // graph.EdgeQuery for the frontier, and out/in/both one VertexQuery for
 // the neighbours, with the conditions of the has steps that follow them
 // (on the edges for outE/inE/bothE, on the neighbours for out/in/both);
-// outV/inV/bothV/otherV do one VertexQuery. The evaluator re-checks every condition on what the store
+// outV/inV/bothV/otherV do one VertexQuery. Neighbours and the pairs of
+// g.V([pk, id], ...) are read by reference (VertexQuery.Refs: each in its
+// own logical partition), not as every id in every key. The evaluator re-checks every condition on what the store
 // returns, so a store may narrow less than asked. Every store call's
 // graph.StoreOp is kept in Result.Ops and in the profile of the step that
 // caused it (executionProfile()'s storeOps, with Parsec's "index" field).
@@ -78,9 +80,18 @@
 //
 //   - Ids are strings (g.V(1) reads the vertex "1"); new elements get GUIDs.
 //   - Every vertex property is a list: valueMap() gives lists, values()
-//     unrolls them; property(list, k, v) appends, property(k, v) and
-//     property(single, k, v) replace; property(set, ...) is unsupported,
-//     as are null and object-valued properties.
+//     unrolls them; property(k, v) and property(list, k, v) append (Cosmos
+//     DB's default, where TinkerGraph's property(k, v) replaces),
+//     property(single, k, v) replaces; the partition key property keeps
+//     one value; property(set, ...) is unsupported, as are null and
+//     object-valued properties. property('id', x) names the element an
+//     addV or addE creates.
+//   - Terminal methods: next() is the first result (an error when there
+//     is none), next(n) the first n, tryNext() the first if any,
+//     hasNext() a boolean, iterate() nothing, toSet() the distinct
+//     results, toList() and toBulkSet() all; the traversal runs whole and
+//     commits its writes first. explain() and
+//     withStrategies(PartitionStrategy) are refused (ErrUnsupported).
 //   - Every vertex needs the partition key property; a vertex added
 //     without one fails the traversal, and the partition key of an
 //     existing vertex cannot change or be dropped.

@@ -122,6 +122,11 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 	if t == nil {
 		return nil, invalid("", "empty traversal")
 	}
+	if t.Terminal.Name == "explain" {
+		// TinkerPop's explain() lists the strategies applied; this
+		// evaluator has none to list.
+		return nil, unsupported("explain", "explain() is not supported; executionProfile() reports how a traversal ran")
+	}
 	prog, profile, err := compileRoot(t)
 	if err != nil {
 		return nil, err
@@ -157,6 +162,11 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 	if len(out) > o.MaxResults {
 		return r.fail(res, newErr(ErrTooManyResults, "", "the traversal returned more than %d results", o.MaxResults))
 	}
+	if t.Terminal.Name == "next" && len(t.Terminal.Args) == 0 && len(out) == 0 && !profile {
+		// TinkerPop's next() fails on an empty traversal
+		// (NoSuchElementException); nothing is written.
+		return r.fail(res, invalid("next", "the traversal has no result; tryNext() or hasNext() test for one"))
+	}
 	for _, tr := range out {
 		res.Values = append(res.Values, exportValue(tr.obj))
 	}
@@ -177,7 +187,43 @@ func Run(ctx context.Context, t *lang.Traversal, s graph.Store, o Options) (*Res
 		// one object is the profile.
 		res.Values = []graph.Value{ProfileValue(gremlin, res)}
 	}
+	res.Values = terminal(t.Terminal, res.Values)
 	return res, nil
+}
+
+// terminal applies the script's terminal method to the results, as Gremlin
+// Server sends what the script returns, iterated: next() the first result
+// (an empty traversal fails before it writes), next(n) the first n, iterate() nothing,
+// hasNext() whether there was one, tryNext() the first if any (Groovy's
+// Optional, unwrapped), toSet() the distinct results in order; toList()
+// and toBulkSet() (iterated, each value as often as its bulk) all of them.
+// The traversal ran whole before: its writes are committed whatever the
+// terminal method keeps.
+func terminal(st lang.Step, vals []graph.Value) []graph.Value {
+	switch st.Name {
+	case "next", "tryNext":
+		n := 1
+		if len(st.Args) == 1 {
+			if c, ok := toInt64(st.Args[0]); ok {
+				n = int(max(0, min(c, int64(len(vals)))))
+			}
+		}
+		return vals[:min(n, len(vals))]
+	case "iterate":
+		return nil
+	case "hasNext":
+		return []graph.Value{len(vals) > 0}
+	case "toSet":
+		seen := newSeenSet()
+		out := vals[:0:0]
+		for _, v := range vals {
+			if seen.add(v) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	return vals
 }
 
 func (r *run) fail(res *Result, err error) (*Result, error) {
@@ -213,6 +259,12 @@ func (r *run) source(st lang.Step) error {
 		}
 		r.side[k] = &sideEffect{kind: sideValue, value: importValue(st.Args[1])}
 		return nil
+	case "withStrategies":
+		for _, a := range st.Args {
+			if s, ok := a.(lang.Strategy); ok && s.Name == "PartitionStrategy" {
+				return unsupported(st.Name, "PartitionStrategy is not supported: the container's partition key %q routes traversals by itself; read a partition with has('%s', value) or g.V([value, id]) and write one with property('%s', value)", r.pk, r.pk, r.pk)
+			}
+		}
 	}
 	return unsupported(st.Name, "source step %s is not supported", st.Name)
 }

@@ -168,31 +168,23 @@ func (r *run) grow(step string, n int) error {
 	return nil
 }
 
-// fetchVertices reads vertices by reference with one query (ids and
-// partition keys of them all), answering by key.
+// fetchVertices reads vertices by reference (each in its own logical
+// partition, as graph.VertexQuery.Refs says), answering by key.
 func (r *run) fetchVertices(refs []graph.Ref, labels []string, has []graph.Has) (map[string]*graph.Vertex, error) {
 	out := map[string]*graph.Vertex{}
 	if len(refs) == 0 {
 		return out, nil
 	}
-	var ids []string
-	var pks []any
-	seenID := map[string]bool{}
-	seenPK := map[string]bool{}
+	var distinct []graph.Ref
 	want := map[string]bool{}
 	for _, ref := range refs {
-		want[vertexKey(ref.PartitionKey, ref.ID)] = true
-		if !seenID[ref.ID] {
-			seenID[ref.ID] = true
-			ids = append(ids, ref.ID)
-		}
-		pk := vertexKey(ref.PartitionKey, "")
-		if !seenPK[pk] {
-			seenPK[pk] = true
-			pks = append(pks, ref.PartitionKey)
+		k := vertexKey(ref.PartitionKey, ref.ID)
+		if !want[k] {
+			want[k] = true
+			distinct = append(distinct, ref)
 		}
 	}
-	vs, err := r.readVertices(graph.VertexQuery{IDs: ids, PartitionKeys: pks, Labels: labels, Has: has})
+	vs, err := r.readVertices(graph.VertexQuery{Refs: distinct, Labels: labels, Has: has})
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +192,8 @@ func (r *run) fetchVertices(refs []graph.Ref, labels []string, has []graph.Has) 
 		k := vertexKey(v.PartitionKey, v.ID)
 		if want[k] {
 			out[k] = v
+		} else if _, done := out[k]; !done && want[vertexKey(nil, v.ID)] {
+			out[vertexKey(nil, v.ID)] = v
 		}
 	}
 	return out, nil

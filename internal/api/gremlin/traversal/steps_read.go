@@ -62,6 +62,13 @@ func (c *compiler) startQuery(st lang.Step, hasSteps []lang.Step, limit int) (*o
 			}
 		}
 	}
+	var refs []graph.Ref
+	if len(ids) == 0 {
+		// Only pairs: each is read in its own logical partition.
+		for _, p := range pairs {
+			refs = append(refs, graph.Ref{ID: p[1].(string), PartitionKey: p[0]})
+		}
+	}
 	for _, p := range pairs {
 		ids = append(ids, p[1].(string))
 		pairPKs = append(pairPKs, p[0])
@@ -76,6 +83,9 @@ func (c *compiler) startQuery(st lang.Step, hasSteps []lang.Step, limit int) (*o
 		var objs []any
 		if isV {
 			q := graph.VertexQuery{IDs: ids, Labels: labels, PartitionKeys: pairPKs, Limit: limit}
+			if refs != nil {
+				q = graph.VertexQuery{Refs: refs, Labels: labels, Limit: limit}
+			}
 			// has('<pk>', v) and has('<pk>', within(...)) route the query
 			// to those logical partitions (the first such condition; any
 			// other stays a condition).

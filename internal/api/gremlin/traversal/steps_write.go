@@ -233,6 +233,7 @@ func (r *run) setProperty(step string, el any, key string, isID bool, card strin
 			if card == "list" {
 				return newErr(ErrPartitionKey, step, "the partition key property %q takes one value", key)
 			}
+			card = "single"
 			if !r.writes.isAdded(x) {
 				if graph.Equal(x.PartitionKey, value) {
 					return nil
@@ -250,7 +251,9 @@ func (r *run) setProperty(step string, el any, key string, isID bool, card strin
 		if _, ok := x.Properties[key]; !ok {
 			x.Keys = append(x.Keys, key)
 		}
-		if card == "list" {
+		if card != "single" {
+			// Without a cardinality Cosmos DB adds a value to the
+			// property's list, as list does; single replaces them.
 			x.Properties[key] = append(x.Properties[key], vp)
 		} else {
 			x.Properties[key] = []*graph.VertexProperty{vp}
@@ -258,7 +261,25 @@ func (r *run) setProperty(step string, el any, key string, isID bool, card strin
 		r.writes.update(x)
 	case *graph.Edge:
 		if isID {
-			return invalid(step, "cannot set the id of an edge with property()")
+			// Cosmos DB takes an edge's id from property('id', ...) on
+			// addE, as it does a vertex's on addV.
+			id, ok := value.(string)
+			if !ok {
+				return invalid(step, "an edge id must be a string")
+			}
+			if id == x.ID {
+				return nil
+			}
+			if !r.writes.isAdded(x) {
+				return invalid(step, "cannot change the id of an existing edge")
+			}
+			if card != "" || len(meta) > 0 {
+				return invalid(step, "edge properties take no cardinality or meta-properties")
+			}
+			delete(r.edges, edgeKey(x))
+			x.ID = id
+			r.edges[edgeKey(x)] = x
+			return nil
 		}
 		if card != "" || len(meta) > 0 {
 			return invalid(step, "edge properties take no cardinality or meta-properties")

@@ -101,8 +101,22 @@ func newVertexMatcher(q graph.VertexQuery) func(*graph.Vertex, graph.VertexQuery
 			pks[pkKey(pk)] = true
 		}
 	}
+	var refs, anyPK map[string]bool
+	if len(q.Refs) > 0 {
+		refs, anyPK = map[string]bool{}, map[string]bool{}
+		for _, ref := range q.Refs {
+			if ref.PartitionKey == nil {
+				anyPK[ref.ID] = true
+			} else {
+				refs[vertexKey(ref.PartitionKey, ref.ID)] = true
+			}
+		}
+	}
 	return func(v *graph.Vertex, q graph.VertexQuery) bool {
 		if ids != nil && !ids[v.ID] {
+			return false
+		}
+		if refs != nil && !anyPK[v.ID] && !refs[vertexKey(v.PartitionKey, v.ID)] {
 			return false
 		}
 		if pks != nil && !pks[pkKey(v.PartitionKey)] {

@@ -99,6 +99,15 @@ func (g *Graph) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if len(q.Refs) > 0 {
+		out, parts := g.vertexRefs(q)
+		op := graph.StoreOp{Partitions: parts, Count: len(out)}
+		for _, v := range out {
+			op.Size += vertexSize(v)
+		}
+		op.Charge = charge(op)
+		return out, op, nil
+	}
 	parts, routed := g.route(q.PartitionKeys)
 	op := graph.StoreOp{Partitions: len(parts)}
 	if !routed && len(q.IDs) == 0 && len(q.Has) > 0 {
@@ -140,6 +149,42 @@ func (g *Graph) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 	op.Count = len(out)
 	op.Charge = charge(op)
 	return out, op, nil
+}
+
+// vertexRefs answers a query by references: each keyed one looked up in
+// its partition, each without a key in every partition. The caller holds
+// g.mu. It returns the vertices and how many partitions it read.
+func (g *Graph) vertexRefs(q graph.VertexQuery) ([]*graph.Vertex, int) {
+	ids := stringSet(q.IDs)
+	labels := stringSet(q.Labels)
+	var out []*graph.Vertex
+	seen := map[*graph.Vertex]bool{}
+	try := func(v *graph.Vertex) bool {
+		if v == nil || seen[v] || (ids != nil && !ids[v.ID]) || !vertexMatches(v, labels, q.Has) {
+			return false
+		}
+		seen[v] = true
+		out = append(out, cloneVertex(v))
+		return q.Limit > 0 && len(out) >= q.Limit
+	}
+	touched := map[string]bool{}
+	for _, r := range q.Refs {
+		if r.PartitionKey != nil {
+			k := pkKey(r.PartitionKey)
+			touched[k] = true
+			if p, ok := g.parts[k]; ok && try(p.vertices[r.ID]) {
+				break
+			}
+			continue
+		}
+		for _, k := range g.order {
+			touched[k] = true
+			if try(g.parts[k].vertices[r.ID]) {
+				return out, len(touched)
+			}
+		}
+	}
+	return out, len(touched)
 }
 
 // route returns the partitions a query reads: those named, or all.

@@ -58,3 +58,23 @@ func TestNumericPartitionKeys(t *testing.T) {
 		t.Fatalf("numeric routing: %d vertices, %+v", len(vs), op)
 	}
 }
+
+func TestVertexRefs(t *testing.T) {
+	ctx := context.Background()
+	g := New("pk")
+	var ms []graph.Mutation
+	for _, v := range []*graph.Vertex{vtx("a", "p1"), vtx("a", "p2"), vtx("b", "p1"), vtx("b", "p3")} {
+		ms = append(ms, graph.Mutation{Kind: graph.AddVertex, Vertex: v})
+	}
+	if _, err := g.Apply(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	vs, op, err := g.Vertices(ctx, graph.VertexQuery{Refs: []graph.Ref{{ID: "a", PartitionKey: "p2"}, {ID: "b", PartitionKey: int64(9)}, {ID: "b", PartitionKey: "p1"}}})
+	if err != nil || len(vs) != 2 || vs[0].PartitionKey != "p2" || vs[1].ID != "b" || vs[1].PartitionKey != "p1" || op.Count != 2 || op.Partitions != 3 {
+		t.Fatalf("refs: %v %+v %v", vs, op, err)
+	}
+	vs, _, _ = g.Vertices(ctx, graph.VertexQuery{Refs: []graph.Ref{{ID: "b"}}})
+	if len(vs) != 2 {
+		t.Fatalf("unkeyed ref: %d vertices", len(vs))
+	}
+}
