@@ -284,8 +284,8 @@ func parseTyped(name string, raw []byte, typ string) (edm.Value, error) {
 	if typ == "" {
 		switch raw[0] {
 		case '"':
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
+			s, ok := jsondoc.UnquoteString(raw)
+			if !ok {
 				return edm.Value{}, bad("Edm.String")
 			}
 			return edm.Value{Type: edm.String, S: s}, nil
@@ -309,7 +309,10 @@ func parseTyped(name string, raw []byte, typ string) (edm.Value, error) {
 		return edm.Value{}, newErr(http.StatusBadRequest, codeInvalidInput, "The type %q of property %q is not an EDM type the service knows.", typ, name)
 	}
 	var s string
-	isStr := raw[0] == '"' && json.Unmarshal(raw, &s) == nil
+	isStr := false
+	if raw[0] == '"' {
+		s, isStr = jsondoc.UnquoteString(raw)
+	}
 	switch t {
 	case edm.String:
 		if !isStr {
