@@ -299,7 +299,7 @@ func entityPath(table, pk, rk string) string {
 // only the properties of sel when sel is not nil; alone (a single
 // entity, not a query's row) it carries its own odata.metadata.
 func (s *Server) entityJSON(req *request, table string, e *entity, sel map[string]bool, alone bool) []byte {
-	b := make([]byte, 0, 256)
+	b := make([]byte, 0, 512+e.size+e.size/8)
 	b = append(b, '{')
 	sep := false
 	str := func(k, v string) {

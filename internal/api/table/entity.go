@@ -47,6 +47,9 @@ type entity struct {
 	props  []prop
 	// etag is the engine's etag of the stored item ("" when not read).
 	etag string
+	// size is the length of the stored item read (0 when not read), to
+	// size the response's buffer.
+	size int
 }
 
 // get returns the value of a property, the system ones included, for

@@ -118,7 +118,10 @@ func newRequestID() string {
 
 // ServeHTTP serves one request of the Table protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := &request{w: w, r: r, id: newRequestID(), query: r.URL.Query()}
+	req := &request{w: w, r: r, id: newRequestID()}
+	if r.URL.RawQuery != "" {
+		req.query = r.URL.Query()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if s.cfg.Log != nil {
@@ -370,17 +373,17 @@ func readBody(req *request) ([]byte, error) {
 // headers sets the headers every response has.
 func (s *Server) headers(req *request) {
 	h := req.w.Header()
-	h.Set("x-ms-request-id", req.id)
+	h.Set("X-Ms-Request-Id", req.id)
 	v := req.r.Header.Get("x-ms-version")
 	if v == "" {
 		v = "2019-02-02"
 	}
-	h.Set("x-ms-version", v)
+	h.Set("X-Ms-Version", v)
 	h.Set("Date", s.now().UTC().Format(http.TimeFormat))
 	h.Set("DataServiceVersion", "3.0;")
-	h.Set("x-ms-request-charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
+	h.Set("X-Ms-Request-Charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
 	if c := req.r.Header.Get("x-ms-client-request-id"); c != "" {
-		h.Set("x-ms-client-request-id", c)
+		h.Set("X-Ms-Client-Request-Id", c)
 	}
 }
 

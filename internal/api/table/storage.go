@@ -69,18 +69,26 @@ func decodeEntity(raw []byte) (*entity, error) {
 	if err != nil {
 		return nil, err
 	}
-	var types map[string]string
+	// The annotations, "name@odata.type", by the member they annotate.
+	type annotation struct{ name, typ string }
+	var types []annotation
 	for _, m := range members {
 		if name, ok := strings.CutSuffix(m.name, "@odata.type"); ok {
 			if t, ok := jsondoc.UnquoteString(m.raw); ok {
-				if types == nil {
-					types = make(map[string]string, 4)
-				}
-				types[name] = t
+				types = append(types, annotation{name, t})
 			}
 		}
 	}
-	e := &entity{props: make([]prop, 0, len(members))}
+	typeOf := func(name string) string {
+		// The last annotation of a name wins, as a map's would.
+		for i := len(types) - 1; i >= 0; i-- {
+			if types[i].name == name {
+				return types[i].typ
+			}
+		}
+		return ""
+	}
+	e := &entity{props: make([]prop, 0, len(members)), size: len(raw)}
 	for _, m := range members {
 		if len(m.raw) == 0 || strings.IndexByte(m.name, '@') >= 0 {
 			continue
@@ -113,7 +121,7 @@ func decodeEntity(raw []byte) (*entity, error) {
 			continue
 		}
 		name := propertyName(m.name)
-		v, err := parseValue(name, m.raw, types[m.name])
+		v, err := parseValue(name, m.raw, typeOf(m.name))
 		if err != nil {
 			// Not what its annotation says, or an object or array:
 			// read as untyped JSON, and as text when even that fails.
@@ -157,7 +165,7 @@ func scanMembers(raw []byte) ([]member, bool) {
 		if ke < 0 {
 			return nil, false
 		}
-		name, ok := jsondoc.UnquoteString(raw[i:ke])
+		name, ok := memberName(raw[i:ke])
 		if !ok {
 			return nil, false
 		}
@@ -185,6 +193,32 @@ func scanMembers(raw []byte) ([]member, bool) {
 		}
 	}
 	return nil, false
+}
+
+// memberName decodes a member's name, without allocating for the names
+// every stored item has.
+func memberName(tok []byte) (string, bool) {
+	switch string(tok) {
+	case `"id"`:
+		return "id", true
+	case `"PartitionKey"`:
+		return "PartitionKey", true
+	case `"Timestamp"`:
+		return "Timestamp", true
+	case `"_rid"`:
+		return "_rid", true
+	case `"_self"`:
+		return "_self", true
+	case `"_etag"`:
+		return "_etag", true
+	case `"_attachments"`:
+		return "_attachments", true
+	case `"_ts"`:
+		return "_ts", true
+	case `"_lsn"`:
+		return "_lsn", true
+	}
+	return jsondoc.UnquoteString(tok)
 }
 
 func skipSpace(b []byte, i int) int {

@@ -200,6 +200,9 @@ func canonicalizedResource(r *http.Request, account string) string {
 		path = "/"
 	}
 	res := "/" + account + path
+	if r.URL.RawQuery == "" {
+		return res
+	}
 	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
 		if comp, ok := q["comp"]; ok && len(comp) > 0 {
 			res += "?comp=" + comp[0]
