@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"net/http"
 	"strconv"
@@ -74,10 +75,28 @@ func (e *entity) get(name string) (edm.Value, bool) {
 	return edm.Value{}, false
 }
 
-// tableETag is the entity's ETag in the Table format: its Timestamp,
+// tableETag is the entity's ETag in the Table format,
 // W/"datetime'2020-01-02T03%3A04%3A05.1234567Z'" (what Azure Table storage,
-// Cosmos DB's Table API and Azurite send).
-func tableETag(ts time.Time) string {
+// Cosmos DB's Table API and Azurite send), for an entity of Timestamp ts
+// stored with the engine etag etag. Azure Table storage puts the Timestamp
+// there; Cosmos DB's Table API a time derived from the item's own etag
+// (Microsoft.Azure.Cosmos.Table's EtagHelper reads it back from the
+// backend etag), so that any change to the item, through either API,
+// changes it. Parsec does the same: the Timestamp's second, and as its
+// seven fractional digits a hash of the engine etag. A change through the
+// NoSQL API that keeps the Timestamp member still changes the ETag, and a
+// Table client's If-Match made stale by it fails. The SDKs treat the ETag
+// as opaque (aztables azcore.ETag, @azure/data-tables, azure-data-tables);
+// only azure-data-tables, at odata=nometadata where a row carries no
+// odata.etag, rebuilds one from the Timestamp, which then no longer
+// matches, as against Cosmos DB. With no engine etag (an entity not read
+// from the engine) the ETag is the Timestamp.
+func tableETag(ts time.Time, etag string) string {
+	if etag != "" {
+		h := fnv.New32a()
+		h.Write([]byte(etag))
+		ts = ts.UTC().Truncate(time.Second).Add(time.Duration(h.Sum32()%10_000_000) * 100)
+	}
 	return `W/"datetime'` + strings.ReplaceAll(edm.FormatDateTime(ts), ":", "%3A") + `'"`
 }
 
