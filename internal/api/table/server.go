@@ -63,9 +63,9 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, eng: cfg.Engine}
 	s.verifier = tableauth.Verifier{Now: s.now}
-	s.keys = []tableauth.Key{{Name: "primary", Secret: cfg.PrimaryKey}}
+	s.keys = []tableauth.Key{tableauth.NewKey("primary", cfg.PrimaryKey, false)}
 	if len(cfg.ReadOnlyKey) > 0 {
-		s.keys = append(s.keys, tableauth.Key{Name: "read-only", Secret: cfg.ReadOnlyKey, ReadOnly: true})
+		s.keys = append(s.keys, tableauth.NewKey("read-only", cfg.ReadOnlyKey, true))
 	}
 	return s
 }
