@@ -154,15 +154,16 @@ func parseEntity(body []byte, pk, rk *string) (*entity, error) {
 	if err := jsondoc.Validate(body); err != nil {
 		return nil, errInput("The request body is not valid JSON: %v", err)
 	}
-	members, err := objectMembers(body)
+	// Valid JSON from here on: the direct scan applies.
+	members, err := storedMembers(body)
 	if err != nil {
 		return nil, errInput("The request body is not a JSON object: %v", err)
 	}
 	types := map[string]string{}
 	for _, m := range members {
 		if name, ok := strings.CutSuffix(m.name, "@odata.type"); ok {
-			var t string
-			if json.Unmarshal(m.raw, &t) != nil {
+			t, ok := jsondoc.UnquoteString(m.raw)
+			if !ok {
 				return nil, errInput("The type annotation of property %q is not a string.", name)
 			}
 			types[name] = t
