@@ -124,7 +124,8 @@ func (s *Server) getEntity(req *request, table, pk, rk string) error {
 	if e == nil {
 		return errEntityNotFound()
 	}
-	req.w.Header().Set("ETag", tableETag(e.ts, e.etag))
+	e.tag = tableETag(e.ts, e.etag)
+	req.w.Header().Set("ETag", e.tag)
 	s.writeJSON(req, http.StatusOK, s.entityJSON(req, table, e, sel, true))
 	return nil
 }
@@ -321,7 +322,11 @@ func (s *Server) entityJSON(req *request, table string, e *entity, sel map[strin
 			str("odata.type", req.account+"."+table)
 			str("odata.id", req.base+"/"+entityPath(table, e.pk, e.rk))
 		}
-		str("odata.etag", tableETag(e.ts, e.etag))
+		tag := e.tag
+		if tag == "" {
+			tag = tableETag(e.ts, e.etag)
+		}
+		str("odata.etag", tag)
 		if req.meta == fullMetadata {
 			str("odata.editLink", entityPath(table, e.pk, e.rk))
 		}

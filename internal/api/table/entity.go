@@ -48,6 +48,8 @@ type entity struct {
 	props  []prop
 	// etag is the engine's etag of the stored item ("" when not read).
 	etag string
+	// tag, when set, is tableETag(ts, etag), computed once for a response.
+	tag string
 	// size is the length of the stored item read (0 when not read), to
 	// size the response's buffer.
 	size int

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/table/tableauth"
@@ -54,6 +55,26 @@ type Server struct {
 
 	mu     sync.Mutex
 	lastTS time.Time
+
+	// date is the Date header of the current second.
+	date atomic.Pointer[httpDate]
+}
+
+type httpDate struct {
+	sec  int64
+	text string
+}
+
+// dateHeader is now as the Date header writes it, formatted once a second.
+func (s *Server) dateHeader() string {
+	now := s.now()
+	sec := now.Unix()
+	if d := s.date.Load(); d != nil && d.sec == sec {
+		return d.text
+	}
+	d := &httpDate{sec: sec, text: now.UTC().Format(http.TimeFormat)}
+	s.date.Store(d)
+	return d.text
 }
 
 // New returns a Server.
@@ -379,7 +400,7 @@ func (s *Server) headers(req *request) {
 		v = "2019-02-02"
 	}
 	h.Set("X-Ms-Version", v)
-	h.Set("Date", s.now().UTC().Format(http.TimeFormat))
+	h.Set("Date", s.dateHeader())
 	h.Set("DataServiceVersion", "3.0;")
 	h.Set("X-Ms-Request-Charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
 	if c := req.r.Header.Get("x-ms-client-request-id"); c != "" {
