@@ -231,3 +231,63 @@ func telemetry(t *testing.T, s *server.Server, db, coll string) cosmos.Container
 	}
 	return tel
 }
+
+// TestETagFollowsNoSQLChange: an entity changed through the NoSQL API
+// keeping its Timestamp member still gets a new Table ETag, so that a Table
+// client's update under the ETag it read before the change fails with 412
+// UpdateConditionNotSatisfied instead of overwriting the change; the new
+// ETag, read back, is accepted. (Cosmos DB's Table API derives the ETag
+// from the item's own etag, so any change to the item changes it.)
+func TestETagFollowsNoSQLChange(t *testing.T) {
+	s := startServer(t, server.Options{})
+	ctx := context.Background()
+	tc := newTable(t, service(t, s, pathStyle, emulatorKey), "etags")
+	if _, err := tc.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r","V":1}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tc.GetEntity(ctx, "p", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := got.ETag
+	cc, err := cosmosClient(t, s).NewContainer(table.Database, "etags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	item, err := cc.ReadItem(ctx, azcosmos.NewPartitionKeyString("p"), "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(item.Value, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["V"] = 2 // the Timestamp member is kept as it was
+	body, _ := json.Marshal(doc)
+	if _, err := cc.ReplaceItem(ctx, azcosmos.NewPartitionKeyString("p"), "r", body, nil); err != nil {
+		t.Fatal(err)
+	}
+	after, err := tc.GetEntity(ctx, "p", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ETag == old {
+		t.Fatalf("the ETag %s did not change with the item", old)
+	}
+	if !strings.HasPrefix(string(after.ETag), `W/"datetime'`) || !strings.HasSuffix(string(after.ETag), `'"`) {
+		t.Errorf("the ETag %s is not in the Table format", after.ETag)
+	}
+	_, err = tc.UpdateEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r","V":3}`), &aztables.UpdateEntityOptions{IfMatch: &old, UpdateMode: aztables.UpdateModeReplace})
+	if status(err) != http.StatusPreconditionFailed || code(err) != "UpdateConditionNotSatisfied" {
+		t.Fatalf("update under the stale ETag: %v, want 412 UpdateConditionNotSatisfied", err)
+	}
+	fresh := after.ETag
+	resp, err := tc.UpdateEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r","V":4}`), &aztables.UpdateEntityOptions{IfMatch: &fresh, UpdateMode: aztables.UpdateModeMerge})
+	if err != nil {
+		t.Fatalf("update under the current ETag: %v", err)
+	}
+	final, err := tc.GetEntity(ctx, "p", "r", nil)
+	if err != nil || final.ETag != resp.ETag || !strings.Contains(string(final.Value), `"V":4`) {
+		t.Errorf("after the update: %v, ETag %s (the update answered %s), %s", err, final.ETag, resp.ETag, final.Value)
+	}
+}

@@ -163,11 +163,12 @@ func (s *Server) runBatch(req *request, b *batch.Batch) ([]batch.Part, bool, err
 	}
 	parts := make([]batch.Part, len(prepared))
 	for i, bo := range prepared {
+		bo.e.etag = res[i].Etag
 		h := http.Header{}
 		h.Set("DataServiceVersion", "3.0;")
 		p := batch.Part{Status: http.StatusNoContent, ContentID: bo.op.ContentID, Header: h}
 		if bo.kind != "delete" {
-			h.Set("ETag", tableETag(bo.e.ts))
+			h.Set("ETag", tableETag(bo.e.ts, bo.e.etag))
 		}
 		if bo.kind == "insert" {
 			h.Set("Location", req.base+"/"+entityPath(table, bo.e.pk, bo.e.rk))
@@ -215,7 +216,7 @@ func (s *Server) batchEngineOp(req *request, c *engine.Container, bo *batchOp) (
 		if cur == nil && (bo.ifMatch != "" || bo.kind == "delete") {
 			return engine.Op{}, errEntityNotFound()
 		}
-		if cur != nil && bo.ifMatch != "" && bo.ifMatch != "*" && bo.ifMatch != tableETag(cur.ts) {
+		if cur != nil && bo.ifMatch != "" && bo.ifMatch != "*" && bo.ifMatch != tableETag(cur.ts, cur.etag) {
 			return engine.Op{}, errCondition()
 		}
 		bo.engineMatch = true

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/parsecdb/parsec/internal/api/table/edm"
 	"github.com/parsecdb/parsec/internal/api/table/tableauth"
@@ -89,11 +88,13 @@ func (s *Server) insertEntity(req *request, table string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.exec(req, c, op); err != nil {
+	res, err := s.exec(req, c, op)
+	if err != nil {
 		return err
 	}
+	e.etag = res.Etag
 	h := req.w.Header()
-	h.Set("ETag", tableETag(e.ts))
+	h.Set("ETag", tableETag(e.ts, e.etag))
 	h.Set("Location", req.base+"/"+entityPath(table, e.pk, e.rk))
 	content, applied := preference(req.r, true)
 	if applied != "" {
@@ -123,7 +124,8 @@ func (s *Server) getEntity(req *request, table, pk, rk string) error {
 	if e == nil {
 		return errEntityNotFound()
 	}
-	req.w.Header().Set("ETag", tableETag(e.ts))
+	e.tag = tableETag(e.ts, e.etag)
+	req.w.Header().Set("ETag", e.tag)
 	s.writeJSON(req, http.StatusOK, s.entityJSON(req, table, e, sel, true))
 	return nil
 }
@@ -143,18 +145,18 @@ func (s *Server) updateEntity(req *request, table, pk, rk string, merge bool) er
 	if err != nil {
 		return err
 	}
-	ts, err := s.update(req, c, e, req.r.Header.Get("If-Match"), merge)
+	etag, err := s.update(req, c, e, req.r.Header.Get("If-Match"), merge)
 	if err != nil {
 		return err
 	}
-	req.w.Header().Set("ETag", tableETag(ts))
+	req.w.Header().Set("ETag", etag)
 	s.writeNoContent(req)
 	return nil
 }
 
 // update writes e as a replace or a merge under the If-Match ifMatch
-// ("" for an upsert) and returns its new Timestamp.
-func (s *Server) update(req *request, c *engine.Container, e *entity, ifMatch string, merge bool) (time.Time, error) {
+// ("" for an upsert) and returns its new ETag.
+func (s *Server) update(req *request, c *engine.Container, e *entity, ifMatch string, merge bool) (string, error) {
 	if !merge && (ifMatch == "" || ifMatch == "*") {
 		kind := engine.OpUpsert
 		if ifMatch == "*" {
@@ -162,31 +164,32 @@ func (s *Server) update(req *request, c *engine.Container, e *entity, ifMatch st
 		}
 		op, err := s.prepare(c, kind, e, "")
 		if err != nil {
-			return time.Time{}, err
+			return "", err
 		}
-		if _, err := s.exec(req, c, op); err != nil {
+		res, err := s.exec(req, c, op)
+		if err != nil {
 			if errors.Is(err, engine.ErrNotFound) {
-				return time.Time{}, errEntityNotFound()
+				return "", errEntityNotFound()
 			}
-			return time.Time{}, err
+			return "", err
 		}
-		return e.ts, nil
+		return tableETag(e.ts, res.Etag), nil
 	}
 	for try := 0; ; try++ {
 		cur, err := s.read(req, c, e.pk, e.rk)
 		if err != nil {
-			return time.Time{}, err
+			return "", err
 		}
 		w := e
 		var op engine.Op
 		switch {
 		case cur == nil && ifMatch != "":
-			return time.Time{}, errEntityNotFound()
+			return "", errEntityNotFound()
 		case cur == nil:
 			op, err = s.prepare(c, engine.OpCreate, w, "")
 		default:
-			if ifMatch != "" && ifMatch != "*" && ifMatch != tableETag(cur.ts) {
-				return time.Time{}, errCondition()
+			if ifMatch != "" && ifMatch != "*" && ifMatch != tableETag(cur.ts, cur.etag) {
+				return "", errCondition()
 			}
 			if merge {
 				w = mergeInto(cur, e)
@@ -194,21 +197,21 @@ func (s *Server) update(req *request, c *engine.Container, e *entity, ifMatch st
 			op, err = s.prepare(c, engine.OpReplace, w, cur.etag)
 		}
 		if err != nil {
-			return time.Time{}, err
+			return "", err
 		}
-		_, err = s.exec(req, c, op)
+		res, err := s.exec(req, c, op)
 		if err == nil {
-			return w.ts, nil
+			return tableETag(w.ts, res.Etag), nil
 		}
 		concurrent := errors.Is(err, engine.ErrPreconditionFailed) || errors.Is(err, engine.ErrConflict) || errors.Is(err, engine.ErrNotFound)
 		if !concurrent {
-			return time.Time{}, err
+			return "", err
 		}
 		if ifMatch != "" && ifMatch != "*" {
-			return time.Time{}, errCondition()
+			return "", errCondition()
 		}
 		if try == maxRetries {
-			return time.Time{}, newErr(http.StatusServiceUnavailable, codeServerBusy, "The entity kept changing while it was written; retry the request.")
+			return "", newErr(http.StatusServiceUnavailable, codeServerBusy, "The entity kept changing while it was written; retry the request.")
 		}
 	}
 }
@@ -259,7 +262,7 @@ func (s *Server) remove(req *request, c *engine.Container, pk, rk, ifMatch strin
 		if cur == nil {
 			return errEntityNotFound()
 		}
-		if tableETag(cur.ts) != ifMatch {
+		if tableETag(cur.ts, cur.etag) != ifMatch {
 			return errCondition()
 		}
 		engineMatch = cur.etag
@@ -299,7 +302,7 @@ func entityPath(table, pk, rk string) string {
 // only the properties of sel when sel is not nil; alone (a single
 // entity, not a query's row) it carries its own odata.metadata.
 func (s *Server) entityJSON(req *request, table string, e *entity, sel map[string]bool, alone bool) []byte {
-	b := make([]byte, 0, 256)
+	b := make([]byte, 0, 512+e.size+e.size/8)
 	b = append(b, '{')
 	sep := false
 	str := func(k, v string) {
@@ -319,7 +322,11 @@ func (s *Server) entityJSON(req *request, table string, e *entity, sel map[strin
 			str("odata.type", req.account+"."+table)
 			str("odata.id", req.base+"/"+entityPath(table, e.pk, e.rk))
 		}
-		str("odata.etag", tableETag(e.ts))
+		tag := e.tag
+		if tag == "" {
+			tag = tableETag(e.ts, e.etag)
+		}
+		str("odata.etag", tag)
 		if req.meta == fullMetadata {
 			str("odata.editLink", entityPath(table, e.pk, e.rk))
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"net/http"
 	"strconv"
@@ -47,6 +48,11 @@ type entity struct {
 	props  []prop
 	// etag is the engine's etag of the stored item ("" when not read).
 	etag string
+	// tag, when set, is tableETag(ts, etag), computed once for a response.
+	tag string
+	// size is the length of the stored item read (0 when not read), to
+	// size the response's buffer.
+	size int
 }
 
 // get returns the value of a property, the system ones included, for
@@ -71,10 +77,28 @@ func (e *entity) get(name string) (edm.Value, bool) {
 	return edm.Value{}, false
 }
 
-// tableETag is the entity's ETag in the Table format: its Timestamp,
+// tableETag is the entity's ETag in the Table format,
 // W/"datetime'2020-01-02T03%3A04%3A05.1234567Z'" (what Azure Table storage,
-// Cosmos DB's Table API and Azurite send).
-func tableETag(ts time.Time) string {
+// Cosmos DB's Table API and Azurite send), for an entity of Timestamp ts
+// stored with the engine etag etag. Azure Table storage puts the Timestamp
+// there; Cosmos DB's Table API a time derived from the item's own etag
+// (Microsoft.Azure.Cosmos.Table's EtagHelper reads it back from the
+// backend etag), so that any change to the item, through either API,
+// changes it. Parsec does the same: the Timestamp's second, and as its
+// seven fractional digits a hash of the engine etag. A change through the
+// NoSQL API that keeps the Timestamp member still changes the ETag, and a
+// Table client's If-Match made stale by it fails. The SDKs treat the ETag
+// as opaque (aztables azcore.ETag, @azure/data-tables, azure-data-tables);
+// only azure-data-tables, at odata=nometadata where a row carries no
+// odata.etag, rebuilds one from the Timestamp, which then no longer
+// matches, as against Cosmos DB. With no engine etag (an entity not read
+// from the engine) the ETag is the Timestamp.
+func tableETag(ts time.Time, etag string) string {
+	if etag != "" {
+		h := fnv.New32a()
+		h.Write([]byte(etag))
+		ts = ts.UTC().Truncate(time.Second).Add(time.Duration(h.Sum32()%10_000_000) * 100)
+	}
 	return `W/"datetime'` + strings.ReplaceAll(edm.FormatDateTime(ts), ":", "%3A") + `'"`
 }
 
@@ -132,15 +156,16 @@ func parseEntity(body []byte, pk, rk *string) (*entity, error) {
 	if err := jsondoc.Validate(body); err != nil {
 		return nil, errInput("The request body is not valid JSON: %v", err)
 	}
-	members, err := objectMembers(body)
+	// Valid JSON from here on: the direct scan applies.
+	members, err := storedMembers(body)
 	if err != nil {
 		return nil, errInput("The request body is not a JSON object: %v", err)
 	}
 	types := map[string]string{}
 	for _, m := range members {
 		if name, ok := strings.CutSuffix(m.name, "@odata.type"); ok {
-			var t string
-			if json.Unmarshal(m.raw, &t) != nil {
+			t, ok := jsondoc.UnquoteString(m.raw)
+			if !ok {
 				return nil, errInput("The type annotation of property %q is not a string.", name)
 			}
 			types[name] = t
@@ -284,8 +309,8 @@ func parseTyped(name string, raw []byte, typ string) (edm.Value, error) {
 	if typ == "" {
 		switch raw[0] {
 		case '"':
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
+			s, ok := jsondoc.UnquoteString(raw)
+			if !ok {
 				return edm.Value{}, bad("Edm.String")
 			}
 			return edm.Value{Type: edm.String, S: s}, nil
@@ -309,7 +334,10 @@ func parseTyped(name string, raw []byte, typ string) (edm.Value, error) {
 		return edm.Value{}, newErr(http.StatusBadRequest, codeInvalidInput, "The type %q of property %q is not an EDM type the service knows.", typ, name)
 	}
 	var s string
-	isStr := raw[0] == '"' && json.Unmarshal(raw, &s) == nil
+	isStr := false
+	if raw[0] == '"' {
+		s, isStr = jsondoc.UnquoteString(raw)
+	}
 	switch t {
 	case edm.String:
 		if !isStr {

@@ -24,10 +24,10 @@ type testServer struct {
 	key []byte
 }
 
-func newTestServer(t *testing.T) *testServer { return newTestServerWith(t, 0) }
+func newTestServer(t testing.TB) *testServer { return newTestServerWith(t, 0) }
 
 // newTestServerWith creates tables with throughput RU/s (0: the default).
-func newTestServerWith(t *testing.T, throughput int) *testServer {
+func newTestServerWith(t testing.TB, throughput int) *testServer {
 	t.Helper()
 	st, err := storage.Open(storage.Options{InMemory: true})
 	if err != nil {
@@ -50,7 +50,7 @@ func newTestServerWith(t *testing.T, throughput int) *testServer {
 
 // do sends a request signed with SharedKeyLite, path style, to path
 // (after the account).
-func (ts *testServer) do(t *testing.T, method, path string, body []byte, hdr map[string]string) (int, http.Header, []byte) {
+func (ts *testServer) do(t testing.TB, method, path string, body []byte, hdr map[string]string) (int, http.Header, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -83,7 +83,7 @@ func (ts *testServer) do(t *testing.T, method, path string, body []byte, hdr map
 }
 
 // mustDo is do that fails the test unless the status is want.
-func (ts *testServer) mustDo(t *testing.T, want int, method, path string, body []byte) []byte {
+func (ts *testServer) mustDo(t testing.TB, want int, method, path string, body []byte) []byte {
 	t.Helper()
 	st, _, b := ts.do(t, method, path, body, nil)
 	if st != want {

@@ -164,3 +164,35 @@ func queryAll(t *testing.T, ts *testServer, table, filterText string, top int) [
 		q.Set("NextRowKey", nrk)
 	}
 }
+
+// TestPrefilterRoutesFixedPartitionKey: a filter that fixes the
+// PartitionKey is served from that one logical partition whatever else it
+// holds, comparisons the SQL prefilter does not translate (ne, Int64,
+// Binary, Guid ranges, not) included: the routing key comes from the
+// filter itself, not from the SQL.
+func TestPrefilterRoutesFixedPartitionKey(t *testing.T) {
+	for _, c := range []struct {
+		filter string
+		key    string // "" when the filter does not fix one
+	}{
+		{`PartitionKey eq 'a' and N ne 5`, "a"},
+		{`PartitionKey eq 'a' and Big ne 5L`, "a"},
+		{`PartitionKey eq 'a' and Big gt 9007199254740993L`, "a"},
+		{`PartitionKey eq 'a' and Bin eq X'0102'`, "a"},
+		{`PartitionKey eq 'a' and Bin ne binary'0102'`, "a"},
+		{`Big lt 3L and (PartitionKey eq 'a' and not (N ne 1))`, "a"},
+		{`PartitionKey eq 'a' and (RowKey ne 'x' or Big ge 3L)`, "a"},
+		{`not (PartitionKey ne 'a') and N ne 2`, "a"},
+		{`PartitionKey eq 'a' or N ne 5`, ""},
+		{`PartitionKey ne 'a' and Big ne 5L`, ""},
+	} {
+		f, err := parseFilter(c.filter)
+		if err != nil {
+			t.Fatalf("%s: %v", c.filter, err)
+		}
+		p := f.prefilter()
+		if p.hasKey != (c.key != "") || p.key != c.key || p.none {
+			t.Errorf("%s: routed to key %q (fixed %v, none %v), want %q", c.filter, p.key, p.hasKey, p.none, c.key)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/table/tableauth"
@@ -54,6 +55,26 @@ type Server struct {
 
 	mu     sync.Mutex
 	lastTS time.Time
+
+	// date is the Date header of the current second.
+	date atomic.Pointer[httpDate]
+}
+
+type httpDate struct {
+	sec  int64
+	text string
+}
+
+// dateHeader is now as the Date header writes it, formatted once a second.
+func (s *Server) dateHeader() string {
+	now := s.now()
+	sec := now.Unix()
+	if d := s.date.Load(); d != nil && d.sec == sec {
+		return d.text
+	}
+	d := &httpDate{sec: sec, text: now.UTC().Format(http.TimeFormat)}
+	s.date.Store(d)
+	return d.text
 }
 
 // New returns a Server.
@@ -63,9 +84,9 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, eng: cfg.Engine}
 	s.verifier = tableauth.Verifier{Now: s.now}
-	s.keys = []tableauth.Key{{Name: "primary", Secret: cfg.PrimaryKey}}
+	s.keys = []tableauth.Key{tableauth.NewKey("primary", cfg.PrimaryKey, false)}
 	if len(cfg.ReadOnlyKey) > 0 {
-		s.keys = append(s.keys, tableauth.Key{Name: "read-only", Secret: cfg.ReadOnlyKey, ReadOnly: true})
+		s.keys = append(s.keys, tableauth.NewKey("read-only", cfg.ReadOnlyKey, true))
 	}
 	return s
 }
@@ -118,7 +139,10 @@ func newRequestID() string {
 
 // ServeHTTP serves one request of the Table protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := &request{w: w, r: r, id: newRequestID(), query: r.URL.Query()}
+	req := &request{w: w, r: r, id: newRequestID()}
+	if r.URL.RawQuery != "" {
+		req.query = r.URL.Query()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if s.cfg.Log != nil {
@@ -370,17 +394,17 @@ func readBody(req *request) ([]byte, error) {
 // headers sets the headers every response has.
 func (s *Server) headers(req *request) {
 	h := req.w.Header()
-	h.Set("x-ms-request-id", req.id)
+	h.Set("X-Ms-Request-Id", req.id)
 	v := req.r.Header.Get("x-ms-version")
 	if v == "" {
 		v = "2019-02-02"
 	}
-	h.Set("x-ms-version", v)
-	h.Set("Date", s.now().UTC().Format(http.TimeFormat))
+	h.Set("X-Ms-Version", v)
+	h.Set("Date", s.dateHeader())
 	h.Set("DataServiceVersion", "3.0;")
-	h.Set("x-ms-request-charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
+	h.Set("X-Ms-Request-Charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
 	if c := req.r.Header.Get("x-ms-client-request-id"); c != "" {
-		h.Set("x-ms-client-request-id", c)
+		h.Set("X-Ms-Client-Request-Id", c)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,6 +20,31 @@ type Key struct {
 	Name     string
 	Secret   []byte
 	ReadOnly bool
+	// macs holds HMAC-SHA256 hashes keyed with Secret, so that a request
+	// does not derive the key's pads again (nil: each is made anew).
+	macs *sync.Pool
+}
+
+// NewKey is the key of secret, which the caller no longer changes.
+func NewKey(name string, secret []byte, readOnly bool) Key {
+	k := Key{Name: name, Secret: secret, ReadOnly: readOnly}
+	k.macs = &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}
+	return k
+}
+
+// mac returns HMAC-SHA256 of sts under the key.
+func (k Key) mac(sts string, dst *[sha256.Size]byte) []byte {
+	if k.macs == nil {
+		h := hmac.New(sha256.New, k.Secret)
+		h.Write([]byte(sts))
+		return h.Sum(dst[:0])
+	}
+	h := k.macs.Get().(hash.Hash)
+	h.Reset()
+	h.Write([]byte(sts))
+	out := h.Sum(dst[:0])
+	k.macs.Put(h)
+	return out
 }
 
 // DecodeKey decodes a base64 account key, as the SDKs' connection strings
@@ -30,7 +57,7 @@ func DecodeKey(name, b64 string, readOnly bool) (Key, error) {
 	if len(secret) == 0 {
 		return Key{}, fmt.Errorf("key %s is empty", name)
 	}
-	return Key{Name: name, Secret: secret, ReadOnly: readOnly}, nil
+	return NewKey(name, secret, readOnly), nil
 }
 
 // Scheme is how a request was authorized.
@@ -200,6 +227,9 @@ func canonicalizedResource(r *http.Request, account string) string {
 		path = "/"
 	}
 	res := "/" + account + path
+	if r.URL.RawQuery == "" {
+		return res
+	}
 	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
 		if comp, ok := q["comp"]; ok && len(comp) > 0 {
 			res += "?comp=" + comp[0]
@@ -217,9 +247,8 @@ func matchKey(keys []Key, sts string, mac []byte) (Key, bool) {
 		if len(k.Secret) == 0 {
 			continue
 		}
-		h := hmac.New(sha256.New, k.Secret)
-		h.Write([]byte(sts))
-		if hmac.Equal(h.Sum(nil), mac) && found < 0 {
+		var sum [sha256.Size]byte
+		if hmac.Equal(k.mac(sts, &sum), mac) && found < 0 {
 			found = i
 		}
 	}
