@@ -18,8 +18,9 @@
 //
 // (uvarints but the kind byte; entry is a marshaled raftpb.Entry). kind
 // is append (entries from index on, replacing any suffix from there, as
-// raft's Append does) or reset (the group's log is emptied and restarts
-// after index; entries, if any, follow from index+1). seq numbers the
+// raft's Append does), reset (the group's log is emptied and restarts
+// after index; entries, if any, follow from index+1), or rewrite (a reset
+// that Purge or UndoReset writes to move a live log; never undone). seq numbers the
 // Commit the record belongs to. A record is at most MaxRecordBytes, which
 // bounds what recovery reads for a length; a big round is split into
 // several records.
@@ -57,7 +58,7 @@
 // old segments forever (Raft Engine's purge by rewriting), once more than
 // KeepSegments sealed segments exist Purge rewrites the whole live log of
 // each group that still has entries in the older ones, if it is no longer
-// than RewriteBytes, as a reset record plus appends into the active
+// than RewriteBytes, as a rewrite record plus appends into the active
 // segment, syncs, and then deletes what became free.
 //
 // # Invariants

@@ -15,14 +15,15 @@ import (
 //	        count × (term | length | marshaled raftpb.Entry)
 //
 // seq, group, index, count, term and length are uvarints. For kindAppend
-// index is the first entry's index; for kindReset it is the index the log
-// restarts after, and the entries (if any) follow it.
+// index is the first entry's index; for kindReset and kindRewrite it is the
+// index the log restarts after, and the entries (if any) follow it.
 const (
 	headerLen   = 16
 	recHeadLen  = 8
 	segMagic    = "PRSCRLOG"
 	kindAppend  = 1
 	kindReset   = 2
+	kindRewrite = 3 // a reset that rewrites a live log: not undoable
 	maxVarint   = binary.MaxVarintLen64
 	entryOverhd = 2 * maxVarint
 )
@@ -102,7 +103,7 @@ func readRecord(b []byte, maxRecord int) (record, int, error) {
 
 func decodeBody(body []byte, r *record) error {
 	r.kind = body[0]
-	if r.kind != kindAppend && r.kind != kindReset {
+	if r.kind != kindAppend && r.kind != kindReset && r.kind != kindRewrite {
 		return fmt.Errorf("logstore: unknown record kind %d", r.kind)
 	}
 	p := 1

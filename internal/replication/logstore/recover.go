@@ -210,10 +210,13 @@ func (s *Store) replay(r *record, seg uint64, bodyOff int64) {
 		locs[i] = loc{seg: seg, off: bodyOff + int64(r.offs[i]), n: len(e.data), term: e.term}
 	}
 	index := r.index
-	if r.kind == kindReset {
-		if g.prev == nil {
-			s.setPrev(g, r.seq)
-		}
+	if r.kind == kindRewrite {
+		s.clearPrev(g)
+	}
+	if r.kind == kindReset && g.prev == nil {
+		s.setPrev(g, r.seq)
+	}
+	if r.kind != kindAppend {
 		s.truncateTo(g, g.last())
 		g.trunc, g.locs = r.index, nil
 		index = r.index + 1
@@ -321,7 +324,7 @@ func (s *Store) rewrite(groups []uint64) error {
 			raw[j] = rawEntry{term: l.term, data: slices.Clone(b)}
 		}
 		spans[i].from = len(offs)
-		buf, offs = s.encodeChunks(buf, offs, kindReset, seq, id, g.trunc+1, raw)
+		buf, offs = s.encodeChunks(buf, offs, kindRewrite, seq, id, g.trunc+1, raw)
 		spans[i].to = len(offs)
 		raws = append(raws, raw...)
 	}

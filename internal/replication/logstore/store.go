@@ -467,7 +467,7 @@ func (s *Store) encodeChunks(buf []byte, offs []int, kind byte, seq, group, inde
 			k = kind
 		}
 		idx := index
-		if k == kindReset {
+		if k != kindAppend {
 			idx = index - 1
 		}
 		buf, offs = appendRecord(buf, k, seq, group, idx, raw[:n], offs)
@@ -655,7 +655,9 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	var errs []error
 	for _, sg := range s.segs {
-		errs = append(errs, sg.f.Close())
+		if sg.f != nil {
+			errs = append(errs, sg.f.Close())
+		}
 	}
 	s.segs = nil
 	if s.dir != nil {
