@@ -117,6 +117,7 @@ type Store struct {
 	buf      []byte
 	dir      vfs.File
 	lock     interface{ Close() error }
+	closed   bool
 }
 
 func (s *Store) segName(num uint64) string {
@@ -653,6 +654,10 @@ func (s *Store) evict() {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	var errs []error
 	for _, sg := range s.segs {
 		if sg.f != nil {

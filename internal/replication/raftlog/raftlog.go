@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parsecdb/parsec/internal/replication/logstore"
 	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -17,13 +18,44 @@ import (
 // It is safe for concurrent use; see Log for what one group allows.
 type Store struct {
 	db     *storage.DB
+	ls     *logstore.Store
 	mu     sync.Mutex
 	groups map[uint64]*Log
+	// failed is set when a batch reached the log store but not the DB:
+	// the two disagree until the node restarts and recovery reconciles
+	// them.
+	failed error
 }
 
-// Open returns the raft store kept in db. Groups are loaded lazily by Group.
+// Open returns the raft store kept in db, entries included. Groups are
+// loaded lazily by Group.
 func Open(db *storage.DB) *Store {
 	return &Store{db: db, groups: make(map[uint64]*Log)}
+}
+
+// Options choose where a Store keeps the entries.
+type Options struct {
+	// Log, when set, holds the groups' entries; the hard state, the
+	// configuration, the snapshot and the truncated state stay in the DB,
+	// with the state machines' applied state (see the package
+	// documentation for the contract between the two). The log store
+	// belongs to this Store alone; the caller closes it after the Store's
+	// last use.
+	Log *logstore.Store
+}
+
+// OpenWith is Open with options.
+func OpenWith(db *storage.DB, opts Options) *Store {
+	return &Store{db: db, ls: opts.Log, groups: make(map[uint64]*Log)}
+}
+
+// Log returns the log store that holds the entries, or nil if the DB does.
+func (s *Store) Log() *logstore.Store { return s.ls }
+
+func (s *Store) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
 }
 
 // DB returns the store's database.
@@ -54,6 +86,10 @@ type state struct {
 	truncTerm  uint64
 	lastIndex  uint64
 	lastTerm   uint64
+	// tail holds, within a batch, the entries the batch appends that are
+	// still in the log (they end at lastIndex), for Term before they
+	// reach the log store. It is nil in a published state.
+	tail []*raftpb.Entry
 }
 
 // Group returns group id's log, loading its state from disk the first time.
@@ -75,6 +111,16 @@ func (s *Store) Group(id uint64) (*Log, error) {
 // Groups lists the ids of the groups that have any raft state on disk, in
 // increasing order.
 func (s *Store) Groups() ([]uint64, error) {
+	ids, err := s.dbGroups()
+	if err != nil || s.ls == nil {
+		return ids, err
+	}
+	ids = append(ids, s.ls.Groups()...)
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+func (s *Store) dbGroups() ([]uint64, error) {
 	lo, hi := storage.RaftSpan()
 	it, err := s.db.NewIter(lo, hi)
 	if err != nil {
@@ -125,6 +171,13 @@ func (l *Log) load() error {
 	}
 	st.truncIndex, st.truncTerm = tr.GetIndex(), tr.GetTerm()
 	st.lastIndex, st.lastTerm = st.truncIndex, st.truncTerm
+	if l.s.ls != nil {
+		if err := l.reconcile(&st); err != nil {
+			return err
+		}
+		l.st = st
+		return nil
+	}
 	lo, hi := storage.RaftEntriesSpan(l.group, 0, math.MaxUint64)
 	it, err := db.NewIter(lo, hi)
 	if err != nil {
@@ -204,6 +257,9 @@ func (l *Log) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 	if lo >= hi {
 		return []*raftpb.Entry{}, nil
 	}
+	if l.s.ls != nil {
+		return l.s.ls.Entries(l.group, lo, hi, maxSize)
+	}
 	from, to := storage.RaftEntriesSpan(l.group, lo, hi)
 	it, err := l.s.db.NewIter(from, to)
 	if err != nil {
@@ -247,10 +303,10 @@ func (l *Log) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 func (l *Log) Term(i uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return termOf(l.s.db, l.group, &l.st, i)
+	return l.s.termOf(l.s.db, l.group, &l.st, i)
 }
 
-func termOf(g getter, group uint64, st *state, i uint64) (uint64, error) {
+func (s *Store) termOf(g getter, group uint64, st *state, i uint64) (uint64, error) {
 	switch {
 	case i < st.truncIndex:
 		return 0, raft.ErrCompacted
@@ -260,6 +316,12 @@ func termOf(g getter, group uint64, st *state, i uint64) (uint64, error) {
 		return 0, raft.ErrUnavailable
 	case i == st.lastIndex:
 		return st.lastTerm, nil
+	}
+	if s.ls != nil {
+		if from := st.lastIndex + 1 - uint64(len(st.tail)); i >= from {
+			return st.tail[i-from].GetTerm(), nil
+		}
+		return s.ls.Term(group, i)
 	}
 	var e raftpb.Entry
 	v, err := g.Get(nil, storage.RaftEntryKey(nil, group, i))
@@ -305,11 +367,19 @@ type Batch struct {
 	s       *Store
 	b       *storage.Batch
 	pending map[*Log]*state
+	// lb gathers the log store's share of the batch; logged is set when
+	// it holds an append or a reset (which must be synced).
+	lb     *logstore.Batch
+	logged bool
 }
 
 // NewBatch returns an empty batch.
 func (s *Store) NewBatch() *Batch {
-	return &Batch{s: s, b: s.db.NewBatch(), pending: make(map[*Log]*state)}
+	b := &Batch{s: s, b: s.db.NewBatch(), pending: make(map[*Log]*state)}
+	if s.ls != nil {
+		b.lb = s.ls.NewBatch()
+	}
+	return b
 }
 
 // Storage returns the underlying storage batch, for writes that must commit
@@ -335,6 +405,9 @@ func (b *Batch) Commit() error { return b.commit(true) }
 func (b *Batch) CommitNoSync() error { return b.commit(false) }
 
 func (b *Batch) commit(sync bool) error {
+	if b.pending == nil {
+		return errors.New("raftlog: the batch was committed or discarded")
+	}
 	logs := make([]*Log, 0, len(b.pending))
 	for l := range b.pending {
 		logs = append(logs, l)
@@ -351,26 +424,53 @@ func (b *Batch) commit(sync bool) error {
 	for _, l := range logs {
 		l.mu.Lock()
 	}
-	var err error
-	if sync {
-		err = b.b.Commit()
+	// With a log store, the entries are durable there before the DB
+	// commit that may refer to them (a hard state's commit index), and
+	// before raft hears they are persisted. Appends and resets are synced
+	// even by CommitNoSync.
+	ls := b.s.ls
+	err := b.s.err()
+	logDone := false
+	if err == nil && ls != nil && !b.lb.Empty() {
+		err = ls.Commit(b.lb, sync || b.logged)
+		logDone = err == nil
+	}
+	dbEmpty := b.b.Empty()
+	if err == nil {
+		if sync {
+			err = b.b.Commit()
+		} else {
+			err = b.b.CommitNoSync()
+		}
 	} else {
-		err = b.b.CommitNoSync()
+		b.b.Discard()
+	}
+	if err != nil && logDone {
+		b.s.mu.Lock()
+		b.s.failed = fmt.Errorf("raftlog: a batch reached the log store but not the database: %w", err)
+		b.s.mu.Unlock()
 	}
 	for _, l := range logs {
 		if err == nil {
-			l.st = *b.pending[l]
+			st := b.pending[l]
+			st.tail = nil
+			l.st = *st
 		}
 		l.mu.Unlock()
 	}
-	b.pending = nil
+	b.pending, b.lb = nil, nil
+	if err == nil && ls != nil && sync && !dbEmpty {
+		// Every truncation so far is durable in the DB now (its log is
+		// sequential), so the log store may drop what they freed.
+		err = ls.Purge()
+	}
 	return err
 }
 
 // Discard drops the batch.
 func (b *Batch) Discard() {
 	b.b.Discard()
-	b.pending = nil
+	b.pending, b.lb = nil, nil
 }
 
 // state returns the group's state as of the batch's writes so far.
@@ -426,6 +526,17 @@ func (l *Log) Append(b *Batch, ents []*raftpb.Entry) error {
 	}
 	if ents[0].GetIndex() > st.lastIndex+1 {
 		return fmt.Errorf("raftlog: group %d: append at %d leaves a gap after the last index %d", l.group, ents[0].GetIndex(), st.lastIndex)
+	}
+	if b.lb != nil {
+		b.lb.Append(l.group, ents)
+		b.logged = true
+		if from := st.lastIndex + 1 - uint64(len(st.tail)); ents[0].GetIndex() > from {
+			st.tail = append(slices.Clip(st.tail[:ents[0].GetIndex()-from]), ents...)
+		} else {
+			st.tail = slices.Clone(ents)
+		}
+		st.lastIndex, st.lastTerm = last, ents[len(ents)-1].GetTerm()
+		return nil
 	}
 	key := make([]byte, 0, storage.RaftGroupLen+9)
 	for _, e := range ents {
@@ -487,13 +598,20 @@ func (l *Log) Truncate(b *Batch, upTo uint64) error {
 	if upTo > st.lastIndex {
 		return fmt.Errorf("raftlog: group %d: truncation to %d beyond the last index %d", l.group, upTo, st.lastIndex)
 	}
-	term, err := termOf(b.b, l.group, st, upTo)
+	term, err := b.s.termOf(b.b, l.group, st, upTo)
 	if err != nil {
 		return err
 	}
-	lo, hi := storage.RaftEntriesSpan(l.group, st.truncIndex+1, upTo+1)
-	if err := b.b.DeleteRange(lo, hi); err != nil {
-		return err
+	if b.lb != nil {
+		b.lb.Truncate(l.group, upTo)
+		if from := st.lastIndex + 1 - uint64(len(st.tail)); upTo >= from {
+			st.tail = st.tail[upTo-from+1:]
+		}
+	} else {
+		lo, hi := storage.RaftEntriesSpan(l.group, st.truncIndex+1, upTo+1)
+		if err := b.b.DeleteRange(lo, hi); err != nil {
+			return err
+		}
 	}
 	if err := b.setProto(storage.RaftTruncatedKey(l.group), truncated(upTo, term)); err != nil {
 		return err
@@ -520,9 +638,15 @@ func (l *Log) ApplySnapshot(b *Batch, snap *raftpb.Snapshot) error {
 	if cur := st.snap.GetMetadata().GetIndex(); cur != 0 && cur >= idx {
 		return raft.ErrSnapOutOfDate
 	}
-	lo, hi := storage.RaftEntriesSpan(l.group, 0, math.MaxUint64)
-	if err := b.b.DeleteRange(lo, hi); err != nil {
-		return err
+	if b.lb != nil {
+		b.lb.Reset(l.group, idx)
+		b.logged = true
+		st.tail = nil
+	} else {
+		lo, hi := storage.RaftEntriesSpan(l.group, 0, math.MaxUint64)
+		if err := b.b.DeleteRange(lo, hi); err != nil {
+			return err
+		}
 	}
 	if err := b.setProto(storage.RaftSnapshotKey(l.group), snap); err != nil {
 		return err
@@ -556,7 +680,7 @@ func (l *Log) CreateSnapshot(b *Batch, i uint64, cs *raftpb.ConfState, data []by
 	if i > st.lastIndex {
 		return nil, fmt.Errorf("raftlog: group %d: snapshot at %d beyond the last index %d", l.group, i, st.lastIndex)
 	}
-	term, err := termOf(b.b, l.group, st, i)
+	term, err := b.s.termOf(b.b, l.group, st, i)
 	if err != nil {
 		return nil, err
 	}
@@ -612,6 +736,10 @@ func (l *Log) Destroy(b *Batch) error {
 	lo, hi := storage.RaftGroupSpan(l.group)
 	if err := b.b.DeleteRange(lo, hi); err != nil {
 		return err
+	}
+	if b.lb != nil {
+		b.lb.Reset(l.group, 0)
+		b.logged = true
 	}
 	*st = state{hs: &raftpb.HardState{}, cs: &raftpb.ConfState{}, snap: &raftpb.Snapshot{}}
 	return nil
