@@ -223,7 +223,7 @@ func (s *Store) Entries(group, lo, hi, maxSize uint64) ([]*raftpb.Entry, error) 
 		}
 		if i >= cacheFrom {
 			s.stats.CacheHits++
-			ents = append(ents, g.cache[i-cacheFrom])
+			ents = append(ents, cloneEntry(g.cache[i-cacheFrom]))
 			continue
 		}
 		s.stats.CacheMisses++
@@ -237,6 +237,17 @@ func (s *Store) Entries(group, lo, hi, maxSize uint64) ([]*raftpb.Entry, error) 
 		ents = append(ents, e)
 	}
 	return ents, nil
+}
+
+// cloneEntry copies a cached entry for a reader: readers (a state machine
+// applying it, a transport encoding it) may hold on to its data or lend
+// it out, and the cache must not change under the next reader.
+func cloneEntry(e *raftpb.Entry) *raftpb.Entry {
+	c := &raftpb.Entry{Term: proto.Uint64(e.GetTerm()), Index: proto.Uint64(e.GetIndex()), Data: slices.Clone(e.GetData())}
+	if e.Type != nil {
+		c.Type = e.GetType().Enum()
+	}
+	return c
 }
 
 func (s *Store) segment(num uint64) *segment {
@@ -299,7 +310,8 @@ func (b *Batch) Empty() bool { return len(b.ops) == 0 }
 // or below the truncation point are skipped, and an existing entry at or
 // after the first new index is replaced along with everything after it.
 // The entries must be consecutive and start no later than last+1. The
-// store keeps the entries in its cache: they must not be modified after.
+// store keeps the entries in its cache: they must not be modified after
+// (Entries hands out copies).
 func (b *Batch) Append(group uint64, ents []*raftpb.Entry) {
 	if len(ents) > 0 {
 		b.ops = append(b.ops, op{kind: kindAppend, group: group, index: ents[0].GetIndex(), ents: ents})

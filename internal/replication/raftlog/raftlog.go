@@ -27,10 +27,56 @@ type Store struct {
 	failed error
 }
 
-// Open returns the raft store kept in db, entries included. Groups are
-// loaded lazily by Group.
+// Open returns the raft store over db. The entries go to the node's log
+// store, in the directory "raftlog" beside db's files, which opens with
+// the first Store over db, is shared by every Store over db, and closes
+// when db does (storage.DB.OnClose). If it cannot be opened, every call
+// of the Store fails with the reason. Groups are loaded lazily by Group.
 func Open(db *storage.DB) *Store {
+	ls, err := sharedLog(db)
+	s := &Store{db: db, ls: ls, groups: make(map[uint64]*Log)}
+	if err != nil {
+		s.failed = err
+	}
+	return s
+}
+
+// OpenInDB returns the raft store kept in db, entries included: the
+// layout before the log store, for comparisons and tests.
+func OpenInDB(db *storage.DB) *Store {
 	return &Store{db: db, groups: make(map[uint64]*Log)}
+}
+
+// LogDir is the directory of the node's log store, beside the DB's files.
+const LogDir = "raftlog"
+
+var shared struct {
+	sync.Mutex
+	logs map[*storage.DB]*logstore.Store
+}
+
+func sharedLog(db *storage.DB) (*logstore.Store, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	if ls, ok := shared.logs[db]; ok {
+		return ls, nil
+	}
+	fs, dir := db.Files()
+	ls, err := logstore.Open(logstore.Options{FS: fs, Dir: fs.PathJoin(dir, LogDir)})
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: opening the log store: %w", err)
+	}
+	if shared.logs == nil {
+		shared.logs = make(map[*storage.DB]*logstore.Store)
+	}
+	shared.logs[db] = ls
+	db.OnClose(func() error {
+		shared.Lock()
+		delete(shared.logs, db)
+		shared.Unlock()
+		return ls.Close()
+	})
+	return ls, nil
 }
 
 // Options choose where a Store keeps the entries.
@@ -97,6 +143,9 @@ type state struct {
 func (s *Store) Group(id uint64) (*Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		return nil, s.failed
+	}
 	if l, ok := s.groups[id]; ok {
 		return l, nil
 	}
