@@ -47,6 +47,14 @@ func OpenInDB(db *storage.DB) *Store {
 	return &Store{db: db, groups: make(map[uint64]*Log)}
 }
 
+// testHookBeforeDBCommit, if set, runs between a batch's log store commit
+// and its DB commit (crash tests take their crash there).
+var testHookBeforeDBCommit func()
+
+// logOptions are the options of the log stores Open opens (tests make the
+// segments small).
+var logOptions logstore.Options
+
 // LogDir is the directory of the node's log store, beside the DB's files.
 const LogDir = "raftlog"
 
@@ -62,7 +70,9 @@ func sharedLog(db *storage.DB) (*logstore.Store, error) {
 		return ls, nil
 	}
 	fs, dir := db.Files()
-	ls, err := logstore.Open(logstore.Options{FS: fs, Dir: fs.PathJoin(dir, LogDir)})
+	opts := logOptions
+	opts.FS, opts.Dir = fs, fs.PathJoin(dir, LogDir)
+	ls, err := logstore.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: opening the log store: %w", err)
 	}
@@ -483,6 +493,9 @@ func (b *Batch) commit(sync bool) error {
 	if err == nil && ls != nil && !b.lb.Empty() {
 		err = ls.Commit(b.lb, sync || b.logged)
 		logDone = err == nil
+	}
+	if err == nil && testHookBeforeDBCommit != nil {
+		testHookBeforeDBCommit()
 	}
 	dbEmpty := b.b.Empty()
 	if err == nil {
