@@ -522,7 +522,7 @@ func (s *Store) syncActive() error {
 	if a.synced == a.size {
 		return nil
 	}
-	if err := a.f.Sync(); err != nil {
+	if err := a.f.SyncData(); err != nil {
 		return s.fail(fmt.Errorf("logstore: syncing segment %d: %w", a.num, err))
 	}
 	a.synced = a.size
@@ -549,6 +549,10 @@ func (s *Store) newSegment(num uint64) error {
 	f, err := s.opts.FS.Create(s.segName(num), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("logstore: creating segment %d: %w", num, err)
+	}
+	if err := f.Preallocate(0, s.opts.SegmentBytes); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("logstore: preallocating segment %d: %w", num, err)
 	}
 	if _, err := f.Write(segHeader(num)); err != nil {
 		_ = f.Close()

@@ -92,7 +92,7 @@ func crashContract(t *testing.T, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return db, Open(db)
+		return db, OpenFiles(db)
 	}
 	db, s := openAll(fs)
 	defer func() { _ = db.Close() }()

@@ -27,12 +27,18 @@ type Store struct {
 	failed error
 }
 
-// Open returns the raft store over db. The entries go to the node's log
-// store, in the directory "raftlog" beside db's files, which opens with
+// Open returns the raft store kept in db, entries included. Groups are
+// loaded lazily by Group.
+func Open(db *storage.DB) *Store {
+	return &Store{db: db, groups: make(map[uint64]*Log)}
+}
+
+// OpenFiles returns the raft store over db with the entries in the node's
+// log store, in the directory LogDir beside db's files, which opens with
 // the first Store over db, is shared by every Store over db, and closes
 // when db does (storage.DB.OnClose). If it cannot be opened, every call
 // of the Store fails with the reason. Groups are loaded lazily by Group.
-func Open(db *storage.DB) *Store {
+func OpenFiles(db *storage.DB) *Store {
 	ls, err := sharedLog(db)
 	s := &Store{db: db, ls: ls, groups: make(map[uint64]*Log)}
 	if err != nil {
@@ -41,18 +47,12 @@ func Open(db *storage.DB) *Store {
 	return s
 }
 
-// OpenInDB returns the raft store kept in db, entries included: the
-// layout before the log store, for comparisons and tests.
-func OpenInDB(db *storage.DB) *Store {
-	return &Store{db: db, groups: make(map[uint64]*Log)}
-}
-
 // testHookBeforeDBCommit, if set, runs between a batch's log store commit
 // and its DB commit (crash tests take their crash there).
 var testHookBeforeDBCommit func()
 
-// logOptions are the options of the log stores Open opens (tests make the
-// segments small).
+// logOptions are the options of the log stores OpenFiles opens (tests make
+// the segments small).
 var logOptions logstore.Options
 
 // LogDir is the directory of the node's log store, beside the DB's files.
