@@ -30,3 +30,13 @@ func (db *DB) runOnClose() error {
 	}
 	return first
 }
+
+// SyncLog makes every write committed so far durable, as a synced commit
+// would (the write-ahead log is sequential): for companions whose own
+// cleanup must wait for writes committed without a sync.
+func (db *DB) SyncLog() error {
+	if err := db.writable(); err != nil {
+		return err
+	}
+	return db.guard(func() error { return db.pdb.LogData(nil, db.sync) })
+}

@@ -24,6 +24,7 @@ const (
 	kindAppend  = 1
 	kindReset   = 2
 	kindRewrite = 3 // a reset that rewrites a live log: not undoable
+	kindHard    = 4 // the group's hard state: one entry, term 0, the marshaled raftpb.HardState
 	maxVarint   = binary.MaxVarintLen64
 	entryOverhd = 2 * maxVarint
 )
@@ -103,7 +104,7 @@ func readRecord(b []byte, maxRecord int) (record, int, error) {
 
 func decodeBody(body []byte, r *record) error {
 	r.kind = body[0]
-	if r.kind != kindAppend && r.kind != kindReset && r.kind != kindRewrite {
+	if r.kind < kindAppend || r.kind > kindHard {
 		return fmt.Errorf("logstore: unknown record kind %d", r.kind)
 	}
 	p := 1
@@ -133,8 +134,8 @@ func decodeBody(body []byte, r *record) error {
 	if count > uint64(len(body)-p)/2 {
 		return fmt.Errorf("logstore: record claims %d entries in %d bytes", count, len(body)-p)
 	}
-	if r.kind == kindAppend && count == 0 {
-		return errors.New("logstore: empty append record")
+	if (r.kind == kindAppend && count == 0) || (r.kind == kindHard && count != 1) {
+		return fmt.Errorf("logstore: record of kind %d with %d entries", r.kind, count)
 	}
 	r.ents = make([]rawEntry, 0, count)
 	r.offs = make([]int, 0, count)

@@ -205,6 +205,10 @@ func (s *Store) replay(r *record, seg uint64, bodyOff int64) {
 	if g.prev != nil && g.resetSeq != r.seq {
 		s.clearPrev(g)
 	}
+	if r.kind == kindHard {
+		g.hard = slices.Clone(r.ents[0].data)
+		return
+	}
 	locs := make([]loc, len(r.ents))
 	for i, e := range r.ents {
 		locs[i] = loc{seg: seg, off: bodyOff + int64(r.offs[i]), n: len(e.data), term: e.term}
@@ -245,7 +249,7 @@ func (s *Store) setPrev(g *glog, seq uint64) {
 			return
 		}
 	}
-	g.prev = &glog{trunc: g.trunc, locs: slices.Clone(g.locs)}
+	g.prev = &glog{trunc: g.trunc, locs: slices.Clone(g.locs), hard: g.hard}
 	g.resetSeq = seq
 	for _, l := range g.prev.locs {
 		s.segment(l.seg).pin++
@@ -300,6 +304,7 @@ func (s *Store) UndoReset(group uint64) error {
 		s.segment(l.seg).live++
 	}
 	g.locs = prev.locs
+	g.hard = prev.hard
 	return s.rewrite([]uint64{group})
 }
 
@@ -327,6 +332,9 @@ func (s *Store) rewrite(groups []uint64) error {
 		buf, offs = s.encodeChunks(buf, offs, kindRewrite, seq, id, g.trunc+1, raw)
 		spans[i].to = len(offs)
 		raws = append(raws, raw...)
+		if g.hard != nil {
+			buf, _ = appendRecord(buf, kindHard, seq, id, 0, []rawEntry{{data: g.hard}}, nil)
+		}
 	}
 	base, err := s.write(buf, true)
 	s.buf = buf[:0]
@@ -346,6 +354,17 @@ func (s *Store) rewrite(groups []uint64) error {
 		s.stats.RewrittenEntries += uint64(len(g.locs))
 	}
 	return nil
+}
+
+// PurgeDue reports whether Purge has work: a sealed segment with no live
+// entry at the head of the log, or more sealed segments than KeepSegments.
+func (s *Store) PurgeDue() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sealed := len(s.segs) - 1
+	// Past KeepSegments, only once per new segment: the old ones may be
+	// pinned by logs too long to rewrite.
+	return (sealed > s.opts.KeepSegments && len(s.segs) != s.purgedAt) || (sealed > 0 && s.segs[0].live == 0 && s.segs[0].pin == 0)
 }
 
 // Purge frees old segments. If more than KeepSegments sealed segments
@@ -383,6 +402,7 @@ func (s *Store) Purge() error {
 			}
 		}
 	}
+	defer func() { s.purgedAt = len(s.segs) }()
 	removed := false
 	for len(s.segs) > 1 && s.segs[0].live == 0 && s.segs[0].pin == 0 {
 		sg := s.segs[0]

@@ -72,8 +72,11 @@ type glog struct {
 	// cache holds the last len(cache) entries of the log.
 	cache      []*raftpb.Entry
 	cacheBytes int64
-	// prev is the log as it was before the last reset record replayed at
-	// recovery, for UndoReset; resetSeq is that record's commit sequence.
+	// hard is the last hard state recorded (marshaled), nil if none.
+	hard []byte
+	// prev is the log (and hard state) as it was before the last reset
+	// record replayed at recovery, for UndoReset; resetSeq is that
+	// record's commit sequence.
 	prev     *glog
 	resetSeq uint64
 }
@@ -118,6 +121,8 @@ type Store struct {
 	dir      vfs.File
 	lock     interface{ Close() error }
 	closed   bool
+	// purgedAt is how many segments there were after the last Purge.
+	purgedAt int
 }
 
 func (s *Store) segName(num uint64) string {
@@ -325,6 +330,22 @@ func (b *Batch) Reset(group, index uint64) {
 	b.ops = append(b.ops, op{kind: kindReset, group: group, index: index})
 }
 
+// SetHardState records the group's hard state (marshaled raftpb.HardState),
+// durable with the batch's entries; HardState returns the last one.
+func (b *Batch) SetHardState(group uint64, hs []byte) {
+	b.ops = append(b.ops, op{kind: kindHard, group: group, ents: []*raftpb.Entry{{Data: slices.Clone(hs)}}})
+}
+
+// HardState returns the group's last recorded hard state, nil if none.
+func (s *Store) HardState(group uint64) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.groups[group]; ok {
+		return slices.Clone(g.hard)
+	}
+	return nil
+}
+
 // Truncate drops the group's entries up to and including upTo (all of
 // them if upTo is past the end; then the log restarts after upTo). It is
 // not logged: the caller's own durable record of the truncation is the
@@ -398,6 +419,9 @@ func (s *Store) Commit(b *Batch, sync bool) error {
 		case kindReset:
 			sp = span{o.index, o.index}
 			logged = true
+		case kindHard:
+			raws[i] = []rawEntry{{data: o.ents[0].GetData()}}
+			logged = true
 		case opTruncate:
 			if o.index > sp.trunc {
 				sp.trunc = o.index
@@ -427,6 +451,9 @@ func (s *Store) Commit(b *Batch, sync bool) error {
 				buf, offs = s.encodeChunks(buf, offs[:0], kindAppend, seq, o.group, o.index, raws[i])
 			case o.kind == kindReset:
 				buf, offs = appendRecord(buf, kindReset, seq, o.group, o.index, nil, offs[:0])
+			case o.kind == kindHard:
+				buf, _ = appendRecord(buf, kindHard, seq, o.group, 0, raws[i], offs[:0])
+				continue
 			default:
 				continue
 			}
@@ -457,6 +484,8 @@ func (s *Store) Commit(b *Batch, sync bool) error {
 		case kindReset:
 			s.truncateTo(g, g.last())
 			g.trunc, g.locs = o.index, nil
+		case kindHard:
+			g.hard = raws[i][0].data
 		case opTruncate:
 			s.truncateTo(g, o.index)
 		}

@@ -430,6 +430,11 @@ type Batch struct {
 	// it holds an append or a reset (which must be synced).
 	lb     *logstore.Batch
 	logged bool
+	// syncDB is set, with a log store, when the DB batch holds more than
+	// hard states (which the log store makes durable) and truncations
+	// (which may wait): what Storage() was given, a snapshot, a
+	// destruction.
+	syncDB bool
 }
 
 // NewBatch returns an empty batch.
@@ -443,7 +448,10 @@ func (s *Store) NewBatch() *Batch {
 
 // Storage returns the underlying storage batch, for writes that must commit
 // together with the raft writes (a state machine's applied state).
-func (b *Batch) Storage() *storage.Batch { return b.b }
+func (b *Batch) Storage() *storage.Batch {
+	b.syncDB = true
+	return b.b
+}
 
 // Groups returns how many groups the batch changes.
 func (b *Batch) Groups() int { return len(b.pending) }
@@ -497,9 +505,8 @@ func (b *Batch) commit(sync bool) error {
 	if err == nil && testHookBeforeDBCommit != nil {
 		testHookBeforeDBCommit()
 	}
-	dbEmpty := b.b.Empty()
 	if err == nil {
-		if sync {
+		if sync && (ls == nil || b.syncDB) {
 			err = b.b.Commit()
 		} else {
 			err = b.b.CommitNoSync()
@@ -521,10 +528,12 @@ func (b *Batch) commit(sync bool) error {
 		l.mu.Unlock()
 	}
 	b.pending, b.lb = nil, nil
-	if err == nil && ls != nil && sync && !dbEmpty {
-		// Every truncation so far is durable in the DB now (its log is
-		// sequential), so the log store may drop what they freed.
-		err = ls.Purge()
+	if err == nil && ls != nil && ls.PurgeDue() {
+		// Deleting segments makes the truncations so far permanent: make
+		// the DB's record of them durable first (its log is sequential).
+		if err = b.s.db.SyncLog(); err == nil {
+			err = ls.Purge()
+		}
 	}
 	return err
 }
@@ -627,6 +636,16 @@ func (l *Log) SetHardState(b *Batch, hs *raftpb.HardState) error {
 	if err := b.setProto(storage.RaftHardStateKey(l.group), hs); err != nil {
 		return err
 	}
+	if b.lb != nil {
+		// Durable with the round's entries by the log store's sync; the
+		// DB's copy may be written without one.
+		v, err := proto.Marshal(hs)
+		if err != nil {
+			return err
+		}
+		b.lb.SetHardState(l.group, v)
+		b.logged = true
+	}
 	st.hs = hs
 	return nil
 }
@@ -702,7 +721,7 @@ func (l *Log) ApplySnapshot(b *Batch, snap *raftpb.Snapshot) error {
 	}
 	if b.lb != nil {
 		b.lb.Reset(l.group, idx)
-		b.logged = true
+		b.logged, b.syncDB = true, true
 		st.tail = nil
 	} else {
 		lo, hi := storage.RaftEntriesSpan(l.group, 0, math.MaxUint64)
@@ -801,7 +820,8 @@ func (l *Log) Destroy(b *Batch) error {
 	}
 	if b.lb != nil {
 		b.lb.Reset(l.group, 0)
-		b.logged = true
+		b.lb.SetHardState(l.group, nil)
+		b.logged, b.syncDB = true, true
 	}
 	*st = state{hs: &raftpb.HardState{}, cs: &raftpb.ConfState{}, snap: &raftpb.Snapshot{}}
 	return nil

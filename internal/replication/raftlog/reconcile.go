@@ -64,6 +64,20 @@ func (l *Log) reconcile(st *state) error {
 		}
 		st.lastIndex, st.lastTerm = last, t
 	}
+	// The hard state: the log store's copy is synced with every round,
+	// the DB's may lag (written without a sync) or lead (the log store's
+	// copies were in segments since deleted, after a DB sync): raft's hard
+	// state only moves forward, so the later one is the last written.
+	if v := ls.HardState(l.group); len(v) > 0 {
+		hs := &raftpb.HardState{}
+		if err := proto.Unmarshal(v, hs); err != nil {
+			return fmt.Errorf("raftlog: group %d: bad hard state in the log store: %w", l.group, err)
+		}
+		if laterHS(hs, st.hs) {
+			st.hs = hs
+		}
+	}
+	commit = st.hs.GetCommit()
 	if commit > st.lastIndex {
 		return fmt.Errorf("raftlog: group %d: committed index %d is past the last entry %d in the log store: entries are missing", l.group, commit, st.lastIndex)
 	}
@@ -124,4 +138,16 @@ func (l *Log) migrate(st *state) error {
 		return fmt.Errorf("raftlog: group %d: deleting moved entries: %w", l.group, err)
 	}
 	return nil
+}
+
+// laterHS reports whether a is a later hard state than b: a higher term,
+// or in the same term a vote where b has none, or a higher commit index.
+func laterHS(a, b *raftpb.HardState) bool {
+	if a.GetTerm() != b.GetTerm() {
+		return a.GetTerm() > b.GetTerm()
+	}
+	if (a.GetVote() == 0) != (b.GetVote() == 0) {
+		return a.GetVote() != 0
+	}
+	return a.GetCommit() > b.GetCommit()
 }
