@@ -83,9 +83,9 @@ func benchRounds(b *testing.B, size int, files bool) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	s := Open(db)
+	s := OpenInDB(db)
 	if files {
-		s = OpenFiles(db)
+		s = Open(db)
 	}
 	const groups, perRound = 64, 16
 	logs := make([]*Log, groups)

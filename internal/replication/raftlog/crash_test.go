@@ -92,7 +92,7 @@ func crashContract(t *testing.T, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return db, OpenFiles(db)
+		return db, Open(db)
 	}
 	db, s := openAll(fs)
 	defer func() { _ = db.Close() }()

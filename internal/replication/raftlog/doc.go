@@ -32,22 +32,29 @@
 //
 // # Two stores: entries in the log store
 //
-// OpenFiles (or OpenWith and a logstore.Store) keeps the entries out of
-// Pebble, in the node's log store (package logstore: segment files shared
-// by all groups, one write and one fsync per round, an entry cache, purge
-// by rewriting). The hard state, the configuration, the snapshot and the
-// truncated state stay in the DB, because they must commit atomically
-// with the state machines' applied state, which is in the DB. One Batch
-// still gathers a round, and Commit orders it:
+// Open (or OpenWith and a logstore.Store) keeps the entries out of Pebble,
+// in the node's log store (package logstore: segment files shared by all
+// groups, one write and one fsync per round, an entry cache, purge by
+// rewriting); OpenInDB keeps them in the DB as before. The configuration,
+// the snapshot and the truncated state stay in the DB, because they must
+// commit atomically with the state machines' applied state, which is in
+// the DB. The hard state is written to both: to the log store, durable
+// with the round's entries by the same fsync, and to the DB, where it may
+// commit without a sync. One Batch still gathers a round, and Commit
+// orders it:
 //
-//  1. The log store's records (appends; resets for ApplySnapshot and
-//     Destroy) are written and fsynced, even by CommitNoSync.
-//  2. The DB batch commits (synced for Commit).
+//  1. The log store's records (appends, hard states, resets for
+//     ApplySnapshot and Destroy) are written and fsynced, even by
+//     CommitNoSync.
+//  2. The DB batch commits, synced only if Commit was asked for and the
+//     batch holds more than hard states and truncations: what Storage()
+//     was given, a snapshot applied, a replica destroyed. A round of
+//     entries and hard states costs one sync, the log store's.
 //  3. The new state is published; raft hears the entries are persisted,
 //     and may send messages that depend on the hard state, only now.
-//  4. After a synced, non-empty DB commit, every truncation so far is
-//     durable in the DB (its log is sequential), so logstore.Purge may
-//     delete the segments that truncations freed.
+//  4. When the log store has segments to free, the DB's log is synced
+//     first (storage.DB.SyncLog), so every truncation so far is durable
+//     there, then logstore.Purge deletes them.
 //
 // Truncations are never logged in the log store (it drops them in memory
 // only): the DB's truncated state, committed with the applied state it
@@ -57,34 +64,31 @@
 //
 // The invariant: the log store never lacks an entry the DB's state needs,
 // that is, one after the truncated index up to the hard state's commit
-// index (and the applied index, which never passes it). It may hold more:
-// entries past the hard state (a crash between 1 and 2; raft takes a
-// longer log), and entries at or below the truncated index.
+// index (the applied index never passes it). It may hold more: entries at
+// or below the truncated index, which recovery drops.
 //
 // Recovery (Group, the first time) reconciles the two, per group:
 //
 //   - If the log store lacks needed entries and its last change was a
 //     reset found at recovery, the round that applied a snapshot (or
 //     destroyed the replica) reached the log store but not the DB: the
-//     reset and what came with it are undone (logstore.UndoReset).
+//     reset, and what came with it, hard state included, are undone
+//     (logstore.UndoReset).
 //   - Entries at or below the truncated index are dropped; if the entry
 //     at the truncated index has another term than the DB's truncated
 //     term, the entries after it belong to an older history (a snapshot
 //     whose reset never reached the log store) and are dropped too.
+//   - The hard state is the later of the two copies (raft's hard state
+//     only moves forward): the log store's is normally the newer; the
+//     DB's wins when the log store's records were in deleted segments.
 //   - A log that still starts past the truncated index, or a commit index
 //     past the last entry, is reported as an error, never papered over.
 //
 // Entries an earlier version kept in the DB are moved to the log store
 // the first time a group is loaded. The converse is not done: a node that
-// ran with OpenFiles must keep using it. TestCrashContract checks the
+// ran with the log store must keep using it. TestCrashContract checks the
 // whole contract on a crashable file system, crashing between steps 1
 // and 2 among other points.
-//
-// Open keeps the entries in the DB as before; OpenFiles is not yet the
-// default, because with the hard state in the DB a round costs two syncs
-// (the log store's and the DB's) where the DB alone costs one (see
-// BENCHMARKS.md, "Raft log store"). Moving the hard state into the log
-// store makes it one.
 //
 // Snapshots keep their data in the store, as MemoryStorage does. That suits
 // small state machines and tests; the engine will instead stream a

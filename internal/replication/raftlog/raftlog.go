@@ -27,18 +27,12 @@ type Store struct {
 	failed error
 }
 
-// Open returns the raft store kept in db, entries included. Groups are
-// loaded lazily by Group.
+// Open returns the raft store over db with the entries in the node's log
+// store, in the directory LogDir beside db's files, which opens with the
+// first Store over db, is shared by every Store over db, and closes when
+// db does (storage.DB.OnClose). If it cannot be opened, every call of the
+// Store fails with the reason. Groups are loaded lazily by Group.
 func Open(db *storage.DB) *Store {
-	return &Store{db: db, groups: make(map[uint64]*Log)}
-}
-
-// OpenFiles returns the raft store over db with the entries in the node's
-// log store, in the directory LogDir beside db's files, which opens with
-// the first Store over db, is shared by every Store over db, and closes
-// when db does (storage.DB.OnClose). If it cannot be opened, every call
-// of the Store fails with the reason. Groups are loaded lazily by Group.
-func OpenFiles(db *storage.DB) *Store {
 	ls, err := sharedLog(db)
 	s := &Store{db: db, ls: ls, groups: make(map[uint64]*Log)}
 	if err != nil {
@@ -47,11 +41,18 @@ func OpenFiles(db *storage.DB) *Store {
 	return s
 }
 
+// OpenInDB returns the raft store kept in db, entries included: the layout
+// before the log store, kept for comparison. Groups are loaded lazily by
+// Group.
+func OpenInDB(db *storage.DB) *Store {
+	return &Store{db: db, groups: make(map[uint64]*Log)}
+}
+
 // testHookBeforeDBCommit, if set, runs between a batch's log store commit
 // and its DB commit (crash tests take their crash there).
 var testHookBeforeDBCommit func()
 
-// logOptions are the options of the log stores OpenFiles opens (tests make
+// logOptions are the options of the log stores Open opens (tests make
 // the segments small).
 var logOptions logstore.Options
 

@@ -34,7 +34,7 @@ func bothModes(t *testing.T, test func(t *testing.T, files bool)) {
 func openStore(t testing.TB, db *storage.DB, fs vfs.FS, files bool) *Store {
 	t.Helper()
 	if !files {
-		return Open(db)
+		return OpenInDB(db)
 	}
 	ls, err := logstore.Open(logstore.Options{FS: fs, Dir: "/raftlog", SegmentBytes: 2048, KeepSegments: 2, CacheBytes: 2048})
 	if err != nil {
@@ -366,7 +366,7 @@ func testBadInput(t *testing.T, files bool) {
 	if _, err := l.Entries(1, 10, 100); !errors.Is(err, raft.ErrUnavailable) {
 		t.Errorf("entries beyond the log: %v", err)
 	}
-	other := Open(db)
+	other := OpenInDB(db)
 	if err := l.Append(other.NewBatch(), []*raftpb.Entry{ent(1, 1, "")}); err == nil {
 		t.Error("batch of another store accepted")
 	}
