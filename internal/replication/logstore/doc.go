@@ -19,8 +19,11 @@
 // (uvarints but the kind byte; entry is a marshaled raftpb.Entry). kind
 // is append (entries from index on, replacing any suffix from there, as
 // raft's Append does), reset (the group's log is emptied and restarts
-// after index; entries, if any, follow from index+1), or rewrite (a reset
-// that Purge or UndoReset writes to move a live log; never undone). seq numbers the
+// after index; entries, if any, follow from index+1), rewrite (a reset
+// that Purge or UndoReset writes to move a live log; never undone), or
+// hard (the group's hard state, a marshaled raftpb.HardState as the one
+// entry, so that it is durable with the round's entries by the same
+// fsync; the last one read wins). seq numbers the
 // Commit the record belongs to. A record is at most MaxRecordBytes, which
 // bounds what recovery reads for a length; a big round is split into
 // several records.
@@ -52,7 +55,8 @@
 // truncates again.
 //
 // Space is freed by Purge, which the caller runs only when its truncation
-// state is durable. A segment holds a count of the live entries whose
+// state is durable (PurgeDue says when there is work, so that the caller
+// syncs its own store only then). A segment holds a count of the live entries whose
 // newest copy it stores. Segments are deleted in order only: the oldest
 // ones, while they have no live entry. So that one slow group cannot pin
 // old segments forever (Raft Engine's purge by rewriting), once more than
@@ -88,9 +92,14 @@
 // CRC holds but whose body does not decode is an error anywhere. New
 // writes go to a new segment.
 //
-// A reset found at recovery keeps the log it replaced (and pins its
-// segments) until the group's next write, so that UndoReset can take it
-// back: the caller needs that when the Pebble commit that went with the
-// reset (a snapshot applied) never happened. See the raftlog package for
+// Hard state records are not counted as live: a segment whose only
+// record of a group's hard state is deleted loses it, so the caller keeps
+// its own copy, made durable before any Purge, and takes the later of the
+// two (raft's hard state only moves forward).
+//
+// A reset found at recovery keeps the log (and hard state) it replaced,
+// and pins its segments, until the group's next write, so that UndoReset
+// can take it back: the caller needs that when the Pebble commit that went
+// with the reset (a snapshot applied) never happened. See the raftlog package for
 // the whole contract between the two stores.
 package logstore
