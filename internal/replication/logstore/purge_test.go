@@ -163,3 +163,60 @@ func TestCacheBudget(t *testing.T) {
 		t.Fatalf("reads did not use both the cache and the files: %+v then %+v", before, after)
 	}
 }
+
+// TestHardState: the last hard state recorded survives a reopen and a
+// rewrite by Purge, and UndoReset restores the one from before the reset.
+func TestHardState(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := Options{SegmentBytes: 1 << 10, KeepSegments: 1}
+	s := open(t, fs, opts)
+	b := s.NewBatch()
+	b.Append(1, []*raftpb.Entry{ent(1, 1, "a")})
+	b.SetHardState(1, []byte("hs1"))
+	commit(t, s, b, true)
+	// Fill segments with another group so that group 1's are rewritten.
+	for i := range uint64(60) {
+		b := s.NewBatch()
+		b.Append(2, []*raftpb.Entry{ent(i+1, 1, fmt.Sprintf("%0100d", i))})
+		b.Truncate(2, i)
+		commit(t, s, b, true)
+		if err := s.Purge(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.Stats(); st.RewrittenEntries == 0 || st.SegmentsDeleted == 0 {
+		t.Fatalf("group 1 was not rewritten: %+v", st)
+	}
+	_ = s.Close()
+	s = open(t, fs, opts)
+	if got := string(s.HardState(1)); got != "hs1" {
+		t.Fatalf("hard state after its segment was deleted: %q", got)
+	}
+	b = s.NewBatch()
+	b.SetHardState(1, []byte("hs2"))
+	commit(t, s, b, true)
+	_ = s.Close()
+	s = open(t, fs, opts)
+	if got := string(s.HardState(1)); got != "hs2" {
+		t.Fatalf("hard state after reopen: %q", got)
+	}
+	b = s.NewBatch()
+	b.Reset(1, 10)
+	b.SetHardState(1, []byte("hs3"))
+	commit(t, s, b, true)
+	_ = s.Close()
+	s = open(t, fs, opts)
+	defer s.Close()
+	if got := string(s.HardState(1)); got != "hs3" {
+		t.Fatalf("hard state after the reset: %q", got)
+	}
+	if err := s.UndoReset(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s.HardState(1)); got != "hs2" {
+		t.Fatalf("hard state after the undo: %q", got)
+	}
+	if first, last := s.Range(1); first != 1 || last != 1 {
+		t.Fatalf("log after the undo: [%d, %d]", first, last)
+	}
+}
