@@ -1,6 +1,10 @@
 package storage
 
-import "github.com/cockroachdb/pebble/v2/vfs"
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // Files returns the file system and directory that hold the store (for an
 // in-memory store, a memory file system and ""), so that companions that
@@ -33,10 +37,12 @@ func (db *DB) runOnClose() error {
 
 // SyncLog makes every write committed so far durable, as a synced commit
 // would (the write-ahead log is sequential): for companions whose own
-// cleanup must wait for writes committed without a sync.
+// cleanup must wait for writes committed without a sync. It writes an
+// empty log record only, so unlike a commit it is not refused below the
+// free space reserve: the cleanup it allows is what frees space.
 func (db *DB) SyncLog() error {
-	if err := db.writable(); err != nil {
-		return err
+	if p := db.failed.Load(); p != nil {
+		return fmt.Errorf("%w: %v", ErrFailed, *p)
 	}
 	return db.guard(func() error { return db.pdb.LogData(nil, db.sync) })
 }

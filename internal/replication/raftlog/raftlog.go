@@ -532,8 +532,11 @@ func (b *Batch) commit(sync bool) error {
 	if err == nil && ls != nil && ls.PurgeDue() {
 		// Deleting segments makes the truncations so far permanent: make
 		// the DB's record of them durable first (its log is sequential).
-		if err = b.s.db.SyncLog(); err == nil {
-			err = ls.Purge()
+		// The batch is committed and published by now, so a failure here
+		// only postpones the purge; a log store failure is sticky and
+		// fails the next batch.
+		if b.s.db.SyncLog() == nil {
+			_ = ls.Purge()
 		}
 	}
 	return err
