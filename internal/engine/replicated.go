@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/binfmt"
-	"github.com/parsecdb/parsec/internal/replication/host"
+	"github.com/parsecdb/parsec/internal/replication"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -29,7 +29,7 @@ import (
 // never holds a write the others may lack.
 //
 // A proposal whose proposer loses the leadership while its entry is in
-// flight (host.ErrAmbiguous), or that times out (host.ErrTimeout), has an
+// flight (replication.ErrAmbiguous), or that times out (replication.ErrTimeout), has an
 // unknown outcome: the entry may still commit under the new leader, or
 // never. The proposer settles it (settle) rather than answer that: its
 // token's slot stays registered while Replicator.Settle has this replica
@@ -44,7 +44,7 @@ import (
 // once. If the group cannot be settled within settleTimeout (no leader
 // reachable), or a proposal timed out on a node that still leads the group
 // (the proposal's term may still be running), the outcome stays unknown
-// and the error wraps the host's. A stopping host (host.ErrStopped) is not
+// and the error wraps the host's. A stopping host (replication.ErrStopped) is not
 // settled.
 //
 // A split is an entry of the parent's log like any command: every replica
@@ -69,7 +69,7 @@ import (
 // catalog's state machine (its log is kept whole). A partition's snapshots
 // are streamed from the store (rangesnap.go).
 
-// Replicator proposes entries to raft groups (replication/host.Host).
+// Replicator proposes entries to raft groups (replication/host.Host implements it).
 type Replicator interface {
 	// Propose replicates data in group and returns the entry's index once
 	// it is committed and applied on this node.
@@ -101,7 +101,7 @@ type Replicator interface {
 	// state lives on in its children).
 	CanSplit(group uint64) error
 	// Settle is called after Propose failed with an unknown outcome,
-	// cause (host.ErrAmbiguous, host.ErrTimeout). It returns, with the
+	// cause (replication.ErrAmbiguous, replication.ErrTimeout). It returns, with the
 	// group's leader as this node then knows it (0: none), once this node
 	// has applied an entry of group committed in a term later than that of
 	// the failed proposal: the proposal's entry is then applied here, or
@@ -355,10 +355,10 @@ const settleTimeout = 3 * time.Second
 
 // outcomeUnknown reports whether a proposal failed with an outcome still
 // to learn: its proposer lost the leadership, or stopped waiting, while
-// the entry was in flight. A stopping host (host.ErrStopped) is not
+// the entry was in flight. A stopping host (replication.ErrStopped) is not
 // settled: the process is going down.
 func outcomeUnknown(err error) bool {
-	return (errors.Is(err, host.ErrAmbiguous) || errors.Is(err, host.ErrTimeout)) && !errors.Is(err, host.ErrStopped)
+	return (errors.Is(err, replication.ErrAmbiguous) || errors.Is(err, replication.ErrTimeout)) && !errors.Is(err, replication.ErrStopped)
 }
 
 // settle learns the outcome of the partition's proposal that failed with
@@ -381,8 +381,8 @@ func (p *Partition) settle(cause error, slot *[]entryResult) error {
 	if applied {
 		return nil
 	}
-	nl := &host.NotLeaderError{Group: p.GroupID(), Leader: leader}
-	var was *host.NotLeaderError
+	nl := &replication.NotLeaderError{Group: p.GroupID(), Leader: leader}
+	var was *replication.NotLeaderError
 	if errors.As(cause, &was) {
 		nl.Node = was.Node
 	}
@@ -615,7 +615,7 @@ func (p *Partition) StartAt(b *storage.Batch, index uint64) error {
 // ReplicaEntry is a committed entry of a partition's or the catalog's
 // group, as the replication host hands it to its state machine (its Data
 // is nil for raft's own entries).
-type ReplicaEntry = host.Entry
+type ReplicaEntry = replication.Entry
 
 // Publish makes the state ApplyEntries reached the partition's, once the
 // batch it wrote into has committed: sessions, counts and the state later
