@@ -20,32 +20,6 @@ import (
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
-// partitionSM is a replicated partition as the host's state machine.
-type partitionSM struct{ p *Partition }
-
-func (s partitionSM) Applied() uint64 {
-	i, err := s.p.AppliedIndex() // the host asks when it opens the group: all is committed
-	if err != nil {
-		panic(err) // a test store does not fail
-	}
-	return i
-}
-
-func (s partitionSM) Apply(b *storage.Batch, ents []host.Entry) error {
-	return s.p.ApplyEntries(b, ents)
-}
-
-func (s partitionSM) Published() { s.p.Publish() }
-func (s partitionSM) Snapshot() ([]byte, error) {
-	return nil, errors.New("no snapshots of replicated partitions yet")
-}
-func (s partitionSM) Restore(b *storage.Batch, index, _ uint64, data []byte) error {
-	if data != nil {
-		return errors.New("no snapshots of replicated partitions yet")
-	}
-	return s.p.StartAt(b, index)
-}
-
 // lateReplicator lets an engine be opened before the host it proposes to.
 // A split's children get groups with the same members, and the replica
 // that led the parent campaigns for them.
@@ -175,7 +149,7 @@ func newPartitionHost(t testing.TB, st *storage.DB, net *transport.Network, id u
 		NewStateMachine: func(g uint64) (host.StateMachine, error) {
 			for _, p := range c.Partitions() {
 				if p.GroupID() == g {
-					return partitionSM{p}, nil
+					return p.Replica(), nil
 				}
 			}
 			return nil, fmt.Errorf("no partition of group %d", g)
