@@ -160,7 +160,7 @@ func (e *Engine) checkAcked() (gaps []ackedGap, seqBehind string, err error) {
 	if rec.Version != 1 {
 		return nil, "", fmt.Errorf("cannot read %s: version %d is not known", AckedFile, rec.Version)
 	}
-	if e.opts.Replicator != nil {
+	if e.logKeepsEntries() {
 		// A replicated partition's acknowledged writes are in its raft
 		// log, synced before they were acknowledged; its applied state is
 		// committed without a sync, and what a crash took of it is applied

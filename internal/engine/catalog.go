@@ -326,7 +326,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 		return ContainerInfo{}, badRequest("the synthetic partition key of a container cannot be changed (it is %q)", info.SyntheticKey)
 	}
 	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
-	if reindex && e.opts.Replicator != nil {
+	if reindex && e.logKeepsEntries() {
 		return ContainerInfo{}, badRequest("the indexing policy of container %q cannot change: its partitions are replicated, and rebuilding their index is not replicated yet", info.ID)
 	}
 	s, err := e.seq.take(1)

@@ -188,9 +188,7 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 		return fmt.Errorf("%w: cannot %s: the change raced a change of the catalog's leader and was not applied; retry it", ErrUnavailable, what)
 	}
 	if err != nil && !applied {
-		// The replicator's error stays inspectable: a refusal names the
-		// leader a gateway should send the change to.
-		return fmt.Errorf("%w: cannot %s: the catalog change could not be replicated, or its outcome is unknown: %w", ErrUnavailable, what, err)
+		return proposalError("the catalog change to "+what, err)
 	}
 	// The meta group's log is the catalog's log: the optional command log
 	// (a local engine's) is not fed.
@@ -705,31 +703,22 @@ func (e *Engine) deleteContainerReplicated(db *database, c *Container) error {
 }
 
 // lockRecord locks c for a change of its record through commitCatalog and
-// returns the unlock. Locally it is c.mu, held across the commit, so that
-// the store has the order of memory against a split's write of the
-// record. With a replicated catalog it is c.recordMu: the commit waits for
-// the replication loop, which takes c.mu to publish a split, so c.mu must
-// not be held across it; the split and the entry order their writes of
-// the record in the store themselves (keepRanges), and setRecord merges
-// them in memory.
+// returns the unlock: c.recordMu, not c.mu. A split is an entry of its
+// partition's log, applied and published apart from the catalog's (the
+// publish takes c.mu to put the children in place, and with raft it runs
+// in the replication loop, which the commit may wait for), so c.mu must
+// not be held across the commit; the split and the catalog entry order
+// their writes of the record in the store themselves (keepRanges), and
+// setRecord merges them in memory.
 func (c *Container) lockRecord() (unlock func()) {
-	if c.e.cat == nil {
-		c.mu.Lock()
-		return c.mu.Unlock
-	}
 	c.recordMu.Lock()
 	return c.recordMu.Unlock
 }
 
 // setRecord makes info, just committed, the container's record in memory;
-// the caller holds lockRecord. With a replicated catalog the partition map
-// stays the one memory has now (a split may have been published while the
-// change was committed).
+// the caller holds lockRecord. The partition map stays the one memory has
+// now (a split may have been published while the change was committed).
 func (c *Container) setRecord(info ContainerInfo) {
-	if c.e.cat == nil {
-		c.setInfo(info)
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.Info()
@@ -742,11 +731,10 @@ func (c *Container) setRecord(info ContainerInfo) {
 // holds no engine lock.
 func (e *Engine) createGroups(c *Container) {
 	info := c.Info()
-	if e.opts.Replicator == nil || len(info.Replicas) == 0 {
+	if len(info.Replicas) == 0 {
 		return
 	}
-	groups := c.groupIDs()
-	e.opts.Replicator.CreateGroups(groups, append([]uint64(nil), info.Replicas...))
+	e.log.CreateGroups(c.groupIDs(), append([]uint64(nil), info.Replicas...))
 }
 
 // closeCatalog stops the reconciler.

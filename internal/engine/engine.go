@@ -121,6 +121,8 @@ type Engine struct {
 	opts  Options
 	seq   *allocator
 
+	// log is the partitions' log: Options.Replicator, or the local one.
+	log Replicator
 	// cat is the replicated catalog's state, with Options.Catalog.
 	cat *catalogRepl
 	// groups finds a replicated partition by raft group (GroupPartition).
@@ -198,6 +200,10 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}, livePerms: map[string]uint64{},
 		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent),
 		queryHeld:   &queryHeld{max: opts.Query.ServerBytes}}
+	e.log = opts.Replicator
+	if e.log == nil {
+		e.log = &localLog{e}
+	}
 	if opts.Catalog != nil {
 		e.cat = newCatalogRepl()
 		seq.track = true

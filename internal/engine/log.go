@@ -33,6 +33,9 @@ type LogEntry struct {
 	// the command; both are zero for a catalog entry.
 	Container [storage.RidLen]byte
 	Range     string
+	// Index is the index of the partition's log entry that applied the
+	// command (several commands share one: a group).
+	Index uint64
 	// Data is the encoded command or catalog batch.
 	Data []byte
 }
@@ -132,6 +135,10 @@ func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
 		return e.proposeCatalog(m, what)
 	}
 	b := e.store.NewBatch()
+	if err := keepRanges(b, m); err != nil {
+		b.Discard()
+		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
+	}
 	if err := m.into(b); err != nil {
 		b.Discard()
 		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
@@ -145,9 +152,18 @@ func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
 	return nil
 }
 
-// logCommand hands a partition's applied command to the log.
-func (p *Partition) logCommand(cmd *Command) {
-	if l := p.c.e.opts.commandLog; l != nil {
-		l(LogEntry{Container: p.c.rid, Range: p.info.ID, Data: EncodeCommand(nil, cmd)})
+// logCommands hands the commands of group that the partition's log entry
+// idx applied to the command log. A command that failed as a whole wrote
+// nothing, and may have failed for a reason of this node (a read error):
+// it is not in the log. Failed operations inside an applied command are.
+func (p *Partition) logCommands(group []*request, idx uint64) {
+	l := p.c.e.opts.commandLog
+	if l == nil {
+		return
+	}
+	for _, r := range group {
+		if r.err == nil {
+			l(LogEntry{Container: p.c.rid, Range: p.info.ID, Index: idx, Data: EncodeCommand(nil, r.cmd)})
+		}
 	}
 }

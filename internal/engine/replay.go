@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
@@ -77,6 +78,11 @@ func (r *replica) write(b *storage.Batch, en LogEntry) (done func(), err error) 
 	}
 	sm := p.sm
 	out, err, _ := applyEntry(r.store, b, p.ac, en.Range, &sm, cmd)
+	if err == nil && en.Index != 0 {
+		// The index of the partition's log entry that applied it, as the
+		// partition's replica records it (ApplyEntries), split or not.
+		err = b.Set(storage.PartitionAppliedKey(en.Container, en.Range), binary.BigEndian.AppendUint64(nil, en.Index))
+	}
 	switch {
 	case err != nil:
 		return nil, err

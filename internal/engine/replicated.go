@@ -200,22 +200,28 @@ const evaluatedMaxBytes = 6 << 20
 // after its entry was rejected (a leadership change under way).
 const maxEvaluations = 4
 
-// proposeGroup is commitGroup for a replicated partition.
-func (p *Partition) proposeGroup(group []*request) {
+// commitGroup is the write path of every partition, replicated or a single
+// node's (whose log is local.go's): it evaluates a group of commands on
+// the partition's published state, proposes the outcome (or, for a split
+// or an index build, the commands) as one entry of the partition's log,
+// and answers every request with the results the partition's own replica
+// recorded when it applied the entry, once the entry is committed and
+// applied. A command that fails in evaluation fails alone (its writes sit
+// in its own overlay, see txn), and the others go on; a failure of the
+// entry fails every command that had not failed on its own.
+func (p *Partition) commitGroup(group []*request) {
 	defer func() {
 		for _, r := range group {
 			close(r.done)
 		}
 	}()
-	for _, r := range group {
-		if r.cmd.Reindex != nil {
-			for _, r := range group {
-				r.err = fmt.Errorf("%w: index builds of replicated partitions are not supported yet", ErrBadRequest)
-			}
-			return
+	if group[0].cmd.Reindex != nil && p.c.e.logKeepsEntries() {
+		for _, r := range group {
+			r.err = fmt.Errorf("%w: index builds of replicated partitions are not supported yet", ErrBadRequest)
 		}
+		return
 	}
-	if group[0].cmd.Split != nil {
+	if runsAlone(group[0].cmd) {
 		p.proposeCommands(group)
 		return
 	}
@@ -245,7 +251,10 @@ func (p *Partition) proposeGroup(group []*request) {
 					r.err = err
 				}
 			}
+			return
 		}
+		p.logCommands(group, idx)
+		p.c.maybeSplitForStorage(p)
 		return
 	}
 }
@@ -316,6 +325,17 @@ func (p *Partition) proposeCommands(group []*request) {
 	for i, r := range group {
 		r.res, r.next, r.children, r.err = res[i].res, res[i].next, res[i].children, res[i].err
 	}
+	p.logCommands(group, idx)
+}
+
+// discardApplied forgets what ApplyEntries applied into a batch that was
+// not committed (the local log's, whose store failed): the partition's
+// state is what it last published.
+func (p *Partition) discardApplied() {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	p.repl.applied = p.repl.published
+	p.repl.pending, p.repl.split = nil, nil
 }
 
 // replicate proposes the entry data, whose first 8 bytes are its token,
@@ -331,7 +351,7 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 	p.repl.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
 	defer cancel()
-	idx, err := p.c.e.opts.Replicator.Propose(ctx, p.GroupID(), data)
+	idx, err := p.c.e.log.Propose(ctx, p.GroupID(), data)
 	if err != nil && outcomeUnknown(err) {
 		// The slot stays registered while the outcome is settled: the
 		// entry, if it commits, fills it here.
@@ -342,11 +362,29 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 	res := *slot
 	p.repl.mu.Unlock()
 	if err != nil {
-		// The replicator's error stays inspectable: a refusal names the
-		// leader a gateway should send the write to.
-		return nil, idx, fmt.Errorf("%w: the write could not be replicated, or its outcome is unknown: %w", ErrUnavailable, err)
+		return nil, idx, proposalError("the write", err)
 	}
 	return res, idx, nil
+}
+
+// proposalError names by its meaning the failure of a proposal of what
+// (a write, a catalog change), wrapping the log's error, which stays
+// inspectable (a refusal names the leader a gateway should send it to):
+// ErrNotLeader for a refusal, or a proposal that settled as never
+// committed; ErrOutcomeUnknown for one that may yet commit; ErrUnavailable
+// for the others (a full group, a lost quorum's timeout that settled, a
+// group this node does not hold), which had no effect.
+func proposalError(what string, err error) error {
+	var nl *replication.NotLeaderError
+	switch {
+	case errors.Is(err, errNeverCommitted):
+		return fmt.Errorf("%w: %s was not committed: %w", ErrNotLeader, what, err)
+	case replication.OutcomeUnknown(err):
+		return fmt.Errorf("%w: %s may or may not have been applied: %w", ErrOutcomeUnknown, what, err)
+	case errors.As(err, &nl):
+		return fmt.Errorf("%w: %s was refused: %w", ErrNotLeader, what, err)
+	}
+	return fmt.Errorf("%w: %s could not be replicated: %w", ErrUnavailable, what, err)
 }
 
 // settleTimeout bounds how long a partition's loop waits, after a
@@ -371,7 +409,7 @@ func outcomeUnknown(err error) bool {
 func (p *Partition) settle(cause error, slot *[]entryResult) error {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	leader, err := p.c.e.opts.Replicator.Settle(ctx, p.GroupID(), cause)
+	leader, err := p.c.e.log.Settle(ctx, p.GroupID(), cause)
 	if err != nil {
 		return fmt.Errorf("%w (and it could not be settled: %v)", cause, err)
 	}
@@ -644,6 +682,6 @@ func (p *Partition) Publish() {
 		for i, ch := range sr.children {
 			kids[i] = GroupID(c.rid, ch.ID)
 		}
-		c.e.opts.Replicator.Split(p.GroupID(), kids)
+		c.e.log.Split(p.GroupID(), kids)
 	}
 }

@@ -191,7 +191,7 @@ func (c *Container) SweepExpired() (int, error) {
 
 // sweepPartition sweeps the next slice of p (see SweepExpired).
 func (c *Container) sweepPartition(p *Partition, x *expiry) (int, error) {
-	if r := c.e.opts.Replicator; r != nil && !r.Leads(p.GroupID()) {
+	if !c.e.log.Leads(p.GroupID()) {
 		return 0, nil // the leader's sweep deletes, through the log
 	}
 	lo, hi := storage.ItemSpan(c.rid, p.info.Min, openMax(p.info.Max))

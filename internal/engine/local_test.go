@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestLocalLogIndexes checks that a single node's writes go through its
+// partitions' local log: each group of commands is one entry, applied
+// through the partition's replica with the next index, which is durable
+// with the data (it survives a reopen) and goes on from there.
+func TestLocalLogIndexes(t *testing.T) {
+	dir := t.TempDir()
+	e, st := testEngine(t, dir)
+	c := mustContainer(t, e, 400)
+	p := c.Partitions()[0]
+	write := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			op, err := c.PrepareWrite(OpCreate, []byte(fmt.Sprintf(`{"id":"i%d","pk":"a"}`, i)), key("a"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(0, 10)
+	idx, err := p.AppliedIndex()
+	if err != nil || idx != 10 || p.Replica().Applied() != 10 || p.LSN() != 10 {
+		t.Fatalf("after 10 writes one at a time: applied index %d (%v), replica %d, LSN %d; want 10", idx, err, p.Replica().Applied(), p.LSN())
+	}
+	e.Close()
+	st.Close()
+	e, st = testEngine(t, dir)
+	defer st.Close()
+	defer e.Close()
+	c, err = e.Container("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = c.Partitions()[0]
+	if idx, err := p.AppliedIndex(); err != nil || idx != 10 || p.LSN() != 10 {
+		t.Fatalf("reopened: applied index %d (%v), LSN %d; want 10", idx, err, p.LSN())
+	}
+	write(10, 1)
+	if idx, _ := p.AppliedIndex(); idx != 11 || p.LSN() != 11 {
+		t.Fatalf("a write after the reopen: applied index %d, LSN %d; want 11", idx, p.LSN())
+	}
+}
