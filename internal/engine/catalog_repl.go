@@ -126,10 +126,7 @@ type catalogRepl struct {
 	waiting map[uint64]*catalogSlot
 	// origin names this engine instance in its entries.
 	origin uint64
-	// The fence decision's state (see above): the origin of the last entry
-	// that took a number, its index, and the index of the last entry of
-	// another origin that took one before it.
-	lastOrigin, lastTook, otherTook uint64
+	fence  catalogFence
 	// unpublished are the databases foreign entries applied since the last
 	// publish touched.
 	unpublished map[string]bool
@@ -159,7 +156,8 @@ func newCatalogRepl() *catalogRepl {
 // catalogProposeTimeout bounds how long a catalog change waits for its entry.
 const catalogProposeTimeout = 30 * time.Second
 
-// proposeCatalog is commitCatalog with Options.Catalog set.
+// proposeCatalog proposes the catalog change m to the catalog's log and
+// waits until this node has applied it (commitCatalog).
 func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 	r := e.cat
 	var tok [8]byte
@@ -179,7 +177,7 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), catalogProposeTimeout)
 	defer cancel()
-	_, err := e.opts.Catalog.ProposeCatalog(ctx, data)
+	_, err := e.catLog.ProposeCatalog(ctx, data)
 	r.mu.Lock()
 	delete(r.waiting, token)
 	applied, refused := slot.applied, slot.refused
@@ -190,8 +188,8 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 	if err != nil && !applied {
 		return proposalError("the catalog change to "+what, err)
 	}
-	// The meta group's log is the catalog's log: the optional command log
-	// (a local engine's) is not fed.
+	// The local log hands its entries to the optional command log (a
+	// single node's); the meta group's log is the catalog's own.
 	return nil
 }
 
@@ -212,7 +210,7 @@ func (e *Engine) loadCatalogApplied() error {
 		r.applied = binary.BigEndian.Uint64(v)
 		r.published, r.reflected, r.target = r.applied, r.applied, r.applied
 		if len(v) == 32 {
-			r.lastOrigin, r.lastTook, r.otherTook = binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:]), binary.BigEndian.Uint64(v[24:])
+			r.fence = catalogFence{lastOrigin: binary.BigEndian.Uint64(v[8:]), lastTook: binary.BigEndian.Uint64(v[16:]), otherTook: binary.BigEndian.Uint64(v[24:])}
 		}
 		// The allocator reflects every entry the store has applied: it
 		// persisted its advance before the entry's batch committed.
@@ -224,13 +222,6 @@ func (e *Engine) loadCatalogApplied() error {
 	return nil
 }
 
-func (e *Engine) mustCatalog() *catalogRepl {
-	if e.cat == nil {
-		panic("BUG: a catalog entry handed to an engine without Options.Catalog")
-	}
-	return e.cat
-}
-
 // ApplyCatalog applies committed entries of the meta group, in order, into
 // b, which the caller commits before it calls PublishCatalog. An entry with
 // no data (raft's own) only advances the index. It takes no engine lock an
@@ -238,7 +229,7 @@ func (e *Engine) mustCatalog() *catalogRepl {
 // call it at any time. A failure (a malformed entry, the store's) is
 // returned: the replica must stop.
 func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := e.loadCatalogApplied(); err != nil {
@@ -255,31 +246,12 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 			}
 			continue
 		}
-		d := newDecoder(en.Data)
-		tok := d.Take(8)
-		pos := d.Uvarint()
-		fence := d.Uvarint()
-		org := d.Take(8)
-		if err := d.Err(); err != nil {
-			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
-		}
-		token, origin := binary.BigEndian.Uint64(tok), binary.BigEndian.Uint64(org)
-		m, err := decodeCatalogBatch(en.Data[len(en.Data)-d.Len():])
+		ce, err := decodeCatalogEntry(en.Data)
 		if err != nil {
 			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
 		}
-		refused := false
-		if fence != 0 {
-			f := fence - 1
-			if (origin == r.lastOrigin && f >= r.otherTook) || f >= r.lastTook {
-				if origin != r.lastOrigin {
-					r.lastOrigin, r.otherTook = origin, r.lastTook
-				}
-				r.lastTook = en.Index
-			} else {
-				refused = true
-			}
-		}
+		token, pos, m := ce.token, ce.pos, ce.m
+		refused := r.fence.refuses(ce.origin, ce.fence, en.Index)
 		if !refused {
 			if err := keepRanges(b, m); err != nil {
 				return err
@@ -310,11 +282,60 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 
 // appliedRecord is the value of storage.CatalogAppliedKey: the applied
 // index, then the fence decision's state (8 bytes each).
-func (r *catalogRepl) appliedRecord() []byte {
-	v := binary.BigEndian.AppendUint64(nil, r.applied)
-	v = binary.BigEndian.AppendUint64(v, r.lastOrigin)
-	v = binary.BigEndian.AppendUint64(v, r.lastTook)
-	return binary.BigEndian.AppendUint64(v, r.otherTook)
+func (r *catalogRepl) appliedRecord() []byte { return r.fence.record(r.applied) }
+
+// catalogFence is the state of the fence decision (see above): the origin
+// of the last entry that took a number, its index, and the index of the
+// last entry of another origin that took one before it.
+type catalogFence struct{ lastOrigin, lastTook, otherTook uint64 }
+
+// refuses decides, and records, whether the catalog entry index of origin
+// with fence (0: it took no number; else the index its proposer's
+// allocator reflected, plus one) must be refused: its number may repeat
+// one that an entry of another origin took.
+func (f *catalogFence) refuses(origin, fence, index uint64) bool {
+	if fence == 0 {
+		return false
+	}
+	at := fence - 1
+	if (origin == f.lastOrigin && at >= f.otherTook) || at >= f.lastTook {
+		if origin != f.lastOrigin {
+			f.lastOrigin, f.otherTook = origin, f.lastTook
+		}
+		f.lastTook = index
+		return false
+	}
+	return true
+}
+
+// record is storage.CatalogAppliedKey's value at applied index applied.
+func (f *catalogFence) record(applied uint64) []byte {
+	v := binary.BigEndian.AppendUint64(nil, applied)
+	v = binary.BigEndian.AppendUint64(v, f.lastOrigin)
+	v = binary.BigEndian.AppendUint64(v, f.lastTook)
+	return binary.BigEndian.AppendUint64(v, f.otherTook)
+}
+
+// catalogEntry is a decoded entry of the catalog's log.
+type catalogEntry struct {
+	token, pos, fence, origin uint64
+	m                         *catalogBatch
+}
+
+func decodeCatalogEntry(data []byte) (catalogEntry, error) {
+	d := newDecoder(data)
+	tok := d.Take(8)
+	pos := d.Uvarint()
+	fence := d.Uvarint()
+	org := d.Take(8)
+	if err := d.Err(); err != nil {
+		return catalogEntry{}, err
+	}
+	m, err := decodeCatalogBatch(data[len(data)-d.Len():])
+	if err != nil {
+		return catalogEntry{}, err
+	}
+	return catalogEntry{token: binary.BigEndian.Uint64(tok), pos: pos, fence: fence, origin: binary.BigEndian.Uint64(org), m: m}, nil
 }
 
 // keepRanges makes the container records m writes keep the partition map
@@ -360,7 +381,7 @@ func keepRanges(b *storage.Batch, m *catalogBatch) error {
 // applied nothing, starts at raft index (its bootstrap snapshot, which
 // holds no data), writing into b.
 func (e *Engine) StartCatalogAt(b *storage.Batch, index uint64) error {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := e.loadCatalogApplied(); err != nil {
@@ -380,7 +401,7 @@ func (e *Engine) StartCatalogAt(b *storage.Batch, index uint64) error {
 // committed: the entries count as applied, and the reconciler is told of
 // the foreign ones. It does not wait.
 func (e *Engine) PublishCatalog() {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	r.published = r.applied
 	r.target = r.applied
@@ -399,7 +420,7 @@ func (e *Engine) PublishCatalog() {
 // and committed on this node (not necessarily reflected in memory yet: see
 // WaitCatalog).
 func (e *Engine) CatalogApplied() uint64 {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := e.loadCatalogApplied(); err != nil {
@@ -411,7 +432,7 @@ func (e *Engine) CatalogApplied() uint64 {
 // WaitCatalog waits until every catalog entry up to index is reflected in
 // this node's memory (its databases, containers, users ...), or ctx ends.
 func (e *Engine) WaitCatalog(ctx context.Context, index uint64) error {
-	r := e.mustCatalog()
+	r := e.cat
 	for {
 		r.mu.Lock()
 		if r.reflected >= index {
@@ -653,52 +674,6 @@ func (c *Container) reloadInfo(rec ContainerInfo) error {
 			c.index.Store(&indexState{gen: ix.gen, policy: ix.policy, ready: !ix.policy.None})
 		}
 	}
-	return nil
-}
-
-// deleteDatabaseReplicated is DeleteDatabase with a replicated catalog,
-// called with e.mu held, which it releases: the deletion is proposed first,
-// and memory changes once it is committed (see the races above). The
-// containers' loops stop afterwards.
-func (e *Engine) deleteDatabaseReplicated(db *database) error {
-	m := &catalogBatch{}
-	for _, c := range db.colls {
-		c.deleteInto(m)
-	}
-	deleteDatabaseInto(m, db.info.ID)
-	if err := e.commitCatalog(m, "delete database"); err != nil {
-		e.mu.Unlock()
-		return err
-	}
-	delete(e.dbs, db.info.ID)
-	e.forgetUsersLocked(db)
-	e.mu.Unlock()
-	for _, c := range db.colls {
-		c.stop()
-	}
-	if err := e.writeAcked(); err != nil {
-		e.opts.Logf("parsec: %v", err)
-	}
-	e.refreshRates()
-	return nil
-}
-
-// deleteContainerReplicated is DeleteContainer with a replicated catalog,
-// as deleteDatabaseReplicated is DeleteDatabase's.
-func (e *Engine) deleteContainerReplicated(db *database, c *Container) error {
-	m := &catalogBatch{}
-	c.deleteInto(m)
-	if err := e.commitCatalog(m, "delete container"); err != nil {
-		e.mu.Unlock()
-		return err
-	}
-	delete(db.colls, c.Info().ID)
-	e.mu.Unlock()
-	c.stop()
-	if err := e.writeAcked(); err != nil {
-		e.opts.Logf("parsec: %v", err)
-	}
-	e.refreshRates()
 	return nil
 }
 

@@ -46,6 +46,9 @@ type Container struct {
 	// programs caches compiled scripts by kind, id and version (script.go).
 	programs programCache
 
+	// deleting is set, under e.mu, while the container's deletion is
+	// committed: the record of acknowledged LSNs leaves it out.
+	deleting bool
 	// recordMu orders changes of the record through the catalog
 	// (lockRecord), where c.mu cannot be held across their commit.
 	recordMu sync.Mutex

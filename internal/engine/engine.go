@@ -123,7 +123,12 @@ type Engine struct {
 
 	// log is the partitions' log: Options.Replicator, or the local one.
 	log Replicator
-	// cat is the replicated catalog's state, with Options.Catalog.
+	// catLog is the catalog's log: Options.Catalog, or the local one.
+	catLog CatalogReplicator
+	// localMu orders the commits of the local logs (local.go): the
+	// catalog's take it whole, the partitions' share it.
+	localMu sync.RWMutex
+	// cat is the catalog's apply state (catalog_repl.go).
 	cat *catalogRepl
 	// groups finds a replicated partition by raft group (GroupPartition).
 	groups sync.Map
@@ -204,7 +209,11 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	if e.log == nil {
 		e.log = &localLog{e}
 	}
-	if opts.Catalog != nil {
+	e.catLog = opts.Catalog
+	if e.catLog == nil {
+		e.catLog = &localCatalog{e: e}
+	}
+	{
 		e.cat = newCatalogRepl()
 		seq.track = true
 		e.cat.mu.Lock()
@@ -286,15 +295,15 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		e.sweepStop, e.sweepDone = make(chan struct{}), make(chan struct{})
 		go e.sweepLoop(cmp.Or(opts.TTLSweepInterval, DefaultTTLSweepInterval), e.sweepStop, e.sweepDone)
 	}
-	if e.cat != nil {
+	if e.catalogKeepsEntries() {
 		e.EachContainer(func(db string, c *Container) {
 			if c.versionRetention() > 0 {
 				opts.Logf("parsec: container %s/%s keeps a version log, which is not trimmed yet with a replicated catalog", db, c.Info().ID)
 			}
 		})
-		e.cat.running = true
-		go e.reconcileLoop()
 	}
+	e.cat.running = true
+	go e.reconcileLoop()
 	e.refreshRates()
 	return e, nil
 }

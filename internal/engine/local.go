@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/parsecdb/parsec/internal/replication"
@@ -35,6 +36,11 @@ func (l *localLog) Propose(_ context.Context, group uint64, data []byte) (uint64
 	if !ok {
 		return 0, fmt.Errorf("%w: group %d", replication.ErrGroupNotFound, group)
 	}
+	// A catalog entry (a container's deletion) is not committed between
+	// this entry's check that its partition still exists (goneIn) and its
+	// commit, as raft's one loop applies the groups' entries one by one.
+	l.e.localMu.RLock()
+	defer l.e.localMu.RUnlock()
 	sm := p.Replica()
 	idx := sm.Applied() + 1
 	b := l.e.store.NewBatch()
@@ -82,5 +88,66 @@ func (l *localLog) Settle(_ context.Context, group uint64, cause error) (uint64,
 // local log keeps none: the store is its state.
 func (e *Engine) logKeepsEntries() bool {
 	_, local := e.log.(*localLog)
+	return !local
+}
+
+// localCatalog is the catalog's local log, as localLog is a partition's:
+// ProposeCatalog gives the change the next index of the catalog's log,
+// applies it at once through the catalog's state machine
+// (Engine.CatalogReplica, the adapter a cluster's meta group is given) and
+// commits it with a WAL sync; then it hands the entry to the optional
+// command log. Proposals are applied one at a time, in the order of their
+// indexes.
+type localCatalog struct{ e *Engine }
+
+var _ CatalogReplicator = (*localCatalog)(nil)
+
+func (l *localCatalog) ProposeCatalog(_ context.Context, data []byte) (uint64, error) {
+	e := l.e
+	e.localMu.Lock()
+	defer e.localMu.Unlock()
+	sm := e.CatalogReplica()
+	idx := sm.Applied() + 1
+	r := e.cat
+	r.mu.Lock()
+	fence := r.fence
+	r.mu.Unlock()
+	b := e.store.NewBatch()
+	err := sm.Apply(b, []replication.Entry{{Index: idx, Data: data}})
+	if err != nil {
+		b.Discard()
+	} else if err = b.Commit(); err != nil {
+		err = fmt.Errorf("cannot commit the catalog change: %w", err)
+	}
+	if err != nil {
+		// Forget what was applied into the batch: the catalog is as it
+		// last published, and the proposal failed.
+		r.mu.Lock()
+		r.applied, r.fence = r.published, fence
+		if len(data) >= 8 {
+			if slot := r.waiting[binary.BigEndian.Uint64(data)]; slot != nil {
+				*slot = catalogSlot{}
+			}
+		}
+		r.mu.Unlock()
+		return 0, err
+	}
+	sm.(replication.Publisher).Published()
+	if log := e.opts.commandLog; log != nil {
+		log(LogEntry{Index: idx, Data: data})
+	}
+	return idx, nil
+}
+
+// Placement is nobody: a single node's partitions have no replicas.
+func (l *localCatalog) Placement() []uint64 { return nil }
+
+// catalogKeepsEntries reports whether the catalog replicates through a
+// log that keeps its entries apart from the store (the meta group's): a
+// container missing from the store may then be one whose deletion the log
+// applied before the record of acknowledged LSNs forgot it, and version
+// logs are not trimmed yet.
+func (e *Engine) catalogKeepsEntries() bool {
+	_, local := e.catLog.(*localCatalog)
 	return !local
 }

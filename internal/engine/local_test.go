@@ -48,3 +48,39 @@ func TestLocalLogIndexes(t *testing.T) {
 		t.Fatalf("a write after the reopen: applied index %d, LSN %d; want 11", idx, p.LSN())
 	}
 }
+
+// TestLocalCatalogLog checks that a single node's catalog changes go
+// through the catalog's local log, one entry each, applied through the
+// catalog's replica, with an index that is durable with them and goes on
+// after a reopen; a change that fails (a conflict) takes no index.
+func TestLocalCatalogLog(t *testing.T) {
+	dir := t.TempDir()
+	e, st := testEngine(t, dir)
+	mustContainer(t, e, 400) // a database and a container: two entries
+	if got := e.CatalogApplied(); got != 2 || e.CatalogReplica().Applied() != 2 {
+		t.Fatalf("after two catalog changes the catalog's log is at %d (replica %d), want 2", got, e.CatalogReplica().Applied())
+	}
+	if _, err := e.CreateDatabase("db", Throughput{}); err == nil {
+		t.Fatal("a second database db was created")
+	}
+	if got := e.CatalogApplied(); got != 2 {
+		t.Fatalf("a refused change moved the catalog's log to %d", got)
+	}
+	e.Close()
+	st.Close()
+	e, st = testEngine(t, dir)
+	defer st.Close()
+	defer e.Close()
+	if got := e.CatalogApplied(); got != 2 {
+		t.Fatalf("reopened, the catalog's log is at %d, want 2", got)
+	}
+	if err := e.DeleteContainer("db", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.CatalogApplied(); got != 3 {
+		t.Fatalf("after a deletion the catalog's log is at %d, want 3", got)
+	}
+	if _, err := e.Container("db", "c"); err == nil {
+		t.Fatal("the deleted container is still there")
+	}
+}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/storage"
@@ -124,32 +123,13 @@ func (m *catalogBatch) into(b *storage.Batch) error {
 	return nil
 }
 
-// commitCatalog commits a catalog change durably and hands it to the log.
-// Callers hold the locks that order their change against the others on
-// the same records (e.mu, c.mu), so the log has the order of the store.
-// With Options.Catalog set, the change is proposed to the meta group
-// instead, and this node's store takes it when it applies the entry
-// (catalog_repl.go).
+// commitCatalog commits a catalog change through the catalog's log (the
+// meta group's with Options.Catalog, else the local one) and returns once
+// this node has applied it (catalog_repl.go). Callers hold the locks that
+// order their change against the others on the same records (e.mu,
+// c.recordMu), so the log has the order of the store.
 func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
-	if e.opts.Catalog != nil {
-		return e.proposeCatalog(m, what)
-	}
-	b := e.store.NewBatch()
-	if err := keepRanges(b, m); err != nil {
-		b.Discard()
-		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
-	}
-	if err := m.into(b); err != nil {
-		b.Discard()
-		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
-	}
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
-	}
-	if e.opts.commandLog != nil {
-		e.opts.commandLog(LogEntry{Data: m.encode()})
-	}
-	return nil
+	return e.proposeCatalog(m, what)
 }
 
 // logCommands hands the commands of group that the partition's log entry

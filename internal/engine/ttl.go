@@ -160,7 +160,7 @@ func (e *Engine) sweepLoop(interval time.Duration, stop <-chan struct{}, done ch
 			if _, err := c.SweepExpired(); err != nil {
 				e.opts.Logf("parsec: container %s/%s: sweeping expired items: %v", db, c.Info().ID, err)
 			}
-			if e.cat != nil {
+			if e.catalogKeepsEntries() {
 				return // not yet (TrimVersions); Open said so
 			}
 			if _, err := c.TrimVersions(); err != nil {
