@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/storage"
@@ -69,7 +70,7 @@ type Options struct {
 	// ApplyCatalog, on every node alike; memory follows other nodes'
 	// entries in the background (WaitCatalog). New containers' partitions
 	// get the members Catalog.Placement names. Experimental, like
-	// Replicator (catalog_repl.go).
+	// Replicator (catalog_log.go).
 	Catalog CatalogReplicator
 	// Logf logs what the engine does on its own (data loss accepted, a
 	// record that could not be written). Default log.Printf.
@@ -125,10 +126,13 @@ type Engine struct {
 	log Replicator
 	// catLog is the catalog's log: Options.Catalog, or the local one.
 	catLog CatalogReplicator
+	// deletions counts the entries of the catalog's log applied here that
+	// deleted containers (goneIn).
+	deletions atomic.Uint64
 	// localMu orders the commits of the local logs (local.go): the
 	// catalog's take it whole, the partitions' share it.
 	localMu sync.RWMutex
-	// cat is the catalog's apply state (catalog_repl.go).
+	// cat is the catalog's apply state (catalog_log.go).
 	cat *catalogRepl
 	// groups finds a replicated partition by raft group (GroupPartition).
 	groups sync.Map

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestLocalLogIndexes checks that a single node's writes go through its
@@ -82,5 +85,55 @@ func TestLocalCatalogLog(t *testing.T) {
 	}
 	if _, err := e.Container("db", "c"); err == nil {
 		t.Fatal("the deleted container is still there")
+	}
+}
+
+// TestLocalDeletionLeavesNothing deletes a container while writers keep
+// writing to it: the deletion commits before the partitions' loops stop,
+// so entries of theirs are applied after it, and each must see that its
+// partition is gone and write nothing (goneIn), as on a raft replica.
+// No key of the container may remain.
+func TestLocalDeletionLeavesNothing(t *testing.T) {
+	for round := range 3 {
+		e, st := testEngine(t, "")
+		c := mustContainer(t, e, 4000)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					pk := fmt.Sprint("k", w, "-", i%50)
+					op, err := c.PrepareWrite(OpUpsert, []byte(fmt.Sprintf(`{"id":"i%d","pk":%q}`, i, pk)), key(pk), true)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil && !errors.Is(err, ErrNotFound) {
+						t.Errorf("a write racing the deletion: %v", err)
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(20+10*round) * time.Millisecond)
+		if err := e.DeleteContainer("db", "c"); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		wg.Wait()
+		if left := containerState(t, st, c.rid); len(left) > 0 {
+			for k := range left {
+				t.Fatalf("round %d: %d keys of the deleted container remain, such as %q", round, len(left), k)
+			}
+		}
+		e.Close()
+		st.Close()
 	}
 }

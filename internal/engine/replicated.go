@@ -15,61 +15,66 @@ import (
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
-// Replicated partitions. With Options.Replicator set, a partition's loop
-// does not commit its group of commands: it proposes them as one entry of
-// the partition's raft group (GroupID) and waits. Every replica, the
-// proposer's included, applies an entry once raft has committed it, with
-// Partition.ApplyEntries, through applyEntry as the loop would, into the
-// batch of the replication host's round, with the raft index it reached
-// (storage.PartitionAppliedKey); Partition.Publish makes the new state the
-// partition's once that batch has committed. The proposer then reads the
-// commands' results from what its own replica recorded for it: an entry
-// carries a random token, and a replica records the results of the entries
-// whose token one of its own proposals in flight registered, and no others. Nothing is applied that the group has not committed, so a replica
-// never holds a write the others may lack.
+// The write path of a partition: evaluate, propose, apply. A partition's
+// loop does not commit its group of commands: it evaluates them, proposes
+// the outcome as one entry of the partition's log (its raft group,
+// GroupID, with Options.Replicator; else the single node's local log,
+// local.go) and waits. Every replica, the proposer's included, applies an
+// entry once the log has committed it, through its state machine
+// (Partition.Replica: ApplyEntries, then Publish once the batch the
+// entry's writes went into has committed), with the index it reached
+// (storage.PartitionAppliedKey). The proposer then reads the commands'
+// results from what its own replica recorded for it: an entry carries a
+// random token, and a replica records the results of the entries whose
+// token one of its own proposals in flight registered, and no others.
+// Nothing is applied that the log has not committed, so a replica never
+// holds a write the others may lack. A single node is a cluster of one:
+// the local log commits the entry with a WAL sync and applies it at once,
+// so its outcome is always known, and the rest of this comment is about
+// raft.
 //
 // A proposal whose proposer loses the leadership while its entry is in
-// flight (replication.ErrAmbiguous), or that times out (replication.ErrTimeout), has an
-// unknown outcome: the entry may still commit under the new leader, or
-// never. The proposer settles it (settle) rather than answer that: its
-// token's slot stays registered while Replicator.Settle has this replica
-// apply everything the group's new leader has committed as of a ReadIndex
-// that leader answers. Raft answers one only once the leader has committed
-// an entry of its own term, and after that no entry of an earlier term
-// that is not already committed can commit. So if the slot is filled, the
-// entry committed and its results are the answer (no retry, no second
-// write); if not, it never will, and the write fails with a refusal that
-// wraps the host's NotLeaderError naming the new leader, which a gateway
-// treats as it treats a follower's refusal: it sends the request there,
-// once. If the group cannot be settled within settleTimeout (no leader
-// reachable), or a proposal timed out on a node that still leads the group
-// (the proposal's term may still be running), the outcome stays unknown
-// and the error wraps the host's. A stopping host (replication.ErrStopped) is not
-// settled.
+// flight (replication.ErrAmbiguous), or that times out
+// (replication.ErrTimeout), has an unknown outcome: the entry may still
+// commit under the new leader, or never. The proposer settles it (settle)
+// rather than answer that: its token's slot stays registered while
+// Replicator.Settle has this replica apply everything the group's new
+// leader has committed as of a ReadIndex that leader answers. Raft answers
+// one only once the leader has committed an entry of its own term, and
+// after that no entry of an earlier term that is not already committed can
+// commit. So if the slot is filled, the entry committed and its results
+// are the answer (no retry, no second write); if not, it never will, and
+// the write fails with ErrNotLeader wrapping the log's NotLeaderError
+// naming the new leader, which a gateway treats as it treats a follower's
+// refusal: it sends the command there, once. If the group cannot be
+// settled within settleTimeout (no leader reachable), or a proposal timed
+// out on a node that still leads the group (the proposal's term may still
+// be running), the outcome stays unknown: ErrOutcomeUnknown, wrapping the
+// log's error. A stopping host (replication.ErrStopped) is not settled.
 //
 // A split is an entry of the parent's log like any command: every replica
 // applies it (reading the store as the round's batch leaves it), and once
 // it is committed the children replace the parent in the routing table and
 // the Replicator creates their groups.
 //
-// The catalog replicates through a group of its own, the meta group, with
-// Options.Catalog (catalog_repl.go): every catalog change is an entry of
-// it, which every node applies (Engine.ApplyCatalog, PublishCatalog), and
-// memory follows other nodes' entries in the background (WaitCatalog). A
-// container created there gets the members of its partitions' groups from
+// The catalog has a log of its own, the meta group with Options.Catalog,
+// else a local one (catalog_log.go): every catalog change is an entry of
+// it, which every node applies (Engine.CatalogReplica), and memory follows
+// other nodes' entries in the background (WaitCatalog). A container
+// created there gets the members of its partitions' groups from
 // CatalogReplicator.Placement, stored in its record (Replicas), and every
 // node has the Replicator create those groups (CreateGroups) once the
 // partitions exist in its memory. An entry of a partition whose records
 // the store no longer holds (its container deleted, or the partition
-// split) writes nothing (goneIn). Without Options.Catalog, each node's
-// engine must be given the same catalog operations in the same order,
-// which gives the same resource ids, and the groups are created by the
-// caller. What is not replicated yet: index builds (refused, and so is a
-// new indexing policy, which would start one), and snapshots of the
-// catalog's state machine (its log is kept whole). A partition's snapshots
-// are streamed from the store (rangesnap.go).
+// split) writes nothing (goneIn). What is not replicated through raft yet:
+// index builds (refused, and so is a new indexing policy, which would
+// start one; the local log runs them), and snapshots of the catalog's
+// state machine (its log is kept whole). A partition's snapshots are
+// streamed from the store (rangesnap.go).
 
-// Replicator proposes entries to raft groups (replication/host.Host implements it).
+// Replicator proposes entries to the partitions' logs: a cluster's raft
+// groups (replication/host.Host, through the cluster's node), or a single
+// node's local logs (localLog).
 type Replicator interface {
 	// Propose replicates data in group and returns the entry's index once
 	// it is committed and applied on this node.
@@ -157,6 +162,10 @@ type replState struct {
 	published uint64
 	pending   *partSM      // the state after entries applied but not yet published
 	split     *splitResult // a split applied but not yet published
+	// alive is one more than the count of container deletions applied
+	// when the store last held the partition's records (goneIn); 0 if
+	// not known.
+	alive uint64
 	// waiting holds, by the token its entry carries, a slot for the
 	// results of each proposal of this replica in flight; apply fills the
 	// slots of the entries it finds there, and records no other results.
@@ -235,14 +244,20 @@ func (p *Partition) commitGroup(group []*request) {
 			return
 		}
 		res, idx, err := p.replicate(data)
-		if err == nil && (len(res) != 1 || res[0].err != nil && !errors.Is(res[0].err, errStaleEvaluation)) {
+		stale := err == nil && len(res) == 1 && errors.Is(res[0].err, errStaleEvaluation)
+		switch {
+		case err != nil:
+		case len(res) != 1:
 			err = internalError("evaluated entry %d was applied with results %v", idx, res)
-		}
-		if err == nil && res[0].err != nil && attempt < maxEvaluations {
+		case stale && attempt < maxEvaluations:
 			continue
-		}
-		if err == nil && res[0].err != nil {
+		case stale:
 			err = fmt.Errorf("%w: %v; retry", ErrUnavailable, res[0].err)
+		default:
+			// The entry's own failure: its partition was gone when it
+			// applied (the container deleted, or the partition split:
+			// skipEntries), and it wrote nothing.
+			err = res[0].err
 		}
 		if err != nil {
 			for _, r := range group {
@@ -583,10 +598,21 @@ func (p *Partition) applyEvaluated(b *storage.Batch, sm *partSM, r *binfmt.Reade
 // deletion removes both). The catalog's log deletes a container, the
 // partitions' logs keep going: an entry committed before the deletion may
 // be applied after it on some replica.
+//
+// The store is read only when it may have changed: the records found are
+// remembered with the count of container deletions this node's catalog
+// has applied (Engine.deletions), and a later entry, of a partition that
+// has not split since, trusts them while the count stays. The caller
+// holds p.repl.mu.
 func (p *Partition) goneIn(b *storage.Batch) (bool, error) {
+	dels := p.c.e.deletions.Load()
+	if p.repl.alive == dels+1 && p.repl.split == nil && !p.retired.Load() {
+		return false, nil
+	}
 	for _, k := range [][]byte{storage.PartitionIndexKey(p.c.rid, p.info.ID), storage.PartitionKey(p.c.rid, p.info.ID)} {
 		_, err := b.Get(nil, k)
 		if err == nil {
+			p.repl.alive = dels + 1
 			return false, nil
 		}
 		if !errors.Is(err, storage.ErrNotFound) {

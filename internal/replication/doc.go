@@ -15,7 +15,13 @@
 // ErrStopped, whose outcome is unknown; ErrBusy, ErrTooLarge,
 // ErrGroupNotFound, ErrReadLost, which proposed nothing) and LagInfo, what
 // a replica knows of its lag. host implements it for raft. The engine
-// does not import host.
+// does not import host: it owns the one adapter of each of its state
+// machines (engine.Partition.Replica, engine.Engine.CatalogReplica), which
+// a cluster hands its host and the engine's tests hand theirs, and a
+// single node runs the same write path on the engine's local logs
+// (engine/local.go), which give each entry the next index, apply it
+// through the same state machine and commit it with a WAL sync: a single
+// node is a cluster of one.
 //
 // # The packages
 //

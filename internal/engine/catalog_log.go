@@ -14,13 +14,18 @@ import (
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
-// The replicated catalog. With Options.Catalog set, commitCatalog does not
-// write the store: it proposes the change as one entry of the catalog's
-// raft group (the meta group) and waits until this node has applied it.
-// Every node, the proposer's included, applies the group's committed
-// entries with ApplyCatalog, into the batch of the replication host's
-// round, with the raft index reached (storage.CatalogAppliedKey), and
-// PublishCatalog follows once that batch has committed.
+// The catalog's log. commitCatalog does not write the store: it proposes
+// the change as one entry of the catalog's log and waits until this node
+// has applied it. The log is a cluster's meta group (Options.Catalog) or,
+// on a single node, the local one (localCatalog, local.go), which commits
+// each entry with a WAL sync as it applies it. Every node, the proposer's
+// included, applies the log's committed entries through the catalog's
+// state machine (Engine.CatalogReplica: ApplyCatalog, into the batch of
+// the log's round, with the index reached, storage.CatalogAppliedKey),
+// and PublishCatalog follows once that batch has committed. What follows
+// is written for the meta group; with the local log there is one proposer
+// and no foreign entry, so no entry is refused and the reconciler has
+// nothing to do.
 //
 // An entry is
 //
@@ -78,12 +83,11 @@ import (
 //     they propose until their memory is updated, and the reconciler takes
 //     e.mu before it takes its store snapshot, so it sees the store and
 //     memory both before or both after.
-//     That is why a replicated deletion proposes first and then changes
-//     memory (deleteContainerReplicated), where a local one changes memory
-//     first: the reconciler would otherwise bring back, from the store,
-//     what a deletion in flight has taken out of memory, and a refused
-//     deletion (this node does not lead) would leave memory without a
-//     container the store still has.
+//     That is why a deletion proposes first and then changes memory
+//     (commitDeletion): the reconciler would otherwise bring back, from
+//     the store, what a deletion in flight has taken out of memory, and a
+//     refused deletion (this node does not lead) would leave memory
+//     without a container the store still has.
 //   - An op waits for the replication loop while it proposes, and the loop
 //     takes c.mu to publish a split: a change of a container's record holds
 //     c.recordMu across its commit instead (lockRecord) and takes c.mu only
@@ -102,8 +106,9 @@ import (
 //     such an entry before or after the deletion, it ends with no key of
 //     the container.
 
-// CatalogReplicator replicates catalog changes through the meta group
-// (replication/host.Host and the group the deployment chose for it).
+// CatalogReplicator replicates catalog changes through the catalog's log:
+// a cluster's meta group (replication/host.Host and the group the
+// deployment chose for it), or a single node's local log (localCatalog).
 type CatalogReplicator interface {
 	// ProposeCatalog replicates data in the meta group and returns the
 	// entry's index once it is committed, applied and published on this
@@ -114,7 +119,7 @@ type CatalogReplicator interface {
 	Placement() []uint64
 }
 
-// catalogRepl is the replicated catalog's state.
+// catalogRepl is the catalog's apply state.
 type catalogRepl struct {
 	mu      sync.Mutex
 	loaded  bool
@@ -253,6 +258,12 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 		token, pos, m := ce.token, ce.pos, ce.m
 		refused := r.fence.refuses(ce.origin, ce.fence, en.Index)
 		if !refused {
+			if m.deletesPartitions() {
+				// Before the batch commits: an entry of a partition
+				// applied after this one, in this round or later, reads
+				// the store again (goneIn).
+				e.deletions.Add(1)
+			}
 			if err := keepRanges(b, m); err != nil {
 				return err
 			}
@@ -336,6 +347,18 @@ func decodeCatalogEntry(data []byte) (catalogEntry, error) {
 		return catalogEntry{}, err
 	}
 	return catalogEntry{token: binary.BigEndian.Uint64(tok), pos: pos, fence: fence, origin: binary.BigEndian.Uint64(org), m: m}, nil
+}
+
+// deletesPartitions reports whether m deletes containers' partition
+// records (a container's or a database's deletion).
+func (m *catalogBatch) deletesPartitions() bool {
+	pre := storage.PartitionKey([storage.RidLen]byte{}, "")[:1] // the family of partition records
+	for _, op := range m.ops {
+		if op.kind == catalogDeleteRange && bytes.HasPrefix(op.key, pre) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepRanges makes the container records m writes keep the partition map
