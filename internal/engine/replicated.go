@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	mrand "math/rand/v2"
 	"sync"
 	"time"
 
@@ -310,22 +310,33 @@ func (p *Partition) evaluate(group []*request) ([]byte, error) {
 	if applied == 0 {
 		return nil, nil
 	}
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	data := binary.AppendUvarint(tok[:], 0)
+	st, repr := sm.st.encode(), b.Repr()
+	data := make([]byte, 0, 8+4*binary.MaxVarintLen64+len(st)+len(repr))
+	data = binary.BigEndian.AppendUint64(data, entryToken())
+	data = binary.AppendUvarint(data, 0)
 	data = binary.AppendUvarint(data, base)
-	data = binfmt.AppendString(data, string(sm.st.encode()))
-	return binfmt.AppendString(data, string(b.Repr())), nil
+	data = appendBytes(data, st)
+	return appendBytes(data, repr), nil
+}
+
+// entryToken returns a random token for an entry: it only tells this
+// replica's proposals in flight from one another and from other
+// replicas', so it need not be unpredictable.
+func entryToken() uint64 { return mrand.Uint64() }
+
+// appendBytes appends b with its uvarint length (binfmt.AppendString's
+// encoding, which binfmt.Reader.Bytes reads).
+func appendBytes(dst, b []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
 }
 
 // proposeCommands replicates group's commands as they are: every replica
 // evaluates them.
 func (p *Partition) proposeCommands(group []*request) {
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	data := binary.AppendUvarint(tok[:], uint64(len(group)))
+	data := binary.BigEndian.AppendUint64(nil, entryToken())
+	data = binary.AppendUvarint(data, uint64(len(group)))
 	for _, r := range group {
-		data = binfmt.AppendString(data, string(EncodeCommand(nil, r.cmd)))
+		data = appendBytes(data, EncodeCommand(nil, r.cmd))
 	}
 	res, idx, err := p.replicate(data)
 	if err == nil && len(res) != len(group) {
