@@ -5,60 +5,40 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parsecdb/parsec/internal/engine"
-	"github.com/parsecdb/parsec/internal/replication/host"
+	"github.com/parsecdb/parsec/internal/replication"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
 // Kinds of meta entries: the first byte of the entry.
 const (
-	metaCatalog = 'c' // a catalog change (engine.ApplyCatalog)
+	metaCatalog = 'c' // a catalog change (engine.Engine.CatalogReplica)
 	metaMember  = 'm' // a member's record (Member, JSON)
 )
 
-// stateMachine returns the state machine of a group on this node.
-func (n *Node) stateMachine(g uint64) (host.StateMachine, error) {
+// stateMachine returns the state machine of a group on this node: the
+// engine's own adapters (engine.Engine.GroupReplica), and for the meta
+// group the engine's catalog with the cluster's member records.
+func (n *Node) stateMachine(g uint64) (replication.StateMachine, error) {
 	if g == MetaGroup {
-		return metaSM{n}, nil
+		return metaSM{n: n, cat: n.e.CatalogReplica()}, nil
 	}
-	if p, ok := n.e.GroupPartition(g); ok {
-		return partitionSM{p}, nil
-	}
-	// The group of a partition that is gone: its container was deleted or
-	// it split. Its entries change nothing (the engine fails those that
-	// come after), so its replica only follows the log.
-	return &retiredSM{}, nil
-}
-
-// retiredSM is the state machine of a group whose partition is gone.
-type retiredSM struct{ applied uint64 }
-
-func (s *retiredSM) Applied() uint64 { return s.applied }
-
-func (s *retiredSM) Apply(_ *storage.Batch, ents []host.Entry) error {
-	s.applied = ents[len(ents)-1].Index
-	return nil
-}
-
-func (s *retiredSM) Snapshot() ([]byte, error) {
-	return nil, errors.New("a retired partition has no snapshot")
-}
-
-func (s *retiredSM) Restore(_ *storage.Batch, index, _ uint64, _ []byte) error {
-	s.applied = index
-	return nil
+	return n.e.GroupReplica(g), nil
 }
 
 // metaSM is the meta group's state machine: the engine's catalog and the
-// members.
-type metaSM struct{ n *Node }
+// members. The catalog's entries are handed to the engine's adapter with
+// their kind byte taken off; a member's record is the cluster's.
+type metaSM struct {
+	n   *Node
+	cat replication.StateMachine
+}
 
-func (s metaSM) Applied() uint64 { return s.n.e.CatalogApplied() }
+func (s metaSM) Applied() uint64 { return s.cat.Applied() }
 
-func (s metaSM) Apply(b *storage.Batch, ents []host.Entry) error {
-	re := make([]engine.ReplicaEntry, len(ents))
+func (s metaSM) Apply(b *storage.Batch, ents []replication.Entry) error {
+	re := make([]replication.Entry, len(ents))
 	for i, e := range ents {
-		re[i].Index = e.Index
+		re[i].Index, re[i].Term = e.Index, e.Term
 		if len(e.Data) == 0 {
 			continue
 		}
@@ -80,7 +60,7 @@ func (s metaSM) Apply(b *storage.Batch, ents []host.Entry) error {
 			return fmt.Errorf("meta entry %d has unknown kind %q", e.Index, e.Data[0])
 		}
 	}
-	return s.n.e.ApplyCatalog(b, re)
+	return s.cat.Apply(b, re)
 }
 
 func (s metaSM) Published() {
@@ -91,62 +71,15 @@ func (s metaSM) Published() {
 	for _, m := range ms {
 		s.n.addMember(m)
 	}
-	s.n.e.PublishCatalog()
+	if p, ok := s.cat.(replication.Publisher); ok {
+		p.Published()
+	}
 }
 
 func (s metaSM) Snapshot() ([]byte, error) {
 	return nil, errors.New("the meta group is not snapshotted: its log is kept whole")
 }
 
-func (s metaSM) Restore(b *storage.Batch, index, _ uint64, data []byte) error {
-	if data != nil {
-		return errors.New("the meta group has no snapshots")
-	}
-	return s.n.e.StartCatalogAt(b, index)
+func (s metaSM) Restore(b *storage.Batch, index, term uint64, data []byte) error {
+	return s.cat.Restore(b, index, term, data)
 }
-
-// partitionSM is a physical partition's replica.
-type partitionSM struct{ p *engine.Partition }
-
-func (s partitionSM) Applied() uint64 {
-	i, err := s.p.AppliedIndex()
-	if err != nil {
-		// The host asks when it opens the group; a store that cannot be
-		// read fails the next Apply too.
-		return 0
-	}
-	return i
-}
-
-func (s partitionSM) Apply(b *storage.Batch, ents []host.Entry) error {
-	return s.p.ApplyEntries(b, ents)
-}
-
-func (s partitionSM) Published() { s.p.Publish() }
-
-func (s partitionSM) Snapshot() ([]byte, error) {
-	return nil, errors.New("a partition's snapshots are streamed, never taken whole")
-}
-
-// Restore starts a new partition's group (data nil) or installs a snapshot
-// staged by StageSnapshot (data is its id).
-func (s partitionSM) Restore(b *storage.Batch, index, _ uint64, data []byte) error {
-	if data != nil {
-		return s.p.InstallSnapshot(index, data)
-	}
-	return s.p.StartAt(b, index)
-}
-
-func (s partitionSM) OpenSnapshot() (host.SnapshotReader, error) {
-	r, err := s.p.OpenSnapshot()
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-func (s partitionSM) StageSnapshot(id []byte, index uint64, next func() ([]byte, error)) error {
-	return s.p.StageSnapshot(id, index, next)
-}
-
-func (s partitionSM) DiscardStaged() error { return s.p.DiscardStaged() }

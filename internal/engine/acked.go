@@ -49,15 +49,18 @@ type ackedEntry struct {
 	LSN       uint64 `json:"lsn"`
 }
 
-// snapshotAcked returns the acknowledged state of every open container.
-func (e *Engine) snapshotAcked() ackedRecord {
+// snapshotAckedLocked returns the acknowledged state of every open
+// container but those being deleted. The caller holds e.mu (either side).
+func (e *Engine) snapshotAckedLocked() ackedRecord {
 	rec := ackedRecord{Version: 1}
 	e.seq.mu.Lock()
 	rec.Seq = e.seq.limit
 	e.seq.mu.Unlock()
-	e.mu.RLock()
 	for _, db := range e.dbs {
 		for _, c := range db.colls {
+			if c.deleting {
+				continue
+			}
 			info := c.Info()
 			for _, p := range c.Partitions() {
 				if lsn := p.LSN(); lsn > 0 {
@@ -66,7 +69,6 @@ func (e *Engine) snapshotAcked() ackedRecord {
 			}
 		}
 	}
-	e.mu.RUnlock()
 	sort.Slice(rec.Partitions, func(i, j int) bool {
 		a, b := rec.Partitions[i], rec.Partitions[j]
 		if a.Rid != b.Rid {
@@ -81,12 +83,20 @@ func (e *Engine) snapshotAcked() ackedRecord {
 // each takes its snapshot under the lock, so a later write never records
 // an older state, nor a container whose deletion has begun.
 func (e *Engine) writeAcked() error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.writeAckedLocked()
+}
+
+// writeAckedLocked is writeAcked for a caller that holds e.mu (either
+// side), which is taken before e.ackedMu.
+func (e *Engine) writeAckedLocked() error {
 	e.ackedMu.Lock()
 	defer e.ackedMu.Unlock()
 	if !e.ackedOn {
 		return nil
 	}
-	v, err := json.Marshal(e.snapshotAcked())
+	v, err := json.Marshal(e.snapshotAckedLocked())
 	if err != nil {
 		// The record holds strings and integers only, which always encode.
 		panic("BUG: cannot encode the acknowledged LSNs: " + err.Error())
@@ -160,7 +170,7 @@ func (e *Engine) checkAcked() (gaps []ackedGap, seqBehind string, err error) {
 	if rec.Version != 1 {
 		return nil, "", fmt.Errorf("cannot read %s: version %d is not known", AckedFile, rec.Version)
 	}
-	if e.opts.Replicator != nil {
+	if e.logKeepsEntries() {
 		// A replicated partition's acknowledged writes are in its raft
 		// log, synced before they were acknowledged; its applied state is
 		// committed without a sync, and what a crash took of it is applied
@@ -181,7 +191,7 @@ func (e *Engine) checkAcked() (gaps []ackedGap, seqBehind string, err error) {
 			// containers exist: a deletion applied from it may reach the
 			// store before this record forgets the container (the
 			// reconciler writes it after).
-			if e.cat == nil {
+			if !e.catalogKeepsEntries() {
 				gaps = append(gaps, ackedGap{entry: ent, missing: true})
 			}
 			continue

@@ -106,24 +106,63 @@ func (e *Engine) DeleteDatabase(id string) error {
 		e.mu.Unlock()
 		return notFound("database %q does not exist", id)
 	}
-	if e.cat != nil {
-		return e.deleteDatabaseReplicated(db)
+	m := &catalogBatch{}
+	cs := make([]*Container, 0, len(db.colls))
+	for _, c := range db.colls {
+		c.deleteInto(m)
+		cs = append(cs, c)
+	}
+	deleteDatabaseInto(m, id)
+	if err := e.commitDeletion(m, "delete database", cs); err != nil {
+		e.mu.Unlock()
+		return err
 	}
 	delete(e.dbs, id)
 	e.forgetUsersLocked(db)
 	e.mu.Unlock()
-	// The record of acknowledged LSNs forgets the containers before they
-	// are deleted, so that a crash right after never reads as data loss.
-	if err := e.writeAcked(); err != nil {
-		return fmt.Errorf("%w: cannot delete database: %v", ErrUnavailable, err)
+	e.deleted(cs)
+	return nil
+}
+
+// commitDeletion commits m, the deletion of containers cs (and maybe of
+// their database), through the catalog's log; the caller holds e.mu and
+// changes memory once it has returned nil. The deletion is committed
+// first and memory changed after, as every catalog change is: a refused
+// deletion (this node does not lead the catalog, or the store failed)
+// leaves memory as it was, and with a replicated catalog the reconciler,
+// which takes e.mu, never sees memory without a container the store
+// still has. The record of acknowledged LSNs forgets the containers
+// before the deletion commits, so that a crash right after never reads as
+// data loss; if the deletion fails, the next record has them again.
+func (e *Engine) commitDeletion(m *catalogBatch, what string, cs []*Container) error {
+	for _, c := range cs {
+		c.deleting = true
 	}
-	m := &catalogBatch{}
-	for _, c := range db.colls {
+	err := e.writeAckedLocked()
+	if err != nil {
+		err = fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
+	} else {
+		err = e.commitCatalog(m, what)
+	}
+	if err != nil {
+		for _, c := range cs {
+			c.deleting = false
+		}
+	}
+	return err
+}
+
+// deleted stops the loops of deleted containers, once memory no longer
+// holds them (the caller holds no engine lock: a partition's loop may be
+// waiting for its proposal).
+func (e *Engine) deleted(cs []*Container) {
+	for _, c := range cs {
 		c.stop()
-		c.deleteInto(m)
 	}
-	deleteDatabaseInto(m, id)
-	return e.commitCatalog(m, "delete database")
+	if err := e.writeAcked(); err != nil {
+		e.opts.Logf("parsec: %v", err)
+	}
+	e.refreshRates()
 }
 
 // deleteDatabaseInto records the deletion of a database's own records (not
@@ -214,9 +253,7 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if info.Throughput == 0 && info.AutoscaleMax == 0 && db.info.Throughput == 0 && db.info.AutoscaleMax == 0 {
 		info.Throughput = DefaultThroughput
 	}
-	if e.opts.Catalog != nil {
-		info.Replicas = e.opts.Catalog.Placement()
-	}
+	info.Replicas = e.catLog.Placement()
 	n := e.partitionCount(t)
 	if fixed {
 		n = 1
@@ -332,7 +369,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 		return ContainerInfo{}, err
 	}
 	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
-	if reindex && e.opts.Replicator != nil {
+	if reindex && e.logKeepsEntries() {
 		return ContainerInfo{}, badRequest("the indexing policy of container %q cannot change: its partitions are replicated, and rebuilding their index is not replicated yet", info.ID)
 	}
 	s, err := e.seq.take(1)
@@ -366,22 +403,15 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 		e.mu.Unlock()
 		return err
 	}
-	if e.cat != nil {
-		return e.deleteContainerReplicated(db, c)
+	m := &catalogBatch{}
+	c.deleteInto(m)
+	if err := e.commitDeletion(m, "delete container", []*Container{c}); err != nil {
+		e.mu.Unlock()
+		return err
 	}
 	delete(db.colls, id)
 	e.mu.Unlock()
-	c.stop()
-	// As in DeleteDatabase: forget the container's LSNs first.
-	if err := e.writeAcked(); err != nil {
-		return fmt.Errorf("%w: cannot delete container: %v", ErrUnavailable, err)
-	}
-	m := &catalogBatch{}
-	c.deleteInto(m)
-	if err := e.commitCatalog(m, "delete container"); err != nil {
-		return err
-	}
-	e.refreshRates()
+	e.deleted([]*Container{c})
 	return nil
 }
 

@@ -26,38 +26,6 @@ import (
 // are odd (GroupID).
 const metaGroup = 2
 
-// catalogSM is the engine's catalog as the host's state machine.
-type catalogSM struct{ e *Engine }
-
-func (s catalogSM) Applied() uint64 { return s.e.CatalogApplied() }
-func (s catalogSM) Apply(b *storage.Batch, ents []host.Entry) error {
-	return s.e.ApplyCatalog(b, ents)
-}
-func (s catalogSM) Published() { s.e.PublishCatalog() }
-func (s catalogSM) Snapshot() ([]byte, error) {
-	return nil, errors.New("no snapshots of the catalog yet")
-}
-func (s catalogSM) Restore(b *storage.Batch, index, _ uint64, data []byte) error {
-	if data != nil {
-		return errors.New("no snapshots of the catalog yet")
-	}
-	return s.e.StartCatalogAt(b, index)
-}
-
-// goneSM is the state machine of a group whose partition no longer exists.
-type goneSM struct{ applied uint64 }
-
-func (s *goneSM) Applied() uint64 { return s.applied }
-func (s *goneSM) Apply(_ *storage.Batch, ents []host.Entry) error {
-	s.applied = ents[len(ents)-1].Index
-	return nil
-}
-func (s *goneSM) Snapshot() ([]byte, error) { return nil, errors.New("no snapshots") }
-func (s *goneSM) Restore(_ *storage.Batch, index, _ uint64, _ []byte) error {
-	s.applied = index
-	return nil
-}
-
 // catalogAdapter proposes catalog entries to the meta group of a host set
 // after the engine opens; new containers go on every node.
 type catalogAdapter struct {
@@ -102,14 +70,11 @@ func openCatNode(t testing.TB, net *transport.Network, fs vfs.FS, id uint64, ids
 		Logf: func(string, ...any) {},
 		NewStateMachine: func(g uint64) (host.StateMachine, error) {
 			if g == metaGroup {
-				return catalogSM{e}, nil
-			}
-			if p, ok := e.GroupPartition(g); ok {
-				return partitionSM{p}, nil
+				return e.CatalogReplica(), nil
 			}
 			// The host keeps the groups of deleted containers (it cannot
 			// drop a group yet): their entries are dropped.
-			return &goneSM{}, nil
+			return e.GroupReplica(g), nil
 		}})
 	if err != nil {
 		t.Fatal(err)

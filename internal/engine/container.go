@@ -46,7 +46,10 @@ type Container struct {
 	// programs caches compiled scripts by kind, id and version (script.go).
 	programs programCache
 
-	// recordMu orders changes of the record with a replicated catalog
+	// deleting is set, under e.mu, while the container's deletion is
+	// committed: the record of acknowledged LSNs leaves it out.
+	deleting bool
+	// recordMu orders changes of the record through the catalog
 	// (lockRecord), where c.mu cannot be held across their commit.
 	recordMu sync.Mutex
 
@@ -200,9 +203,7 @@ func (c *Container) stop() {
 	}
 	for _, p := range all {
 		<-p.done
-		if c.e.opts.Replicator != nil {
-			c.e.groups.CompareAndDelete(p.GroupID(), p)
-		}
+		c.e.groups.CompareAndDelete(p.GroupID(), p)
 	}
 }
 

@@ -8,36 +8,51 @@
 //
 // # The write path
 //
+// One path, evaluate, propose, apply, for a single node and a cluster
+// alike: a single node is a cluster of one, whose logs are local.
+//
 //  1. The caller prepares a Command outside any lock: it validates the body,
 //     computes the EPK, and fixes everything non-deterministic (the
 //     timestamp). New resource ids and etags derive from the partition's own
 //     sequence numbers, which apply hands out (partState.takeSeqs).
 //  2. The command is routed to the Partition whose range holds its EPK and queued
 //     on that partition's apply loop.
-//  3. The loop drains every queued command, assigns each the next LSN, and runs
-//     apply for each into one storage batch. apply is deterministic: the result
-//     depends only on the command, the LSN and the state it reads, never on the
-//     clock, randomness or map order. This is the seam where replication will
-//     later put a consensus log: the same commands, applied in the same order,
-//     give the same state on every replica.
-//  4. The partition's state record (LSN, item count, bytes) is written into the
-//     same batch, and the batch is committed with a WAL sync. Only then are the
-//     callers answered: an acknowledged write is durable, and all commands of a
-//     group share one sync (group commit).
+//  3. The loop drains every queued command (a group, up to 512 commands or
+//     2 MiB) and evaluates them (commitGroup, replicated.go): it runs apply
+//     for each, on the partition's published state, into one storage batch
+//     that it does not commit, each command at the next LSN. apply is
+//     deterministic: the result depends only on the command, the LSN and
+//     the state it reads, never on the clock, randomness or map order. A
+//     command that fails fails alone.
+//  4. The loop proposes the outcome (the batch's writes, the partition
+//     state they leave and the LSN they were evaluated on) as one entry of
+//     the partition's log: the Replicator, which is a cluster's raft group
+//     (Options.Replicator) or the single node's local log (local.go), which
+//     gives the entry the next index at once.
+//  5. The log hands the committed entry to the partition's state machine,
+//     Partition.Replica (replica.go), the same adapter on every node and in
+//     every test: ApplyEntries adds the entry's writes, the state record
+//     and the applied index to the log's batch; the local log commits that
+//     batch with a WAL sync (raft has synced its own log instead), and
+//     Publish makes the new state the partition's. Only then are the
+//     callers answered, from the results their own replica recorded: an
+//     acknowledged write is durable, and all commands of a group share one
+//     sync (group commit).
 //
-// Two other commands run in the loop, each alone in its own batch after the
-// writes queued before it, since they read the committed store: a split
-// (applySplit, split.go), whose children start at its LSN, and a chunk of an
-// index build (applyReindex, index_build.go), which writes index entries for
-// committed items and switches the partition's writes to the new generation.
-// Every command takes an LSN, and applyEntry applies every kind.
-// Every command has a stable encoding (command.go). Catalog changes
-// (databases, container records, offers, deletions) are batches of key
-// writes committed by commitCatalog. Both kinds are handed, once durable,
-// to an optional log that ApplyLog replays into another store with the same
-// result byte for byte (log.go, replay.go). With Options.Replicator and
-// Options.Catalog, both logs are raft groups' (replicated.go,
-// catalog_repl.go).
+// Two other commands travel as commands, each alone in its entry after the
+// writes queued before it, since they read the store as the entries before
+// them leave it: a split (applySplit, split.go), whose children start at
+// its LSN, and a chunk of an index build (applyReindex, index_build.go),
+// which writes index entries for committed items and switches the
+// partition's writes to the new generation; every replica evaluates them.
+// Every command takes an LSN, and applyEntry applies every kind. Every
+// command has a stable encoding (command.go). Catalog changes (databases,
+// container records, offers, deletions) are batches of key writes, each
+// one entry of the catalog's log (the meta group with Options.Catalog,
+// else the local one) applied through Engine.CatalogReplica
+// (catalog_log.go). The entries, once durable, may be handed to a command
+// log that ApplyLog replays into another store with the same result byte
+// for byte (log.go, replay.go).
 //
 // Server-side scripts (script.go) run outside the loop, against a
 // snapshot and an overlay of their own writes, and submit those writes as

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/storage"
@@ -69,7 +70,7 @@ type Options struct {
 	// ApplyCatalog, on every node alike; memory follows other nodes'
 	// entries in the background (WaitCatalog). New containers' partitions
 	// get the members Catalog.Placement names. Experimental, like
-	// Replicator (catalog_repl.go).
+	// Replicator (catalog_log.go).
 	Catalog CatalogReplicator
 	// Logf logs what the engine does on its own (data loss accepted, a
 	// record that could not be written). Default log.Printf.
@@ -121,7 +122,17 @@ type Engine struct {
 	opts  Options
 	seq   *allocator
 
-	// cat is the replicated catalog's state, with Options.Catalog.
+	// log is the partitions' log: Options.Replicator, or the local one.
+	log Replicator
+	// catLog is the catalog's log: Options.Catalog, or the local one.
+	catLog CatalogReplicator
+	// deletions counts the entries of the catalog's log applied here that
+	// deleted containers (goneIn).
+	deletions atomic.Uint64
+	// localMu orders the commits of the local logs (local.go): the
+	// catalog's take it whole, the partitions' share it.
+	localMu sync.RWMutex
+	// cat is the catalog's apply state (catalog_log.go).
 	cat *catalogRepl
 	// groups finds a replicated partition by raft group (GroupPartition).
 	groups sync.Map
@@ -198,7 +209,15 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 	e := &Engine{store: store, opts: opts, seq: seq, dbs: map[string]*database{}, livePerms: map[string]uint64{},
 		scriptSlots: make(chan struct{}, opts.Scripts.MaxConcurrent),
 		queryHeld:   &queryHeld{max: opts.Query.ServerBytes}}
-	if opts.Catalog != nil {
+	e.log = opts.Replicator
+	if e.log == nil {
+		e.log = &localLog{e}
+	}
+	e.catLog = opts.Catalog
+	if e.catLog == nil {
+		e.catLog = &localCatalog{e: e}
+	}
+	{
 		e.cat = newCatalogRepl()
 		seq.track = true
 		e.cat.mu.Lock()
@@ -280,15 +299,15 @@ func Open(store *storage.DB, opts Options) (*Engine, error) {
 		e.sweepStop, e.sweepDone = make(chan struct{}), make(chan struct{})
 		go e.sweepLoop(cmp.Or(opts.TTLSweepInterval, DefaultTTLSweepInterval), e.sweepStop, e.sweepDone)
 	}
-	if e.cat != nil {
+	if e.catalogKeepsEntries() {
 		e.EachContainer(func(db string, c *Container) {
 			if c.versionRetention() > 0 {
 				opts.Logf("parsec: container %s/%s keeps a version log, which is not trimmed yet with a replicated catalog", db, c.Info().ID)
 			}
 		})
-		e.cat.running = true
-		go e.reconcileLoop()
 	}
+	e.cat.running = true
+	go e.reconcileLoop()
 	e.refreshRates()
 	return e, nil
 }

@@ -19,10 +19,26 @@ var (
 	ErrPreconditionFailed   = errors.New("precondition failed")
 	ErrTooLarge             = errors.New("request entity too large")
 	ErrPartitionGone        = errors.New("partition key range gone")
-	ErrUnavailable          = errors.New("service unavailable")
-	ErrFailedDependency     = errors.New("failed dependency")
-	ErrLogicalPartitionFull = errors.New("logical partition full")
-	ErrThrottled            = errors.New("request rate is large")
+	// ErrUnavailable is a request this node cannot serve now, and that
+	// had no effect or is being retried: its storage failed or is full,
+	// its group has no quorum, it is closing. ErrNotLeader and
+	// ErrOutcomeUnknown name two narrower cases.
+	ErrUnavailable = errors.New("service unavailable")
+	// ErrNotLeader is a write refused by a replica that does not lead its
+	// partition's (or the catalog's) group: it had no effect, and the
+	// error wraps the replication.NotLeaderError that names the leader to
+	// send it to. A proposal that settled as never committed, its
+	// leadership having moved while it was in flight, is one too.
+	ErrNotLeader error = unavailableKind("not the leader")
+	// ErrOutcomeUnknown is a write whose proposal may or may not have
+	// committed (its leader lost the leadership or stopped, or it timed
+	// out, and it could not be settled): retrying it may apply it twice.
+	// The error wraps the log's cause (replication.ErrAmbiguous,
+	// ErrTimeout, ErrStopped).
+	ErrOutcomeUnknown       error = unavailableKind("outcome unknown")
+	ErrFailedDependency           = errors.New("failed dependency")
+	ErrLogicalPartitionFull       = errors.New("logical partition full")
+	ErrThrottled                  = errors.New("request rate is large")
 	// ErrQuotaExceeded is a resource past its quota (403), such as a
 	// container's count of scripts of one kind.
 	ErrQuotaExceeded = errors.New("resource quota exceeded")
@@ -42,6 +58,16 @@ var (
 	// request. Broken invariants elsewhere panic with "BUG:".
 	ErrInternal = errors.New("internal error")
 )
+
+// unavailableKind is a narrower kind of ErrUnavailable: an error that
+// wraps one also matches ErrUnavailable, so that a layer that knows only
+// ErrUnavailable (a 503, which clients retry after a delay) answers as it
+// did before the kinds were named.
+type unavailableKind string
+
+func (k unavailableKind) Error() string { return string(k) }
+
+func (k unavailableKind) Is(target error) bool { return target == ErrUnavailable }
 
 // ThrottledError is a request refused because its partition's request-unit
 // budget is exhausted. It names the partition and the logical key that

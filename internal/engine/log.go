@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/storage"
@@ -17,14 +16,20 @@ import (
 //   - the catalog's log: database and container records, offers, the end
 //     of an index build, the deletion of a database or container. A
 //     catalog entry carries its writes themselves (catalogBatch), decided
-//     by the engine that made the change.
+//     by the engine that made the change, with the proposer's allocator
+//     position and fence (catalog_log.go).
+//
+// These logs are the partitions' and the catalog's logs of the write path
+// (a single node's local logs, or a cluster's raft groups); the command
+// log hands what a single node's applied to a test (Options.commandLog),
+// with the index of the entry that applied it, which a replica records as
+// the partition's or the catalog's applied index.
 //
 // The one key outside both is the id allocator's high-water mark
 // (storage.SeqKey), which is the node's own: it only keeps the numbers a
 // node hands out (carried in the commands) from repeating after a restart.
-// With a replicated catalog (Options.Catalog) the catalog's log is the meta
-// group's, its entries carry the proposer's allocator position, and
-// applying one moves every node's allocator past it (catalog_repl.go).
+// Applying a catalog entry moves every node's allocator past the position
+// it carries.
 
 // LogEntry is one entry of a log, as the engine hands it to
 // Options.commandLog once it is durable.
@@ -33,7 +38,10 @@ type LogEntry struct {
 	// the command; both are zero for a catalog entry.
 	Container [storage.RidLen]byte
 	Range     string
-	// Data is the encoded command or catalog batch.
+	// Index is the index of the partition's log entry that applied the
+	// command (several commands share one: a group), or of the catalog's.
+	Index uint64
+	// Data is the encoded command, or the catalog's log entry.
 	Data []byte
 }
 
@@ -41,7 +49,7 @@ type LogEntry struct {
 type catalogBatch struct {
 	ops []catalogOp
 	// seq is the number the change took from the id allocator, 0 if none
-	// (a replicated catalog checks it was not taken from a stale one; it
+	// (the catalog's log checks it was not taken from a stale one; it
 	// is not part of the encoding).
 	seq uint64
 }
@@ -121,33 +129,11 @@ func (m *catalogBatch) into(b *storage.Batch) error {
 	return nil
 }
 
-// commitCatalog commits a catalog change durably and hands it to the log.
-// Callers hold the locks that order their change against the others on
-// the same records (e.mu, c.mu), so the log has the order of the store.
-// With Options.Catalog set, the change is proposed to the meta group
-// instead, and this node's store takes it when it applies the entry
-// (catalog_repl.go).
+// commitCatalog commits a catalog change through the catalog's log (the
+// meta group's with Options.Catalog, else the local one) and returns once
+// this node has applied it (catalog_log.go). Callers hold the locks that
+// order their change against the others on the same records (e.mu,
+// c.recordMu), so the log has the order of the store.
 func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
-	if e.opts.Catalog != nil {
-		return e.proposeCatalog(m, what)
-	}
-	b := e.store.NewBatch()
-	if err := m.into(b); err != nil {
-		b.Discard()
-		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
-	}
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("%w: cannot %s: %v", ErrUnavailable, what, err)
-	}
-	if e.opts.commandLog != nil {
-		e.opts.commandLog(LogEntry{Data: m.encode()})
-	}
-	return nil
-}
-
-// logCommand hands a partition's applied command to the log.
-func (p *Partition) logCommand(cmd *Command) {
-	if l := p.c.e.opts.commandLog; l != nil {
-		l(LogEntry{Container: p.c.rid, Range: p.info.ID, Data: EncodeCommand(nil, cmd)})
-	}
+	return e.proposeCatalog(m, what)
 }

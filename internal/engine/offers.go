@@ -197,20 +197,16 @@ func (e *Engine) splitForThroughput(c *Container, rus int) error {
 	if c.fixed || partition.ThroughputSplit(rus, len(c.Partitions()), e.opts.PartitionMaxRUs) == 1 {
 		return nil
 	}
-	r := e.opts.Replicator
-	var ctx context.Context
-	if r != nil {
-		// Replicated: the node changing the throughput splits every
-		// partition itself, one after the other, so that the children's
-		// range ids, which it takes from the container's record, never
-		// repeat: it first applies every split already committed, then
-		// takes the leadership of each partition it splits.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.Background(), proposeTimeout)
-		defer cancel()
-		if err := r.Barrier(ctx, c.groupIDs()); err != nil {
-			return fmt.Errorf("%w: the partitions cannot be split now: %w", ErrUnavailable, err)
-		}
+	// The node changing the throughput splits every partition itself, one
+	// after the other, so that the children's range ids, which it takes
+	// from the container's record, never repeat: it first applies every
+	// split already committed, then takes the leadership of each partition
+	// it splits (at once with a local log).
+	r := e.log
+	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+	defer cancel()
+	if err := r.Barrier(ctx, c.groupIDs()); err != nil {
+		return fmt.Errorf("%w: the partitions cannot be split now: %w", ErrUnavailable, err)
 	}
 	parts := c.Partitions() // as the committed splits left them
 	k := partition.ThroughputSplit(rus, len(parts), e.opts.PartitionMaxRUs)
@@ -222,10 +218,8 @@ func (e *Engine) splitForThroughput(c *Container, rus int) error {
 		if err != nil {
 			return fmt.Errorf("%w: cannot split partition key range %s: %v", ErrBadRequest, p.ID(), err)
 		}
-		if r != nil {
-			if err := r.Lead(ctx, p.GroupID()); err != nil {
-				return fmt.Errorf("%w: partition key range %s cannot be split now: %w", ErrUnavailable, p.ID(), err)
-			}
+		if err := r.Lead(ctx, p.GroupID()); err != nil {
+			return fmt.Errorf("%w: partition key range %s cannot be split now: %w", ErrUnavailable, p.ID(), err)
 		}
 		if _, err := c.splitPartition(p, bounds); err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/parsecdb/parsec/internal/storage"
 	"github.com/parsecdb/parsec/internal/throughput"
 )
 
@@ -71,16 +70,15 @@ type request struct {
 // Group commit limits: a group stops growing at this many commands or bytes.
 const (
 	maxGroupCommands = 512
-	maxGroupBytes    = 32 << 20
-	// A replicated partition's group is one raft entry, which the host
+	// A group is one entry of the partition's log, which a raft host
 	// bounds (8 MiB by default): its commands stop at 2 MiB (an item of
 	// the largest size runs alone), and their evaluated writes, a few times
 	// that with index entries, mostly fit (evaluatedMaxBytes).
-	maxReplicatedGroupBytes = 2 << 20
+	maxGroupBytes = 2 << 20
 )
 
 // MaxCommandsPerEntry bounds the commands, each of which takes one LSN, a
-// replicated partition's raft entry carries (its group commit): a replica
+// partition's log entry carries (its group commit): a replica
 // behind by n entries is behind by at most n*MaxCommandsPerEntry LSNs.
 const MaxCommandsPerEntry = maxGroupCommands
 
@@ -93,9 +91,7 @@ func (p *Partition) start(rate float64, now time.Time) {
 	p.meter.lastDecay = now
 	p.items.Store(p.state.Items)
 	p.bytes.Store(p.state.Bytes)
-	if p.c.e.opts.Replicator != nil {
-		p.c.e.groups.Store(p.GroupID(), p)
-	}
+	p.c.e.groups.Store(p.GroupID(), p)
 	go p.run()
 }
 
@@ -152,9 +148,6 @@ func (p *Partition) run() {
 	defer close(p.done)
 	group := make([]*request, 0, maxGroupCommands)
 	limit := maxGroupBytes
-	if p.c.e.opts.Replicator != nil {
-		limit = maxReplicatedGroupBytes
-	}
 	for {
 		var first *request
 		select {
@@ -235,94 +228,4 @@ func cmdBytes(c *Command) int {
 		n += len(c.Ops[i].Body) + 64
 	}
 	return n
-}
-
-// commitGroup applies a group of commands in order into one batch and commits
-// it with one WAL sync, then answers every request.
-//
-// A command that fails in apply fails alone: its writes sit in its own
-// overlay (see txn) until it succeeds, so a failed command leaves the batch
-// as it found it and the other commands of the group commit. Only a failure
-// of the batch itself (a write into it that failed half way, or the commit)
-// fails the whole group.
-func (p *Partition) commitGroup(group []*request) {
-	c := p.c
-	if c.e.opts.Replicator != nil {
-		p.proposeGroup(group)
-		return
-	}
-	if group[0].cmd.Split != nil {
-		// c.mu orders the split's write of the container record with the
-		// catalog's writes of it, which hold c.mu too, and covers the swap
-		// of the children into the routing table.
-		c.mu.Lock()
-		defer c.mu.Unlock()
-	}
-	ac := c.applyCtx(p)
-	b := c.e.store.NewBatch()
-	sm := partSM{st: p.state, ix: p.ix}
-	var err error
-	var split *splitResult
-	applied := 0
-	for _, r := range group {
-		out, cerr, broken := applyEntry(c.e.store, b, ac, p.info.ID, &sm, r.cmd)
-		r.res, r.next, r.err = out.res, out.next, cerr
-		if broken {
-			err = cerr
-			break
-		}
-		if cerr == nil {
-			applied++
-			split = out.split
-		}
-	}
-	if err == nil && split == nil {
-		// A split deleted the parent's state record; every other batch
-		// writes it.
-		err = b.Set(storage.PartitionKey(ac.rid, p.info.ID), sm.st.encode())
-	}
-	switch {
-	case err == nil && applied == 0:
-		b.Discard() // every command failed and wrote nothing: no sync
-	case err == nil:
-		if err = b.Commit(); err != nil {
-			err = fmt.Errorf("%w: cannot commit write: %v", ErrUnavailable, err)
-		}
-	default:
-		b.Discard()
-	}
-	if err != nil {
-		// A command that failed keeps its own error (the one that broke
-		// the batch too); the others could not commit.
-		for _, r := range group {
-			r.res = nil
-			if r.err == nil {
-				r.err = fmt.Errorf("%w: cannot commit write: %v", ErrUnavailable, err)
-			}
-		}
-	} else if applied > 0 {
-		// A command that failed as a whole wrote nothing, and may have
-		// failed for a reason of this node (a read error): it is not in
-		// the log. Failed operations inside an applied command are.
-		for _, r := range group {
-			if r.err == nil {
-				p.logCommand(r.cmd)
-			}
-		}
-		p.state, p.ix = sm.st, sm.ix
-		p.lsn.Store(sm.st.LSN)
-		p.items.Store(sm.st.Items)
-		p.bytes.Store(sm.st.Bytes)
-		p.commits.Add(1)
-		if split != nil {
-			group[0].children = split.children
-			p.swapChildren(split)
-		}
-	}
-	for _, r := range group {
-		close(r.done)
-	}
-	if err == nil && split == nil {
-		c.maybeSplitForStorage(p)
-	}
 }

@@ -334,7 +334,7 @@ func (p *Partition) InstallSnapshot(index uint64, id []byte) error {
 	if err != nil {
 		return err
 	}
-	p.repl.loaded, p.repl.applied = true, index
+	p.repl.loaded, p.repl.applied, p.repl.alive = true, index, 0
 	p.repl.pending = &partSM{st: st, ix: ix}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parsecdb/parsec/internal/storage"
@@ -119,6 +120,13 @@ func TestRangeSnapshots(t *testing.T) {
 		}
 	}
 	got := containerState(t, dst, c.rid)
+	// The applied indexes are each replica's own: an install writes its
+	// own (InstallSnapshot), a snapshot carries none.
+	for k := range want {
+		if strings.HasPrefix(k, string(storage.PartitionKey(c.rid, ""))) && strings.HasSuffix(k, "\x00a") {
+			delete(want, k)
+		}
+	}
 	if len(got) != len(want) || pairs != len(want) {
 		t.Fatalf("the snapshots hold %d keys (%d distinct), the container %d", pairs, len(got), len(want))
 	}

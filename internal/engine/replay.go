@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/parsecdb/parsec/internal/storage"
@@ -15,6 +17,17 @@ import (
 // record (see LogEntry).
 func ApplyLog(store *storage.DB, entries []LogEntry) error {
 	r := replica{store: store, parts: map[replicaKey]*replicaPart{}}
+	// The catalog's fence decision goes on from the state the store
+	// records with its applied index (catalogRepl.appliedRecord).
+	switch v, err := store.Get(nil, storage.CatalogAppliedKey()); {
+	case errors.Is(err, storage.ErrNotFound), err == nil && len(v) == 8:
+	case err != nil:
+		return err
+	case len(v) == 32:
+		r.fence = catalogFence{lastOrigin: binary.BigEndian.Uint64(v[8:]), lastTook: binary.BigEndian.Uint64(v[16:]), otherTook: binary.BigEndian.Uint64(v[24:])}
+	default:
+		return corrupt("the catalog's applied index has %d bytes", len(v))
+	}
 	for i, en := range entries {
 		if err := r.apply(en); err != nil {
 			return fmt.Errorf("log entry %d (container %x, range %q): %w", i, en.Container, en.Range, err)
@@ -37,6 +50,7 @@ type replicaPart struct {
 type replica struct {
 	store *storage.DB
 	parts map[replicaKey]*replicaPart
+	fence catalogFence
 }
 
 // apply applies one entry in its own batch.
@@ -58,13 +72,25 @@ func (r *replica) apply(en LogEntry) error {
 // has committed.
 func (r *replica) write(b *storage.Batch, en LogEntry) (done func(), err error) {
 	if en.Range == "" {
-		m, err := decodeCatalogBatch(en.Data)
+		// An entry of the catalog's log, applied as the catalog's replica
+		// applies it (ApplyCatalog): the same fence decision, the
+		// container records keeping the partition maps the store holds,
+		// and the applied index with the fence's state.
+		ce, err := decodeCatalogEntry(en.Data)
 		if err != nil {
 			return nil, err
 		}
+		if !r.fence.refuses(ce.origin, ce.fence, en.Index) {
+			if err := keepRanges(b, ce.m); err != nil {
+				return nil, err
+			}
+			if err := ce.m.into(b); err != nil {
+				return nil, err
+			}
+		}
 		// A catalog entry may delete or rewrite any container: read the
 		// partitions afresh.
-		return func() { clear(r.parts) }, m.into(b)
+		return func() { clear(r.parts) }, b.Set(storage.CatalogAppliedKey(), r.fence.record(en.Index))
 	}
 	cmd, err := DecodeCommand(en.Data)
 	if err != nil {
@@ -77,6 +103,11 @@ func (r *replica) write(b *storage.Batch, en LogEntry) (done func(), err error) 
 	}
 	sm := p.sm
 	out, err, _ := applyEntry(r.store, b, p.ac, en.Range, &sm, cmd)
+	if err == nil && en.Index != 0 {
+		// The index of the partition's log entry that applied it, as the
+		// partition's replica records it (ApplyEntries), split or not.
+		err = b.Set(storage.PartitionAppliedKey(en.Container, en.Range), binary.BigEndian.AppendUint64(nil, en.Index))
+	}
 	switch {
 	case err != nil:
 		return nil, err

@@ -2,74 +2,79 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	mrand "math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/binfmt"
-	"github.com/parsecdb/parsec/internal/replication/host"
+	"github.com/parsecdb/parsec/internal/replication"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
-// Replicated partitions. With Options.Replicator set, a partition's loop
-// does not commit its group of commands: it proposes them as one entry of
-// the partition's raft group (GroupID) and waits. Every replica, the
-// proposer's included, applies an entry once raft has committed it, with
-// Partition.ApplyEntries, through applyEntry as the loop would, into the
-// batch of the replication host's round, with the raft index it reached
-// (storage.PartitionAppliedKey); Partition.Publish makes the new state the
-// partition's once that batch has committed. The proposer then reads the
-// commands' results from what its own replica recorded for it: an entry
-// carries a random token, and a replica records the results of the entries
-// whose token one of its own proposals in flight registered, and no others. Nothing is applied that the group has not committed, so a replica
-// never holds a write the others may lack.
+// The write path of a partition: evaluate, propose, apply. A partition's
+// loop does not commit its group of commands: it evaluates them, proposes
+// the outcome as one entry of the partition's log (its raft group,
+// GroupID, with Options.Replicator; else the single node's local log,
+// local.go) and waits. Every replica, the proposer's included, applies an
+// entry once the log has committed it, through its state machine
+// (Partition.Replica: ApplyEntries, then Publish once the batch the
+// entry's writes went into has committed), with the index it reached
+// (storage.PartitionAppliedKey). The proposer then reads the commands'
+// results from what its own replica recorded for it: an entry carries a
+// random token, and a replica records the results of the entries whose
+// token one of its own proposals in flight registered, and no others.
+// Nothing is applied that the log has not committed, so a replica never
+// holds a write the others may lack. A single node is a cluster of one:
+// the local log commits the entry with a WAL sync and applies it at once,
+// so its outcome is always known, and the rest of this comment is about
+// raft.
 //
 // A proposal whose proposer loses the leadership while its entry is in
-// flight (host.ErrAmbiguous), or that times out (host.ErrTimeout), has an
-// unknown outcome: the entry may still commit under the new leader, or
-// never. The proposer settles it (settle) rather than answer that: its
-// token's slot stays registered while Replicator.Settle has this replica
-// apply everything the group's new leader has committed as of a ReadIndex
-// that leader answers. Raft answers one only once the leader has committed
-// an entry of its own term, and after that no entry of an earlier term
-// that is not already committed can commit. So if the slot is filled, the
-// entry committed and its results are the answer (no retry, no second
-// write); if not, it never will, and the write fails with a refusal that
-// wraps the host's NotLeaderError naming the new leader, which a gateway
-// treats as it treats a follower's refusal: it sends the request there,
-// once. If the group cannot be settled within settleTimeout (no leader
-// reachable), or a proposal timed out on a node that still leads the group
-// (the proposal's term may still be running), the outcome stays unknown
-// and the error wraps the host's. A stopping host (host.ErrStopped) is not
-// settled.
+// flight (replication.ErrAmbiguous), or that times out
+// (replication.ErrTimeout), has an unknown outcome: the entry may still
+// commit under the new leader, or never. The proposer settles it (settle)
+// rather than answer that: its token's slot stays registered while
+// Replicator.Settle has this replica apply everything the group's new
+// leader has committed as of a ReadIndex that leader answers. Raft answers
+// one only once the leader has committed an entry of its own term, and
+// after that no entry of an earlier term that is not already committed can
+// commit. So if the slot is filled, the entry committed and its results
+// are the answer (no retry, no second write); if not, it never will, and
+// the write fails with ErrNotLeader wrapping the log's NotLeaderError
+// naming the new leader, which a gateway treats as it treats a follower's
+// refusal: it sends the command there, once. If the group cannot be
+// settled within settleTimeout (no leader reachable), or a proposal timed
+// out on a node that still leads the group (the proposal's term may still
+// be running), the outcome stays unknown: ErrOutcomeUnknown, wrapping the
+// log's error. A stopping host (replication.ErrStopped) is not settled.
 //
 // A split is an entry of the parent's log like any command: every replica
 // applies it (reading the store as the round's batch leaves it), and once
 // it is committed the children replace the parent in the routing table and
 // the Replicator creates their groups.
 //
-// The catalog replicates through a group of its own, the meta group, with
-// Options.Catalog (catalog_repl.go): every catalog change is an entry of
-// it, which every node applies (Engine.ApplyCatalog, PublishCatalog), and
-// memory follows other nodes' entries in the background (WaitCatalog). A
-// container created there gets the members of its partitions' groups from
+// The catalog has a log of its own, the meta group with Options.Catalog,
+// else a local one (catalog_log.go): every catalog change is an entry of
+// it, which every node applies (Engine.CatalogReplica), and memory follows
+// other nodes' entries in the background (WaitCatalog). A container
+// created there gets the members of its partitions' groups from
 // CatalogReplicator.Placement, stored in its record (Replicas), and every
 // node has the Replicator create those groups (CreateGroups) once the
 // partitions exist in its memory. An entry of a partition whose records
 // the store no longer holds (its container deleted, or the partition
-// split) writes nothing (goneIn). Without Options.Catalog, each node's
-// engine must be given the same catalog operations in the same order,
-// which gives the same resource ids, and the groups are created by the
-// caller. What is not replicated yet: index builds (refused, and so is a
-// new indexing policy, which would start one), and snapshots of the
-// catalog's state machine (its log is kept whole). A partition's snapshots
-// are streamed from the store (rangesnap.go).
+// split) writes nothing (goneIn). What is not replicated through raft yet:
+// index builds (refused, and so is a new indexing policy, which would
+// start one; the local log runs them), and snapshots of the catalog's
+// state machine (its log is kept whole). A partition's snapshots are
+// streamed from the store (rangesnap.go).
 
-// Replicator proposes entries to raft groups (replication/host.Host).
+// Replicator proposes entries to the partitions' logs: a cluster's raft
+// groups (replication/host.Host, through the cluster's node), or a single
+// node's local logs (localLog).
 type Replicator interface {
 	// Propose replicates data in group and returns the entry's index once
 	// it is committed and applied on this node.
@@ -101,7 +106,7 @@ type Replicator interface {
 	// state lives on in its children).
 	CanSplit(group uint64) error
 	// Settle is called after Propose failed with an unknown outcome,
-	// cause (host.ErrAmbiguous, host.ErrTimeout). It returns, with the
+	// cause (replication.ErrAmbiguous, replication.ErrTimeout). It returns, with the
 	// group's leader as this node then knows it (0: none), once this node
 	// has applied an entry of group committed in a term later than that of
 	// the failed proposal: the proposal's entry is then applied here, or
@@ -157,10 +162,21 @@ type replState struct {
 	published uint64
 	pending   *partSM      // the state after entries applied but not yet published
 	split     *splitResult // a split applied but not yet published
+	// alive is one more than the count of container deletions applied
+	// when the store last held the partition's records (goneIn); 0 if
+	// not known.
+	alive uint64
 	// waiting holds, by the token its entry carries, a slot for the
 	// results of each proposal of this replica in flight; apply fills the
 	// slots of the entries it finds there, and records no other results.
 	waiting map[uint64]*[]entryResult
+	// logs holds, by token, the commands of this replica's proposals in
+	// flight that go to the command log (Options.commandLog) once
+	// applied, and toLog what the entries applied but not yet published
+	// hand it: they are handed in Publish, before a split's children can
+	// take writes, so that the command log has the order of the store.
+	logs  map[uint64][]*Command
+	toLog []LogEntry
 }
 
 type entryResult struct {
@@ -200,22 +216,28 @@ const evaluatedMaxBytes = 6 << 20
 // after its entry was rejected (a leadership change under way).
 const maxEvaluations = 4
 
-// proposeGroup is commitGroup for a replicated partition.
-func (p *Partition) proposeGroup(group []*request) {
+// commitGroup is the write path of every partition, replicated or a single
+// node's (whose log is local.go's): it evaluates a group of commands on
+// the partition's published state, proposes the outcome (or, for a split
+// or an index build, the commands) as one entry of the partition's log,
+// and answers every request with the results the partition's own replica
+// recorded when it applied the entry, once the entry is committed and
+// applied. A command that fails in evaluation fails alone (its writes sit
+// in its own overlay, see txn), and the others go on; a failure of the
+// entry fails every command that had not failed on its own.
+func (p *Partition) commitGroup(group []*request) {
 	defer func() {
 		for _, r := range group {
 			close(r.done)
 		}
 	}()
-	for _, r := range group {
-		if r.cmd.Reindex != nil {
-			for _, r := range group {
-				r.err = fmt.Errorf("%w: index builds of replicated partitions are not supported yet", ErrBadRequest)
-			}
-			return
+	if group[0].cmd.Reindex != nil && p.c.e.logKeepsEntries() {
+		for _, r := range group {
+			r.err = fmt.Errorf("%w: index builds of replicated partitions are not supported yet", ErrBadRequest)
 		}
+		return
 	}
-	if group[0].cmd.Split != nil {
+	if runsAlone(group[0].cmd) {
 		p.proposeCommands(group)
 		return
 	}
@@ -228,15 +250,21 @@ func (p *Partition) proposeGroup(group []*request) {
 			p.proposeCommands(group)
 			return
 		}
-		res, idx, err := p.replicate(data)
-		if err == nil && (len(res) != 1 || res[0].err != nil && !errors.Is(res[0].err, errStaleEvaluation)) {
+		res, idx, err := p.replicate(data, evaluated(group))
+		stale := err == nil && len(res) == 1 && errors.Is(res[0].err, errStaleEvaluation)
+		switch {
+		case err != nil:
+		case len(res) != 1:
 			err = internalError("evaluated entry %d was applied with results %v", idx, res)
-		}
-		if err == nil && res[0].err != nil && attempt < maxEvaluations {
+		case stale && attempt < maxEvaluations:
 			continue
-		}
-		if err == nil && res[0].err != nil {
+		case stale:
 			err = fmt.Errorf("%w: %v; retry", ErrUnavailable, res[0].err)
+		default:
+			// The entry's own failure: its partition was gone when it
+			// applied (the container deleted, or the partition split:
+			// skipEntries), and it wrote nothing.
+			err = res[0].err
 		}
 		if err != nil {
 			for _, r := range group {
@@ -245,7 +273,9 @@ func (p *Partition) proposeGroup(group []*request) {
 					r.err = err
 				}
 			}
+			return
 		}
+		p.c.maybeSplitForStorage(p)
 		return
 	}
 }
@@ -286,24 +316,35 @@ func (p *Partition) evaluate(group []*request) ([]byte, error) {
 	if applied == 0 {
 		return nil, nil
 	}
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	data := binary.AppendUvarint(tok[:], 0)
+	st, repr := sm.st.encode(), b.Repr()
+	data := make([]byte, 0, 8+4*binary.MaxVarintLen64+len(st)+len(repr))
+	data = binary.BigEndian.AppendUint64(data, entryToken())
+	data = binary.AppendUvarint(data, 0)
 	data = binary.AppendUvarint(data, base)
-	data = binfmt.AppendString(data, string(sm.st.encode()))
-	return binfmt.AppendString(data, string(b.Repr())), nil
+	data = appendBytes(data, st)
+	return appendBytes(data, repr), nil
+}
+
+// entryToken returns a random token for an entry: it only tells this
+// replica's proposals in flight from one another and from other
+// replicas', so it need not be unpredictable.
+func entryToken() uint64 { return mrand.Uint64() }
+
+// appendBytes appends b with its uvarint length (binfmt.AppendString's
+// encoding, which binfmt.Reader.Bytes reads).
+func appendBytes(dst, b []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
 }
 
 // proposeCommands replicates group's commands as they are: every replica
 // evaluates them.
 func (p *Partition) proposeCommands(group []*request) {
-	var tok [8]byte
-	_, _ = rand.Read(tok[:])
-	data := binary.AppendUvarint(tok[:], uint64(len(group)))
+	data := binary.BigEndian.AppendUint64(nil, entryToken())
+	data = binary.AppendUvarint(data, uint64(len(group)))
 	for _, r := range group {
-		data = binfmt.AppendString(data, string(EncodeCommand(nil, r.cmd)))
+		data = appendBytes(data, EncodeCommand(nil, r.cmd))
 	}
-	res, idx, err := p.replicate(data)
+	res, idx, err := p.replicate(data, commands(group))
 	if err == nil && len(res) != len(group) {
 		err = internalError("entry %d was applied without the results of its %d commands", idx, len(group))
 	}
@@ -318,9 +359,43 @@ func (p *Partition) proposeCommands(group []*request) {
 	}
 }
 
+// commands returns the commands of group; evaluated those that did not fail
+// as a whole in evaluation, which are the ones an evaluated entry applies.
+// A command that failed as a whole wrote nothing, and may have failed for
+// a reason of this node (a read error): it does not go to the command log.
+// Failed operations inside an applied command do.
+func commands(group []*request) []*Command {
+	cmds := make([]*Command, len(group))
+	for i, r := range group {
+		cmds[i] = r.cmd
+	}
+	return cmds
+}
+
+func evaluated(group []*request) []*Command {
+	var cmds []*Command
+	for _, r := range group {
+		if r.err == nil {
+			cmds = append(cmds, r.cmd)
+		}
+	}
+	return cmds
+}
+
+// discardApplied forgets what ApplyEntries applied into a batch that was
+// not committed (the local log's, whose store failed): the partition's
+// state is what it last published.
+func (p *Partition) discardApplied() {
+	p.repl.mu.Lock()
+	defer p.repl.mu.Unlock()
+	p.repl.applied = p.repl.published
+	p.repl.pending, p.repl.split, p.repl.toLog = nil, nil, nil
+}
+
 // replicate proposes the entry data, whose first 8 bytes are its token,
-// and returns the results this replica's apply recorded for it.
-func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
+// and returns the results this replica's apply recorded for it. cmds are
+// the entry's commands, which its apply hands to the command log.
+func (p *Partition) replicate(data []byte, cmds []*Command) ([]entryResult, uint64, error) {
 	token := binary.BigEndian.Uint64(data)
 	slot := new([]entryResult)
 	p.repl.mu.Lock()
@@ -328,10 +403,16 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 		p.repl.waiting = map[uint64]*[]entryResult{}
 	}
 	p.repl.waiting[token] = slot
+	if p.c.e.opts.commandLog != nil {
+		if p.repl.logs == nil {
+			p.repl.logs = map[uint64][]*Command{}
+		}
+		p.repl.logs[token] = cmds
+	}
 	p.repl.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
 	defer cancel()
-	idx, err := p.c.e.opts.Replicator.Propose(ctx, p.GroupID(), data)
+	idx, err := p.c.e.log.Propose(ctx, p.GroupID(), data)
 	if err != nil && outcomeUnknown(err) {
 		// The slot stays registered while the outcome is settled: the
 		// entry, if it commits, fills it here.
@@ -339,14 +420,33 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 	}
 	p.repl.mu.Lock()
 	delete(p.repl.waiting, token)
+	delete(p.repl.logs, token)
 	res := *slot
 	p.repl.mu.Unlock()
 	if err != nil {
-		// The replicator's error stays inspectable: a refusal names the
-		// leader a gateway should send the write to.
-		return nil, idx, fmt.Errorf("%w: the write could not be replicated, or its outcome is unknown: %w", ErrUnavailable, err)
+		return nil, idx, proposalError("the write", err)
 	}
 	return res, idx, nil
+}
+
+// proposalError names by its meaning the failure of a proposal of what
+// (a write, a catalog change), wrapping the log's error, which stays
+// inspectable (a refusal names the leader a gateway should send it to):
+// ErrNotLeader for a refusal, or a proposal that settled as never
+// committed; ErrOutcomeUnknown for one that may yet commit; ErrUnavailable
+// for the others (a full group, a lost quorum's timeout that settled, a
+// group this node does not hold), which had no effect.
+func proposalError(what string, err error) error {
+	var nl *replication.NotLeaderError
+	switch {
+	case errors.Is(err, errNeverCommitted):
+		return fmt.Errorf("%w: %s was not committed: %w", ErrNotLeader, what, err)
+	case replication.OutcomeUnknown(err):
+		return fmt.Errorf("%w: %s may or may not have been applied: %w", ErrOutcomeUnknown, what, err)
+	case errors.As(err, &nl):
+		return fmt.Errorf("%w: %s was refused: %w", ErrNotLeader, what, err)
+	}
+	return fmt.Errorf("%w: %s could not be replicated: %w", ErrUnavailable, what, err)
 }
 
 // settleTimeout bounds how long a partition's loop waits, after a
@@ -355,10 +455,10 @@ const settleTimeout = 3 * time.Second
 
 // outcomeUnknown reports whether a proposal failed with an outcome still
 // to learn: its proposer lost the leadership, or stopped waiting, while
-// the entry was in flight. A stopping host (host.ErrStopped) is not
+// the entry was in flight. A stopping host (replication.ErrStopped) is not
 // settled: the process is going down.
 func outcomeUnknown(err error) bool {
-	return (errors.Is(err, host.ErrAmbiguous) || errors.Is(err, host.ErrTimeout)) && !errors.Is(err, host.ErrStopped)
+	return (errors.Is(err, replication.ErrAmbiguous) || errors.Is(err, replication.ErrTimeout)) && !errors.Is(err, replication.ErrStopped)
 }
 
 // settle learns the outcome of the partition's proposal that failed with
@@ -371,7 +471,7 @@ func outcomeUnknown(err error) bool {
 func (p *Partition) settle(cause error, slot *[]entryResult) error {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	leader, err := p.c.e.opts.Replicator.Settle(ctx, p.GroupID(), cause)
+	leader, err := p.c.e.log.Settle(ctx, p.GroupID(), cause)
 	if err != nil {
 		return fmt.Errorf("%w (and it could not be settled: %v)", cause, err)
 	}
@@ -381,8 +481,8 @@ func (p *Partition) settle(cause error, slot *[]entryResult) error {
 	if applied {
 		return nil
 	}
-	nl := &host.NotLeaderError{Group: p.GroupID(), Leader: leader}
-	var was *host.NotLeaderError
+	nl := &replication.NotLeaderError{Group: p.GroupID(), Leader: leader}
+	var was *replication.NotLeaderError
 	if errors.As(cause, &was) {
 		nl.Node = was.Node
 	}
@@ -456,7 +556,8 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		if len(en.Data) < 8 {
 			return corrupt("partition key range %s: entry %d has no token", p.info.ID, en.Index)
 		}
-		slot := p.repl.waiting[binary.BigEndian.Uint64(en.Data)]
+		token := binary.BigEndian.Uint64(en.Data)
+		slot, logs := p.repl.waiting[token], p.repl.logs[token]
 		r := binfmt.NewReader(en.Data[8:], errBadCommand)
 		n := r.Count(1)
 		if n == 0 {
@@ -467,11 +568,17 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 			if slot != nil {
 				*slot = []entryResult{{err: err}}
 			}
+			if err == nil {
+				for _, cmd := range logs {
+					p.toLog(en.Index, EncodeCommand(nil, cmd))
+				}
+			}
 			continue
 		}
 		out := make([]entryResult, 0, n)
 		for range n {
-			cmd, err := DecodeCommand(r.Bytes())
+			enc := r.Bytes()
+			cmd, err := DecodeCommand(enc)
 			if err != nil {
 				return err
 			}
@@ -487,6 +594,9 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 			er := entryResult{res: res.res, next: res.next, err: cerr}
 			if res.split != nil {
 				p.repl.split, er.children = res.split, res.split.children
+			}
+			if cerr == nil && logs != nil {
+				p.toLog(en.Index, enc)
 			}
 			out = append(out, er)
 		}
@@ -545,10 +655,21 @@ func (p *Partition) applyEvaluated(b *storage.Batch, sm *partSM, r *binfmt.Reade
 // deletion removes both). The catalog's log deletes a container, the
 // partitions' logs keep going: an entry committed before the deletion may
 // be applied after it on some replica.
+//
+// The store is read only when it may have changed: the records found are
+// remembered with the count of container deletions this node's catalog
+// has applied (Engine.deletions), and a later entry, of a partition that
+// has not split since, trusts them while the count stays. The caller
+// holds p.repl.mu.
 func (p *Partition) goneIn(b *storage.Batch) (bool, error) {
+	dels := p.c.e.deletions.Load()
+	if p.repl.alive == dels+1 && p.repl.split == nil && !p.retired.Load() {
+		return false, nil
+	}
 	for _, k := range [][]byte{storage.PartitionIndexKey(p.c.rid, p.info.ID), storage.PartitionKey(p.c.rid, p.info.ID)} {
 		_, err := b.Get(nil, k)
 		if err == nil {
+			p.repl.alive = dels + 1
 			return false, nil
 		}
 		if !errors.Is(err, storage.ErrNotFound) {
@@ -615,7 +736,14 @@ func (p *Partition) StartAt(b *storage.Batch, index uint64) error {
 // ReplicaEntry is a committed entry of a partition's or the catalog's
 // group, as the replication host hands it to its state machine (its Data
 // is nil for raft's own entries).
-type ReplicaEntry = host.Entry
+type ReplicaEntry = replication.Entry
+
+// toLog records that the command enc of this replica's proposal was
+// applied by entry index, for Publish to hand to the command log. The
+// caller holds p.repl.mu.
+func (p *Partition) toLog(index uint64, enc []byte) {
+	p.repl.toLog = append(p.repl.toLog, LogEntry{Container: p.c.rid, Range: p.info.ID, Index: index, Data: enc})
+}
 
 // Publish makes the state ApplyEntries reached the partition's, once the
 // batch it wrote into has committed: sessions, counts and the state later
@@ -634,6 +762,12 @@ func (p *Partition) Publish() {
 	p.items.Store(sm.st.Items)
 	p.bytes.Store(sm.st.Bytes)
 	p.commits.Add(1)
+	if log := p.c.e.opts.commandLog; log != nil {
+		for _, en := range p.repl.toLog {
+			log(en)
+		}
+	}
+	p.repl.toLog = nil
 	if sr := p.repl.split; sr != nil {
 		p.repl.split = nil
 		c := p.c
@@ -644,6 +778,6 @@ func (p *Partition) Publish() {
 		for i, ch := range sr.children {
 			kids[i] = GroupID(c.rid, ch.ID)
 		}
-		c.e.opts.Replicator.Split(p.GroupID(), kids)
+		c.e.log.Split(p.GroupID(), kids)
 	}
 }

@@ -27,7 +27,7 @@ type allocator struct {
 	key   []byte
 	next  uint64
 	limit uint64
-	// With a replicated catalog (track): fence is the catalog raft index
+	// With track (set by Open): fence is the catalog log's index
 	// whose entries' positions next reflects (advance), and fences the
 	// fence of the latest numbers handed out, in order (see fenceOf).
 	track  bool

@@ -34,10 +34,8 @@ func (c *Container) splitPartition(p *Partition, bounds []string) ([]RangeInfo, 
 	if _, err := partition.SplitBounds(p.Range(), bounds); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
-	if rp := c.e.opts.Replicator; rp != nil {
-		if err := rp.CanSplit(p.GroupID()); err != nil {
-			return nil, fmt.Errorf("%w: partition key range %s cannot split now: %w", ErrUnavailable, p.ID(), err)
-		}
+	if err := c.e.log.CanSplit(p.GroupID()); err != nil {
+		return nil, fmt.Errorf("%w: partition key range %s cannot split now: %w", ErrUnavailable, p.ID(), err)
 	}
 	seq, err := c.e.seq.take(1)
 	if err != nil {
@@ -173,17 +171,15 @@ func (c *Container) maybeSplitForStorage(p *Partition) {
 		return
 	}
 	go func() {
-		if r := c.e.opts.Replicator; r != nil {
-			// Apply the container's committed splits first: the children's
-			// range ids come from the record they leave.
-			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
-			err := r.Barrier(ctx, c.groupIDs())
-			cancel()
-			if err != nil {
-				p.splitting.Store(false)
-				log.Printf("parsec: container %s: cannot split partition key range %s for storage now: %v", c.Info().ID, p.info.ID, err)
-				return
-			}
+		// Apply the container's committed splits first: the children's
+		// range ids come from the record they leave.
+		ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+		err := c.e.log.Barrier(ctx, c.groupIDs())
+		cancel()
+		if err != nil {
+			p.splitting.Store(false)
+			log.Printf("parsec: container %s: cannot split partition key range %s for storage now: %v", c.Info().ID, p.info.ID, err)
+			return
 		}
 		children, err := c.splitForStorage(p)
 		if err != nil {

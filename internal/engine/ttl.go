@@ -160,7 +160,7 @@ func (e *Engine) sweepLoop(interval time.Duration, stop <-chan struct{}, done ch
 			if _, err := c.SweepExpired(); err != nil {
 				e.opts.Logf("parsec: container %s/%s: sweeping expired items: %v", db, c.Info().ID, err)
 			}
-			if e.cat != nil {
+			if e.catalogKeepsEntries() {
 				return // not yet (TrimVersions); Open said so
 			}
 			if _, err := c.TrimVersions(); err != nil {
@@ -191,7 +191,7 @@ func (c *Container) SweepExpired() (int, error) {
 
 // sweepPartition sweeps the next slice of p (see SweepExpired).
 func (c *Container) sweepPartition(p *Partition, x *expiry) (int, error) {
-	if r := c.e.opts.Replicator; r != nil && !r.Leads(p.GroupID()) {
+	if !c.e.log.Leads(p.GroupID()) {
 		return 0, nil // the leader's sweep deletes, through the log
 	}
 	lo, hi := storage.ItemSpan(c.rid, p.info.Min, openMax(p.info.Max))

@@ -123,7 +123,7 @@ const versionTrimScan = 10000
 // entries of each range are in time order, so each range's span is read
 // only up to its first entry to keep.
 func (c *Container) TrimVersions() (int, error) {
-	if c.e.cat != nil {
+	if c.e.catalogKeepsEntries() {
 		// The partitions' logs write the version log; a trim through the
 		// catalog's log could reach a replica before versions it covers.
 		return 0, badRequest("version logs are not trimmed with a replicated catalog yet")

@@ -1,7 +1,27 @@
 // Package replication is the root of Parsec's replication: every physical
 // partition becomes a raft group replicated on three nodes, multi-raft in
 // the manner of CockroachDB, on go.etcd.io/raft/v3 (RawNode). This file is
-// the design; the code is in three packages, each self-contained.
+// the design; the code is in three packages, each self-contained, and
+// this package holds their contract.
+//
+// # The contract
+//
+// The engine and a gateway speak to replication only through the types of
+// this package (contract.go), as etcd raft's users speak through its
+// Storage interface and raftpb types: Entry, the StateMachine a group
+// replicates (with Publisher, SnapshotEncoder and the streamed snapshots'
+// SnapshotStreamer and SnapshotReader), the errors of a proposal
+// (NotLeaderError with the leader to go to; ErrAmbiguous, ErrTimeout and
+// ErrStopped, whose outcome is unknown; ErrBusy, ErrTooLarge,
+// ErrGroupNotFound, ErrReadLost, which proposed nothing) and LagInfo, what
+// a replica knows of its lag. host implements it for raft. The engine
+// does not import host: it owns the one adapter of each of its state
+// machines (engine.Partition.Replica, engine.Engine.CatalogReplica), which
+// a cluster hands its host and the engine's tests hand theirs, and a
+// single node runs the same write path on the engine's local logs
+// (engine/local.go), which give each entry the next index, apply it
+// through the same state machine and commit it with a WAL sync: a single
+// node is a cluster of one.
 //
 // # The packages
 //

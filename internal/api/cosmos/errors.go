@@ -88,7 +88,9 @@ func statusOf(err error) (status, sub int, code string) {
 		return statusRetryWith, 0, "RetryWith"
 	case errors.Is(err, engine.ErrTimeout):
 		return http.StatusRequestTimeout, 0, "RequestTimeout"
-	case errors.Is(err, engine.ErrUnavailable):
+	case errors.Is(err, engine.ErrNotLeader), errors.Is(err, engine.ErrOutcomeUnknown), errors.Is(err, engine.ErrUnavailable):
+		// A follower's refusal that could not be sent on, a write whose
+		// outcome is unknown, and a node that cannot serve: 503 alike.
 		return http.StatusServiceUnavailable, 0, "ServiceUnavailable"
 	case errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrInternal):
 		// A 500 that no retry mends; the message keeps its sentinel
@@ -125,7 +127,7 @@ func messageOf(err error) string {
 		return engine.MsgTooLarge + " (" + detail + ")"
 	}
 	for _, s := range []error{engine.ErrBadRequest, engine.ErrPartitionKeyMismatch, engine.ErrNotFound, engine.ErrConflict,
-		engine.ErrPreconditionFailed, engine.ErrTooLarge, engine.ErrPartitionGone, engine.ErrUnavailable, engine.ErrFailedDependency,
+		engine.ErrPreconditionFailed, engine.ErrTooLarge, engine.ErrPartitionGone, engine.ErrNotLeader, engine.ErrOutcomeUnknown, engine.ErrUnavailable, engine.ErrFailedDependency,
 		engine.ErrLogicalPartitionFull} {
 		p := s.Error() + ": "
 		if len(msg) > len(p) && msg[:len(p)] == p {

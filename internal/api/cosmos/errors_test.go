@@ -30,6 +30,8 @@ func TestOperationStatus(t *testing.T) {
 	fail(engine.ErrFailedDependency, 424, 0)
 	fail(engine.ErrPartitionGone, 410, 1002)
 	fail(engine.ErrUnavailable, 503, 0)
+	fail(engine.ErrNotLeader, 503, 0)
+	fail(engine.ErrOutcomeUnknown, 503, 0)
 	fail(engine.ErrCorrupt, 500, 0)
 	fail(engine.ErrInternal, 500, 0)
 	fail(errors.New("no sentinel"), 500, 0)

@@ -83,7 +83,7 @@ func toCmdError(err error) *cmdError {
 		return badValue("the logical partition is full: %v", err)
 	case errors.Is(err, engine.ErrPartitionKeyMismatch), errors.Is(err, engine.ErrBadRequest):
 		return badValue("%v", err)
-	case errors.Is(err, engine.ErrUnavailable), errors.Is(err, engine.ErrPartitionGone):
+	case errors.Is(err, engine.ErrNotLeader), errors.Is(err, engine.ErrOutcomeUnknown), errors.Is(err, engine.ErrUnavailable), errors.Is(err, engine.ErrPartitionGone):
 		return newErr(91, "ShutdownInProgress", "the storage is unavailable: %v", err)
 	case errors.Is(err, errStoredDoc), errors.Is(err, engine.ErrCorrupt):
 		return newErr(1, "InternalError", "%v", err)

@@ -11,52 +11,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/replication"
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
 	"github.com/parsecdb/parsec/internal/replication/transport"
-	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 )
 
-// Entry is one committed log entry handed to a StateMachine. Data is the
-// proposed command, or nil for entries raft writes itself (a new leader's
-// empty entry, configuration changes, which the host applies).
-type Entry struct {
-	Index, Term uint64
-	Data        []byte
-}
-
-// StateMachine is what a group replicates: the engine's physical partition
-// will implement it. The host calls it from its loop, one call at a time per
-// host, in log order.
-type StateMachine interface {
-	// Applied returns the index of the last entry applied (durably, if the
-	// state machine is durable).
-	Applied() uint64
-	// Apply applies committed entries, in order; their indexes follow
-	// Applied() without a gap. The state machine writes its changes, with
-	// its applied index, into b, which the host commits for all groups of
-	// the round at once, without a sync: a crash may lose the writes, and
-	// the entries are then applied again from the durable log.
-	Apply(b *storage.Batch, entries []Entry) error
-	// Snapshot returns the state as of Applied(), to be sent to a replica
-	// that lags behind the log.
-	Snapshot() ([]byte, error)
-	// Restore replaces the state with a snapshot's, writing into b: the
-	// state as of entry index of term term. data nil is the empty initial
-	// state.
-	Restore(b *storage.Batch, index, term uint64, data []byte) error
-}
-
-// A Publisher is a state machine that shows what Apply and Restore wrote
-// to its readers only once the host has committed it: Published is called
-// after the round's batch commits, before the proposals it applied are
-// answered.
-type Publisher interface {
-	Published()
-}
+// The contract's types, declared in package replication: the host is one
+// implementation of it.
+type (
+	Entry        = replication.Entry
+	StateMachine = replication.StateMachine
+	Publisher    = replication.Publisher
+)
 
 // Config configures a Host.
 type Config struct {
@@ -128,42 +98,20 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-// Errors of proposals and reads.
+// Errors of proposals and reads: the contract's (package replication).
 var (
-	// ErrStopped means the host stopped; the outcome of a proposal in
-	// flight is unknown.
-	ErrStopped = errors.New("replication: host stopped")
-	// ErrGroupNotFound means the node hosts no replica of the group.
-	ErrGroupNotFound = errors.New("replication: group not found on this node")
-	// ErrTimeout means the context ended first; a proposal may still
-	// commit later.
-	ErrTimeout = errors.New("replication: timed out, outcome unknown")
-	// ErrTooLarge means a proposal exceeds MaxProposalBytes.
-	ErrTooLarge = errors.New("replication: proposal too large")
-	// ErrAmbiguous means this node lost the leadership while a proposal
-	// was in flight: it may still commit under the new leader, or not.
-	ErrAmbiguous = errors.New("replication: leadership lost, outcome unknown")
-	// ErrReadLost means a ReadIndex lost its way as the group's leader
-	// changed; nothing was read, and it may be asked again.
-	ErrReadLost = errors.New("replication: the read was lost as the leadership changed; ask again")
-	// ErrBusy means raft refused a proposal because the group's
-	// uncommitted log is full; it was not proposed.
-	ErrBusy = errors.New("replication: group busy, proposal not taken")
+	ErrStopped       = replication.ErrStopped
+	ErrGroupNotFound = replication.ErrGroupNotFound
+	ErrTimeout       = replication.ErrTimeout
+	ErrTooLarge      = replication.ErrTooLarge
+	ErrAmbiguous     = replication.ErrAmbiguous
+	ErrReadLost      = replication.ErrReadLost
+	ErrBusy          = replication.ErrBusy
 )
 
-// NotLeaderError is returned by Propose and ReadIndex on a replica that is
-// not the group's leader. Leader is the leader this replica knows, 0 if it
-// knows none (an election is under way).
-type NotLeaderError struct {
-	Group, Node, Leader uint64
-}
-
-func (e *NotLeaderError) Error() string {
-	if e.Leader == 0 {
-		return fmt.Sprintf("replication: group %d: node %d is not the leader and knows of none", e.Group, e.Node)
-	}
-	return fmt.Sprintf("replication: group %d: node %d is not the leader; node %d is", e.Group, e.Node, e.Leader)
-}
+// NotLeaderError is the contract's refusal of a replica that does not lead
+// its group (replication.NotLeaderError).
+type NotLeaderError = replication.NotLeaderError
 
 // Stats counts the work of a host's loop.
 type Stats struct {
@@ -1379,18 +1327,8 @@ func (h *Host) maybeTruncate(g *group) {
 	}
 }
 
-// SnapshotEncoder is implemented by a StateMachine whose snapshot is
-// costly to encode (it copies its whole state): the host then takes the
-// snapshot in two steps, so that its loop, which every group of the node
-// shares, never waits for the encoding.
-type SnapshotEncoder interface {
-	// SnapshotEncoder captures the state as of Applied(), cheaply (the
-	// host calls it in its loop, as it calls Apply), and returns a
-	// function that encodes that state. The host calls the function on
-	// another goroutine, concurrently with later calls of Apply, which
-	// must not change what it encodes.
-	SnapshotEncoder() (encode func() ([]byte, error), err error)
-}
+// SnapshotEncoder is the contract's replication.SnapshotEncoder.
+type SnapshotEncoder = replication.SnapshotEncoder
 
 // maybeSnapshot takes a snapshot of the group's state machine and truncates
 // its log once SnapshotEntries entries were applied since the last one. A

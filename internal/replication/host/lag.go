@@ -3,63 +3,14 @@ package host
 import (
 	"time"
 
+	"github.com/parsecdb/parsec/internal/replication"
+
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
-// LagInfo is what a replica of a group knows of how far it lags behind
-// its leader: what a bounded-staleness read served by it, without asking
-// the leader, would miss.
-//
-// A follower learns the leader's whole commit index only from the
-// messages that carry it: appends (raft puts the leader's commit index in
-// every append) and the quiesce marker. A heartbeat carries the commit
-// index only up to what the follower is known to hold, so it says nothing
-// of entries the follower has not received: it counts as word from the
-// leader (LeaderHeard) but never makes the replica synced.
-type LagInfo struct {
-	// Leader is true if this replica leads the group (as raft sees it
-	// now); Lead is the leader it knows, 0 if none.
-	Leader bool
-	Lead   uint64
-	// Commit is the highest index this replica knows to be committed:
-	// its own commit index, or the leader's as an append or a quiesce
-	// marker told it, which may be ahead of the entries it holds.
-	// Applied is the index its state machine has applied. Commit-Applied
-	// entries are committed and not yet visible to reads here.
-	Commit, Applied uint64
-	// LeaderHeard is when this replica last stepped a message of its
-	// current leader (any: append, heartbeat, quiesce marker); now on a
-	// leader, zero if it never heard from this leader.
-	LeaderHeard time.Time
-	// Synced is the latest time T such that this replica has applied
-	// every entry its leader had committed when it sent a message this
-	// replica received at T: the writes a read here misses were all
-	// committed after the leader sent that message. On a leader that has
-	// applied its whole commit index it is when the latest of its own
-	// ReadIndex calls that a quorum confirmed began: the quorum's
-	// acknowledgements were sent after it, in the leader's term, so no
-	// other leader can have been elected, nor have committed anything,
-	// before it. A leader paused or cut off, which raft sees as the leader
-	// until its next election timeout of ticks, thus ages like a follower
-	// that stopped hearing from its leader, whatever it receives late
-	// (acknowledgements that waited in its socket while it was paused
-	// confirm only the reads they answer). Zero if unknown.
-	Synced time.Time
-	// Quiesced is true if the group is quiesced here on its leader's
-	// word (the leader had nothing pending and this replica held all of
-	// its log), everything that word named is applied, and this host has
-	// dropped no received message since: the replica has nothing to apply
-	// unless the leader has woken the group since, which the leader's next
-	// heartbeat (it heartbeats a woken group every HeartbeatTicks), or
-	// NodeDown when the leader's node is unreachable, reveals by waking the
-	// group here. That relies on the liveness mechanism and on the
-	// leader's messages reaching this replica; a reader that cannot rely
-	// on them forever bounds how long it trusts the quiescence by
-	// QuiescedAt, when the leader's last quiesce marker came.
-	Quiesced   bool
-	QuiescedAt time.Time
-}
+// LagInfo is the contract's replication.LagInfo.
+type LagInfo = replication.LagInfo
 
 // lagPending bounds the (commit index, time) pairs a group keeps while
 // waiting for its applied index to reach them.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/replication"
 	"github.com/parsecdb/parsec/internal/replication/raftlog"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -37,28 +38,11 @@ import (
 // leader reports the snapshot failed, so that raft sends another: a
 // replica that crashed or could not stage it is not waited for forever.
 
-// A SnapshotStreamer is a StateMachine whose snapshots are streamed.
-type SnapshotStreamer interface {
-	// OpenSnapshot captures the state as of Applied() for reading in
-	// chunks off the loop. The host calls it in its loop: it must be cheap.
-	OpenSnapshot() (SnapshotReader, error)
-	// StageSnapshot reads the chunks of the snapshot id of the state at
-	// index with next (an empty chunk ends it) and keeps them durably, not
-	// yet visible, replacing any snapshot staged before. It runs off the
-	// loop, concurrently with Apply. Restore, given id as its data,
-	// installs the staged state.
-	StageSnapshot(id []byte, index uint64, next func() ([]byte, error)) error
-	// DiscardStaged removes staged snapshots that were not installed.
-	DiscardStaged() error
-}
-
-// A SnapshotReader reads a captured state in chunks.
-type SnapshotReader interface {
-	// Next returns the next chunk, of about maxBytes, or an empty one at
-	// the end.
-	Next(maxBytes int) ([]byte, error)
-	Close()
-}
+// The contract's snapshot streaming interfaces (package replication).
+type (
+	SnapshotStreamer = replication.SnapshotStreamer
+	SnapshotReader   = replication.SnapshotReader
+)
 
 // A snapshot descriptor: the serving node and its stream id.
 const descriptorLen = 16

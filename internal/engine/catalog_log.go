@@ -14,13 +14,18 @@ import (
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
-// The replicated catalog. With Options.Catalog set, commitCatalog does not
-// write the store: it proposes the change as one entry of the catalog's
-// raft group (the meta group) and waits until this node has applied it.
-// Every node, the proposer's included, applies the group's committed
-// entries with ApplyCatalog, into the batch of the replication host's
-// round, with the raft index reached (storage.CatalogAppliedKey), and
-// PublishCatalog follows once that batch has committed.
+// The catalog's log. commitCatalog does not write the store: it proposes
+// the change as one entry of the catalog's log and waits until this node
+// has applied it. The log is a cluster's meta group (Options.Catalog) or,
+// on a single node, the local one (localCatalog, local.go), which commits
+// each entry with a WAL sync as it applies it. Every node, the proposer's
+// included, applies the log's committed entries through the catalog's
+// state machine (Engine.CatalogReplica: ApplyCatalog, into the batch of
+// the log's round, with the index reached, storage.CatalogAppliedKey),
+// and PublishCatalog follows once that batch has committed. What follows
+// is written for the meta group; with the local log there is one proposer
+// and no foreign entry, so no entry is refused and the reconciler has
+// nothing to do.
 //
 // An entry is
 //
@@ -78,12 +83,11 @@ import (
 //     they propose until their memory is updated, and the reconciler takes
 //     e.mu before it takes its store snapshot, so it sees the store and
 //     memory both before or both after.
-//     That is why a replicated deletion proposes first and then changes
-//     memory (deleteContainerReplicated), where a local one changes memory
-//     first: the reconciler would otherwise bring back, from the store,
-//     what a deletion in flight has taken out of memory, and a refused
-//     deletion (this node does not lead) would leave memory without a
-//     container the store still has.
+//     That is why a deletion proposes first and then changes memory
+//     (commitDeletion): the reconciler would otherwise bring back, from
+//     the store, what a deletion in flight has taken out of memory, and a
+//     refused deletion (this node does not lead) would leave memory
+//     without a container the store still has.
 //   - An op waits for the replication loop while it proposes, and the loop
 //     takes c.mu to publish a split: a change of a container's record holds
 //     c.recordMu across its commit instead (lockRecord) and takes c.mu only
@@ -102,8 +106,9 @@ import (
 //     such an entry before or after the deletion, it ends with no key of
 //     the container.
 
-// CatalogReplicator replicates catalog changes through the meta group
-// (replication/host.Host and the group the deployment chose for it).
+// CatalogReplicator replicates catalog changes through the catalog's log:
+// a cluster's meta group (replication/host.Host and the group the
+// deployment chose for it), or a single node's local log (localCatalog).
 type CatalogReplicator interface {
 	// ProposeCatalog replicates data in the meta group and returns the
 	// entry's index once it is committed, applied and published on this
@@ -114,7 +119,7 @@ type CatalogReplicator interface {
 	Placement() []uint64
 }
 
-// catalogRepl is the replicated catalog's state.
+// catalogRepl is the catalog's apply state.
 type catalogRepl struct {
 	mu      sync.Mutex
 	loaded  bool
@@ -126,10 +131,7 @@ type catalogRepl struct {
 	waiting map[uint64]*catalogSlot
 	// origin names this engine instance in its entries.
 	origin uint64
-	// The fence decision's state (see above): the origin of the last entry
-	// that took a number, its index, and the index of the last entry of
-	// another origin that took one before it.
-	lastOrigin, lastTook, otherTook uint64
+	fence  catalogFence
 	// unpublished are the databases foreign entries applied since the last
 	// publish touched.
 	unpublished map[string]bool
@@ -159,7 +161,8 @@ func newCatalogRepl() *catalogRepl {
 // catalogProposeTimeout bounds how long a catalog change waits for its entry.
 const catalogProposeTimeout = 30 * time.Second
 
-// proposeCatalog is commitCatalog with Options.Catalog set.
+// proposeCatalog proposes the catalog change m to the catalog's log and
+// waits until this node has applied it (commitCatalog).
 func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 	r := e.cat
 	var tok [8]byte
@@ -179,7 +182,7 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), catalogProposeTimeout)
 	defer cancel()
-	_, err := e.opts.Catalog.ProposeCatalog(ctx, data)
+	_, err := e.catLog.ProposeCatalog(ctx, data)
 	r.mu.Lock()
 	delete(r.waiting, token)
 	applied, refused := slot.applied, slot.refused
@@ -188,12 +191,10 @@ func (e *Engine) proposeCatalog(m *catalogBatch, what string) error {
 		return fmt.Errorf("%w: cannot %s: the change raced a change of the catalog's leader and was not applied; retry it", ErrUnavailable, what)
 	}
 	if err != nil && !applied {
-		// The replicator's error stays inspectable: a refusal names the
-		// leader a gateway should send the change to.
-		return fmt.Errorf("%w: cannot %s: the catalog change could not be replicated, or its outcome is unknown: %w", ErrUnavailable, what, err)
+		return proposalError("the catalog change to "+what, err)
 	}
-	// The meta group's log is the catalog's log: the optional command log
-	// (a local engine's) is not fed.
+	// The local log hands its entries to the optional command log (a
+	// single node's); the meta group's log is the catalog's own.
 	return nil
 }
 
@@ -214,7 +215,7 @@ func (e *Engine) loadCatalogApplied() error {
 		r.applied = binary.BigEndian.Uint64(v)
 		r.published, r.reflected, r.target = r.applied, r.applied, r.applied
 		if len(v) == 32 {
-			r.lastOrigin, r.lastTook, r.otherTook = binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:]), binary.BigEndian.Uint64(v[24:])
+			r.fence = catalogFence{lastOrigin: binary.BigEndian.Uint64(v[8:]), lastTook: binary.BigEndian.Uint64(v[16:]), otherTook: binary.BigEndian.Uint64(v[24:])}
 		}
 		// The allocator reflects every entry the store has applied: it
 		// persisted its advance before the entry's batch committed.
@@ -226,13 +227,6 @@ func (e *Engine) loadCatalogApplied() error {
 	return nil
 }
 
-func (e *Engine) mustCatalog() *catalogRepl {
-	if e.cat == nil {
-		panic("BUG: a catalog entry handed to an engine without Options.Catalog")
-	}
-	return e.cat
-}
-
 // ApplyCatalog applies committed entries of the meta group, in order, into
 // b, which the caller commits before it calls PublishCatalog. An entry with
 // no data (raft's own) only advances the index. It takes no engine lock an
@@ -240,7 +234,7 @@ func (e *Engine) mustCatalog() *catalogRepl {
 // call it at any time. A failure (a malformed entry, the store's) is
 // returned: the replica must stop.
 func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := e.loadCatalogApplied(); err != nil {
@@ -257,32 +251,19 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 			}
 			continue
 		}
-		d := newDecoder(en.Data)
-		tok := d.Take(8)
-		pos := d.Uvarint()
-		fence := d.Uvarint()
-		org := d.Take(8)
-		if err := d.Err(); err != nil {
-			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
-		}
-		token, origin := binary.BigEndian.Uint64(tok), binary.BigEndian.Uint64(org)
-		m, err := decodeCatalogBatch(en.Data[len(en.Data)-d.Len():])
+		ce, err := decodeCatalogEntry(en.Data)
 		if err != nil {
 			return fmt.Errorf("catalog entry %d: %w", en.Index, err)
 		}
-		refused := false
-		if fence != 0 {
-			f := fence - 1
-			if (origin == r.lastOrigin && f >= r.otherTook) || f >= r.lastTook {
-				if origin != r.lastOrigin {
-					r.lastOrigin, r.otherTook = origin, r.lastTook
-				}
-				r.lastTook = en.Index
-			} else {
-				refused = true
-			}
-		}
+		token, pos, m := ce.token, ce.pos, ce.m
+		refused := r.fence.refuses(ce.origin, ce.fence, en.Index)
 		if !refused {
+			if m.deletesPartitions() {
+				// Before the batch commits: an entry of a partition
+				// applied after this one, in this round or later, reads
+				// the store again (goneIn).
+				e.deletions.Add(1)
+			}
 			if err := keepRanges(b, m); err != nil {
 				return err
 			}
@@ -312,11 +293,72 @@ func (e *Engine) ApplyCatalog(b *storage.Batch, entries []ReplicaEntry) error {
 
 // appliedRecord is the value of storage.CatalogAppliedKey: the applied
 // index, then the fence decision's state (8 bytes each).
-func (r *catalogRepl) appliedRecord() []byte {
-	v := binary.BigEndian.AppendUint64(nil, r.applied)
-	v = binary.BigEndian.AppendUint64(v, r.lastOrigin)
-	v = binary.BigEndian.AppendUint64(v, r.lastTook)
-	return binary.BigEndian.AppendUint64(v, r.otherTook)
+func (r *catalogRepl) appliedRecord() []byte { return r.fence.record(r.applied) }
+
+// catalogFence is the state of the fence decision (see above): the origin
+// of the last entry that took a number, its index, and the index of the
+// last entry of another origin that took one before it.
+type catalogFence struct{ lastOrigin, lastTook, otherTook uint64 }
+
+// refuses decides, and records, whether the catalog entry index of origin
+// with fence (0: it took no number; else the index its proposer's
+// allocator reflected, plus one) must be refused: its number may repeat
+// one that an entry of another origin took.
+func (f *catalogFence) refuses(origin, fence, index uint64) bool {
+	if fence == 0 {
+		return false
+	}
+	at := fence - 1
+	if (origin == f.lastOrigin && at >= f.otherTook) || at >= f.lastTook {
+		if origin != f.lastOrigin {
+			f.lastOrigin, f.otherTook = origin, f.lastTook
+		}
+		f.lastTook = index
+		return false
+	}
+	return true
+}
+
+// record is storage.CatalogAppliedKey's value at applied index applied.
+func (f *catalogFence) record(applied uint64) []byte {
+	v := binary.BigEndian.AppendUint64(nil, applied)
+	v = binary.BigEndian.AppendUint64(v, f.lastOrigin)
+	v = binary.BigEndian.AppendUint64(v, f.lastTook)
+	return binary.BigEndian.AppendUint64(v, f.otherTook)
+}
+
+// catalogEntry is a decoded entry of the catalog's log.
+type catalogEntry struct {
+	token, pos, fence, origin uint64
+	m                         *catalogBatch
+}
+
+func decodeCatalogEntry(data []byte) (catalogEntry, error) {
+	d := newDecoder(data)
+	tok := d.Take(8)
+	pos := d.Uvarint()
+	fence := d.Uvarint()
+	org := d.Take(8)
+	if err := d.Err(); err != nil {
+		return catalogEntry{}, err
+	}
+	m, err := decodeCatalogBatch(data[len(data)-d.Len():])
+	if err != nil {
+		return catalogEntry{}, err
+	}
+	return catalogEntry{token: binary.BigEndian.Uint64(tok), pos: pos, fence: fence, origin: binary.BigEndian.Uint64(org), m: m}, nil
+}
+
+// deletesPartitions reports whether m deletes containers' partition
+// records (a container's or a database's deletion).
+func (m *catalogBatch) deletesPartitions() bool {
+	pre := storage.PartitionKey([storage.RidLen]byte{}, "")[:1] // the family of partition records
+	for _, op := range m.ops {
+		if op.kind == catalogDeleteRange && bytes.HasPrefix(op.key, pre) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepRanges makes the container records m writes keep the partition map
@@ -362,7 +404,7 @@ func keepRanges(b *storage.Batch, m *catalogBatch) error {
 // applied nothing, starts at raft index (its bootstrap snapshot, which
 // holds no data), writing into b.
 func (e *Engine) StartCatalogAt(b *storage.Batch, index uint64) error {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := e.loadCatalogApplied(); err != nil {
@@ -382,7 +424,7 @@ func (e *Engine) StartCatalogAt(b *storage.Batch, index uint64) error {
 // committed: the entries count as applied, and the reconciler is told of
 // the foreign ones. It does not wait.
 func (e *Engine) PublishCatalog() {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	r.published = r.applied
 	r.target = r.applied
@@ -401,7 +443,7 @@ func (e *Engine) PublishCatalog() {
 // and committed on this node (not necessarily reflected in memory yet: see
 // WaitCatalog).
 func (e *Engine) CatalogApplied() uint64 {
-	r := e.mustCatalog()
+	r := e.cat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := e.loadCatalogApplied(); err != nil {
@@ -413,7 +455,7 @@ func (e *Engine) CatalogApplied() uint64 {
 // WaitCatalog waits until every catalog entry up to index is reflected in
 // this node's memory (its databases, containers, users ...), or ctx ends.
 func (e *Engine) WaitCatalog(ctx context.Context, index uint64) error {
-	r := e.mustCatalog()
+	r := e.cat
 	for {
 		r.mu.Lock()
 		if r.reflected >= index {
@@ -658,78 +700,23 @@ func (c *Container) reloadInfo(rec ContainerInfo) error {
 	return nil
 }
 
-// deleteDatabaseReplicated is DeleteDatabase with a replicated catalog,
-// called with e.mu held, which it releases: the deletion is proposed first,
-// and memory changes once it is committed (see the races above). The
-// containers' loops stop afterwards.
-func (e *Engine) deleteDatabaseReplicated(db *database) error {
-	m := &catalogBatch{}
-	for _, c := range db.colls {
-		c.deleteInto(m)
-	}
-	deleteDatabaseInto(m, db.info.ID)
-	if err := e.commitCatalog(m, "delete database"); err != nil {
-		e.mu.Unlock()
-		return err
-	}
-	delete(e.dbs, db.info.ID)
-	e.forgetUsersLocked(db)
-	e.mu.Unlock()
-	for _, c := range db.colls {
-		c.stop()
-	}
-	if err := e.writeAcked(); err != nil {
-		e.opts.Logf("parsec: %v", err)
-	}
-	e.refreshRates()
-	return nil
-}
-
-// deleteContainerReplicated is DeleteContainer with a replicated catalog,
-// as deleteDatabaseReplicated is DeleteDatabase's.
-func (e *Engine) deleteContainerReplicated(db *database, c *Container) error {
-	m := &catalogBatch{}
-	c.deleteInto(m)
-	if err := e.commitCatalog(m, "delete container"); err != nil {
-		e.mu.Unlock()
-		return err
-	}
-	delete(db.colls, c.Info().ID)
-	e.mu.Unlock()
-	c.stop()
-	if err := e.writeAcked(); err != nil {
-		e.opts.Logf("parsec: %v", err)
-	}
-	e.refreshRates()
-	return nil
-}
-
 // lockRecord locks c for a change of its record through commitCatalog and
-// returns the unlock. Locally it is c.mu, held across the commit, so that
-// the store has the order of memory against a split's write of the
-// record. With a replicated catalog it is c.recordMu: the commit waits for
-// the replication loop, which takes c.mu to publish a split, so c.mu must
-// not be held across it; the split and the entry order their writes of
-// the record in the store themselves (keepRanges), and setRecord merges
-// them in memory.
+// returns the unlock: c.recordMu, not c.mu. A split is an entry of its
+// partition's log, applied and published apart from the catalog's (the
+// publish takes c.mu to put the children in place, and with raft it runs
+// in the replication loop, which the commit may wait for), so c.mu must
+// not be held across the commit; the split and the catalog entry order
+// their writes of the record in the store themselves (keepRanges), and
+// setRecord merges them in memory.
 func (c *Container) lockRecord() (unlock func()) {
-	if c.e.cat == nil {
-		c.mu.Lock()
-		return c.mu.Unlock
-	}
 	c.recordMu.Lock()
 	return c.recordMu.Unlock
 }
 
 // setRecord makes info, just committed, the container's record in memory;
-// the caller holds lockRecord. With a replicated catalog the partition map
-// stays the one memory has now (a split may have been published while the
-// change was committed).
+// the caller holds lockRecord. The partition map stays the one memory has
+// now (a split may have been published while the change was committed).
 func (c *Container) setRecord(info ContainerInfo) {
-	if c.e.cat == nil {
-		c.setInfo(info)
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.Info()
@@ -742,11 +729,10 @@ func (c *Container) setRecord(info ContainerInfo) {
 // holds no engine lock.
 func (e *Engine) createGroups(c *Container) {
 	info := c.Info()
-	if e.opts.Replicator == nil || len(info.Replicas) == 0 {
+	if len(info.Replicas) == 0 {
 		return
 	}
-	groups := c.groupIDs()
-	e.opts.Replicator.CreateGroups(groups, append([]uint64(nil), info.Replicas...))
+	e.log.CreateGroups(c.groupIDs(), append([]uint64(nil), info.Replicas...))
 }
 
 // closeCatalog stops the reconciler.
