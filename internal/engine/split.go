@@ -170,6 +170,17 @@ func (c *Container) maybeSplitForStorage(p *Partition) {
 	if c.e.opts.manualStorageSplits || !c.storageSplitNeeded(p) || !p.splitting.CompareAndSwap(false, true) {
 		return
 	}
+	if c.e.logKeepsEntries() {
+		// Not in a cluster yet: the children's range ids, and so their
+		// raft groups, are minted by the partition's leader from the
+		// container record it has applied, so two partitions of one
+		// container splitting at once on different leaders could mint
+		// the same ids. Storage splits wait for the partition map to have
+		// one owner that allocates them; throughput splits, decided by
+		// the one node that changes the throughput, are unaffected.
+		p.splitting.Store(false)
+		return
+	}
 	go func() {
 		// Apply the container's committed splits first: the children's
 		// range ids come from the record they leave.
