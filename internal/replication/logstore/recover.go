@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/parsecdb/parsec/internal/storage"
 )
 
 // Open opens (creating if needed) the log store in opts.Dir and recovers
@@ -154,7 +154,7 @@ func (s *Store) replaySegment(sg *segment, last bool) (bool, error) {
 	return true, nil
 }
 
-func readAll(f vfs.File) ([]byte, error) {
+func readAll(f storage.File) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -168,10 +168,10 @@ func readAll(f vfs.File) ([]byte, error) {
 }
 
 // cut replaces the file name by data, durably, and opens it for reading.
-func (s *Store) cut(name string, data []byte) (vfs.File, error) {
+func (s *Store) cut(name string, data []byte) (storage.File, error) {
 	fs := s.opts.FS
 	tmp := name + ".tmp"
-	t, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	t, err := fs.Create(tmp, storage.WriteCategory)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: cutting a torn tail: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -15,8 +15,8 @@ import (
 
 // Options configure a Store. Zero fields take the defaults.
 type Options struct {
-	// FS and Dir hold the segment files. FS defaults to vfs.Default.
-	FS  vfs.FS
+	// FS and Dir hold the segment files. FS defaults to storage.DefaultFS.
+	FS  storage.FS
 	Dir string
 	// SegmentBytes is the size past which the active segment is sealed and
 	// a new one begins (default 64 MiB). A round bigger than that still
@@ -37,7 +37,7 @@ type Options struct {
 
 func (o *Options) fill() {
 	if o.FS == nil {
-		o.FS = vfs.Default
+		o.FS = storage.DefaultFS
 	}
 	if o.SegmentBytes <= 0 {
 		o.SegmentBytes = 64 << 20
@@ -85,7 +85,7 @@ func (g *glog) last() uint64 { return g.trunc + uint64(len(g.locs)) }
 
 type segment struct {
 	num  uint64
-	f    vfs.File
+	f    storage.File
 	size int64
 	live int // entries of live logs stored here
 	pin  int // entries of logs kept for UndoReset
@@ -118,7 +118,7 @@ type Store struct {
 	cacheTot int64
 	stats    Stats
 	buf      []byte
-	dir      vfs.File
+	dir      storage.File
 	lock     interface{ Close() error }
 	closed   bool
 	// purgedAt is how many segments there were after the last Purge.
@@ -575,7 +575,7 @@ func (s *Store) rotate() error {
 }
 
 func (s *Store) newSegment(num uint64) error {
-	f, err := s.opts.FS.Create(s.segName(num), vfs.WriteCategoryUnspecified)
+	f, err := s.opts.FS.Create(s.segName(num), storage.WriteCategory)
 	if err != nil {
 		return fmt.Errorf("logstore: creating segment %d: %w", num, err)
 	}

@@ -206,7 +206,7 @@ func keyText(v any) (string, error) {
 func (s *Store) runQuery(ctx context.Context, a *acct, sql string, params map[string]any, scope engine.QueryScope, col *collector, each func(row []byte) (bool, error)) error {
 	q, err := parser.Parse(sql)
 	if err != nil {
-		return fmt.Errorf("BUG: gremlin store: cannot parse its own query %q: %v", sql, err)
+		return fmt.Errorf("%w: gremlin store: cannot parse its own query %q: %v", engine.ErrInternal, sql, err)
 	}
 	vals := make(map[string]eval.Value, len(params))
 	for k, v := range params {
