@@ -143,6 +143,10 @@ var corpusKeyOrderExpect = map[string]string{
 	`SELECT VALUE c.id FROM c WHERE c.kind = "order" ORDER BY c.cust OFFSET 1 LIMIT 4`: `["d17", "d13", "d11", "d12"]`,
 	// The last document in scan order.
 	`SELECT VALUE c.id FROM c OFFSET 39 LIMIT 5`: `["d27"]`,
+	// No text has the term, so every score ties and the rows come in scan
+	// order: range 0 in creation order is d04 d12 d16 d23 d26 d31 d36 d39
+	// d40, of which d04, d31 and d36 are the first with a string s.
+	`SELECT TOP 3 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.s, "zzz")`: `["d04", "d31", "d36"]`,
 }
 
 // corpusServerGaps lists the cases where the server's answer differs from
