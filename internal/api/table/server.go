@@ -159,7 +159,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(req *request) error {
 	r := req.r
 	r.Body = http.MaxBytesReader(req.w, r.Body, maxBodyBytes)
-	req.meta = metadataOf(r)
+	if req.query != nil {
+		req.meta = metadataOfQuery(r, req.query)
+	} else {
+		req.meta = metadataOf(r)
+	}
 	segs := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	pathAccount := ""
 	switch len(segs) {
@@ -284,10 +288,18 @@ func errVerb(method, what string) error {
 // metadataOf reads the metadata level from $format or Accept
 // (minimal when neither names one).
 func metadataOf(r *http.Request) metadata {
-	a := r.URL.Query().Get("$format")
+	a := ""
+	if r.URL.RawQuery != "" {
+		a = r.URL.Query().Get("$format")
+	}
 	if a == "" {
 		a = r.Header.Get("Accept")
 	}
+	return metadataOfText(a)
+}
+
+// metadataOfText reads the level from a $format or Accept value.
+func metadataOfText(a string) metadata {
 	switch {
 	case strings.Contains(a, "odata=nometadata"):
 		return noMetadata
@@ -295,6 +307,15 @@ func metadataOf(r *http.Request) metadata {
 		return fullMetadata
 	}
 	return minimalMetadata
+}
+
+// metadataOfQuery is metadataOf with the query already parsed.
+func metadataOfQuery(r *http.Request, q url.Values) metadata {
+	a := q.Get("$format")
+	if a == "" {
+		a = r.Header.Get("Accept")
+	}
+	return metadataOfText(a)
 }
 
 // parseTableName reads Tables('name').
@@ -313,6 +334,36 @@ func parseTableName(res string) (string, error) {
 // "t(PartitionKey='a',RowKey='b')" (keys [pk, rk]), with ” standing for
 // a quote inside a key.
 func parseEntityPath(res string) (string, []string, error) {
+	if table, pk, rk, ok := quickEntityPath(res); ok {
+		return table, []string{pk, rk}, nil
+	}
+	return parseEntityPathSlow(res)
+}
+
+// quickEntityPath reads the common form t(PartitionKey='a',RowKey='b'),
+// with no quote inside a key and nothing else, without copying; false
+// for anything else, which parseEntityPathSlow reads.
+func quickEntityPath(res string) (table, pk, rk string, ok bool) {
+	const pkOpen, rkOpen = "(PartitionKey='", "',RowKey='"
+	i := strings.IndexByte(res, '(')
+	if i < 0 || !strings.HasPrefix(res[i:], pkOpen) {
+		return "", "", "", false
+	}
+	rest := res[i+len(pkOpen):]
+	j := strings.IndexByte(rest, '\'')
+	if j < 0 || !strings.HasPrefix(rest[j:], rkOpen) {
+		return "", "", "", false
+	}
+	pk, rest = rest[:j], rest[j+len(rkOpen):]
+	j = strings.IndexByte(rest, '\'')
+	if j < 0 || rest[j:] != "')" {
+		return "", "", "", false
+	}
+	return res[:i], pk, rest[:j], true
+}
+
+// parseEntityPathSlow is parseEntityPath for every form.
+func parseEntityPathSlow(res string) (string, []string, error) {
 	i := strings.IndexByte(res, '(')
 	if i < 0 {
 		return res, nil, nil
