@@ -137,7 +137,7 @@ func (s *Server) getEntity(req *request, table, pk, rk string) error {
 	if sel == nil {
 		// Most members go through as stored (rawentity.go).
 		if body, tag, ok := s.rawEntityJSON(req, table, doc, etag); ok {
-			req.w.Header().Set("ETag", tag)
+			req.w.Header()["Etag"] = []string{tag} // Set's canonical name
 			s.writeJSON(req, http.StatusOK, body)
 			return nil
 		}

@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"encoding/binary"
 	"time"
 	"unicode/utf8"
 
@@ -101,6 +102,19 @@ func (it *memberIter) next() (name, val []byte, ok bool) {
 // between quotes: valid UTF-8 with no control character, quote or
 // backslash.
 func plainText(s []byte) bool {
+	// Eight bytes at a time while they are plain ASCII (the tests of a
+	// byte below 0x20 and of a given byte in a word: "Bit Twiddling
+	// Hacks", hasless and haszero); the rest byte by byte.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		x := binary.LittleEndian.Uint64(s)
+		q := x ^ (ones * '"')
+		bs := x ^ (ones * '\\')
+		if x&highs != 0 || (x-ones*0x20)&^x&highs != 0 || (q-ones)&^q&highs != 0 || (bs-ones)&^bs&highs != 0 {
+			break
+		}
+		s = s[8:]
+	}
 	for _, c := range s {
 		if c < 0x20 || c == '"' || c == '\\' {
 			return false

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parsecdb/parsec/internal/api/table/edm"
 )
@@ -197,4 +198,32 @@ func FuzzRawEntityJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPlainText checks the word-at-a-time scan against the plain
+// definition, for every byte value at every place of a 17-byte text.
+func TestPlainText(t *testing.T) {
+	naive := func(s []byte) bool {
+		for _, c := range s {
+			if c < 0x20 || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		return utf8.Valid(s)
+	}
+	base := []byte("abcdefghijklmnopq")
+	for i := range base {
+		for c := 0; c < 256; c++ {
+			s := bytes.Clone(base)
+			s[i] = byte(c)
+			if got, want := plainText(s), naive(s); got != want {
+				t.Fatalf("plainText(%q) = %v, want %v", s, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"", "é", "héllo wörld, 日本語 text of some length", "ab\xffcdefghij", "abcdefgh日本"} {
+		if got, want := plainText([]byte(s)), naive([]byte(s)); got != want {
+			t.Errorf("plainText(%q) = %v, want %v", s, got, want)
+		}
+	}
 }

@@ -133,8 +133,14 @@ type request struct {
 func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	var h [36]byte
+	hex.Encode(h[0:8], b[0:4])
+	hex.Encode(h[9:13], b[4:6])
+	hex.Encode(h[14:18], b[6:8])
+	hex.Encode(h[19:23], b[8:10])
+	hex.Encode(h[24:36], b[10:16])
+	h[8], h[13], h[18], h[23] = '-', '-', '-', '-'
+	return string(h[:])
 }
 
 // ServeHTTP serves one request of the Table protocol.
@@ -187,7 +193,7 @@ func (s *Server) serve(req *request) error {
 		req.base += "/" + pathAccount
 	}
 	method := r.Method
-	if o := r.Header.Get("X-HTTP-Method"); o != "" && method == http.MethodPost {
+	if o := r.Header.Get("X-Http-Method"); o != "" && method == http.MethodPost {
 		switch o {
 		case "MERGE", http.MethodPut, http.MethodDelete, http.MethodPatch:
 			method = o
@@ -443,20 +449,32 @@ func readBody(req *request) ([]byte, error) {
 }
 
 // headers sets the headers every response has.
-func (s *Server) headers(req *request) {
+func (s *Server) headers(req *request) { s.headersAnd(req, 0) }
+
+// headersAnd sets the headers every response has, and returns room for
+// extra more values: one array holds them all, and the names are
+// written as Header.Set would canonicalize them (DataServiceVersion as
+// Dataserviceversion), without its work.
+func (s *Server) headersAnd(req *request, extra int) []string {
 	h := req.w.Header()
-	h.Set("X-Ms-Request-Id", req.id)
-	v := req.r.Header.Get("x-ms-version")
+	vals := make([]string, 6+extra)
+	set := func(i int, name, v string) {
+		vals[i] = v
+		h[name] = vals[i : i+1 : i+1]
+	}
+	set(0, "X-Ms-Request-Id", req.id)
+	v := req.r.Header.Get("X-Ms-Version")
 	if v == "" {
 		v = "2019-02-02"
 	}
-	h.Set("X-Ms-Version", v)
-	h.Set("Date", s.dateHeader())
-	h.Set("DataServiceVersion", "3.0;")
-	h.Set("X-Ms-Request-Charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
-	if c := req.r.Header.Get("x-ms-client-request-id"); c != "" {
-		h.Set("X-Ms-Client-Request-Id", c)
+	set(1, "X-Ms-Version", v)
+	set(2, "Date", s.dateHeader())
+	set(3, "Dataserviceversion", "3.0;")
+	set(4, "X-Ms-Request-Charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
+	if c := req.r.Header.Get("X-Ms-Client-Request-Id"); c != "" {
+		set(5, "X-Ms-Client-Request-Id", c)
 	}
+	return vals[6:]
 }
 
 // contentType is the JSON content type of a response at metadata m.
@@ -472,9 +490,10 @@ func contentType(m metadata) string {
 
 // writeJSON answers status with a JSON body.
 func (s *Server) writeJSON(req *request, status int, body []byte) {
-	s.headers(req)
-	req.w.Header().Set("Content-Type", contentType(req.meta))
-	req.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	vals := s.headersAnd(req, 2)
+	h := req.w.Header()
+	vals[0], vals[1] = contentType(req.meta), strconv.Itoa(len(body))
+	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
 	req.w.WriteHeader(status)
 	_, _ = req.w.Write(body)
 }

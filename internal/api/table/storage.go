@@ -225,6 +225,10 @@ func skipSpace(b []byte, i int) int {
 // skipString returns the end of the JSON string starting at b[i] ('"'),
 // or -1.
 func skipString(b []byte, i int) int {
+	// Most strings hold no escape: find the closing quote directly.
+	if j := bytes.IndexByte(b[i+1:], '"'); j >= 0 && bytes.IndexByte(b[i+1:i+1+j], '\\') < 0 {
+		return i + 1 + j + 1
+	}
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
