@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -176,7 +177,7 @@ func (v Verifier) verifySharedKey(r *http.Request, auth, account string, keys []
 		return Grant{}, fail(ErrNoDate, "")
 	}
 	if skew := v.maxSkew(); skew >= 0 {
-		t, err := http.ParseTime(dates[0])
+		t, err := parseHTTPDate(dates[0])
 		if err != nil {
 			return Grant{}, fail(ErrMalformed, "cannot parse the request date %q", truncate(dates[0], 64))
 		}
@@ -209,6 +210,26 @@ func (v Verifier) verifySharedKey(r *http.Request, auth, account string, keys []
 	}
 	return Grant{}, fail(ErrSignatureMismatch, "the %s signature does not match any key for resource %q", scheme, resource)
 }
+
+// parseHTTPDate is http.ParseTime, remembering the last text it parsed:
+// the clients of a second all send the same date.
+func parseHTTPDate(text string) (time.Time, error) {
+	if d := lastDate.Load(); d != nil && d.text == text {
+		return d.t, nil
+	}
+	t, err := http.ParseTime(text)
+	if err == nil {
+		lastDate.Store(&parsedDate{text, t})
+	}
+	return t, err
+}
+
+type parsedDate struct {
+	text string
+	t    time.Time
+}
+
+var lastDate atomic.Pointer[parsedDate]
 
 // stsBuffers hold the strings to sign of SharedKey requests (a longer
 // one is built in a buffer of its own).
