@@ -115,6 +115,17 @@ func load(b *testing.B, t target) {
 	}
 }
 
+// loadBoth stores the records through two targets, each record through
+// ta then tb.
+func loadBoth(b *testing.B, ta, tb target) {
+	load(b, target{insert: func(ctx context.Context, pk, rk string) error {
+		if err := ta.insert(ctx, pk, rk); err != nil {
+			return err
+		}
+		return tb.insert(ctx, pk, rk)
+	}})
+}
+
 func startParsec(b *testing.B) (table, nosql target) {
 	b.Helper()
 	srv, err := server.Start(server.Options{Listen: "127.0.0.1:0", TableListen: "127.0.0.1:0", InMemory: true, NoThrottle: true, TableThroughput: throughput})

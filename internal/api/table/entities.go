@@ -30,27 +30,37 @@ func (s *Server) exec(req *request, c *engine.Container, op engine.Op) (engine.O
 
 // read reads an entity; nil when it does not exist.
 func (s *Server) read(req *request, c *engine.Container, pk, rk string) (*entity, error) {
+	doc, etag, err := s.readStored(req, c, pk, rk)
+	if doc == nil || err != nil {
+		return nil, err
+	}
+	e, err := decodeEntity(doc)
+	if err != nil {
+		return nil, err
+	}
+	e.etag = etag
+	return e, nil
+}
+
+// readStored reads an entity's stored item and its engine etag; nil when
+// it does not exist.
+func (s *Server) readStored(req *request, c *engine.Container, pk, rk string) ([]byte, string, error) {
 	if rk == "" || checkKeys(pk, rk) != nil {
-		return nil, nil // no stored entity has such keys
+		return nil, "", nil // no stored entity has such keys
 	}
 	op, err := c.PrepareKeyed(engine.OpRead, rk, keyOf(pk), true)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	r, _, err := c.ReadItem(op)
 	req.charge += r.Charge
 	if err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
-			return nil, nil
+			return nil, "", nil
 		}
-		return nil, err
+		return nil, "", err
 	}
-	e, err := decodeEntity(r.Doc)
-	if err != nil {
-		return nil, err
-	}
-	e.etag = r.Etag
-	return e, nil
+	return r.Doc, r.Etag, nil
 }
 
 // prepare stamps e with a new Timestamp and prepares its write.
@@ -117,13 +127,26 @@ func (s *Server) getEntity(req *request, table, pk, rk string) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.read(req, c, pk, rk)
+	doc, etag, err := s.readStored(req, c, pk, rk)
 	if err != nil {
 		return err
 	}
-	if e == nil {
+	if doc == nil {
 		return errEntityNotFound()
 	}
+	if sel == nil {
+		// Most members go through as stored (rawentity.go).
+		if body, tag, ok := s.rawEntityJSON(req, table, doc, etag); ok {
+			req.w.Header()["Etag"] = []string{tag} // Set's canonical name
+			s.writeJSON(req, http.StatusOK, body)
+			return nil
+		}
+	}
+	e, err := decodeEntity(doc)
+	if err != nil {
+		return err
+	}
+	e.etag = etag
 	e.tag = tableETag(e.ts, e.etag)
 	req.w.Header().Set("ETag", e.tag)
 	s.writeJSON(req, http.StatusOK, s.entityJSON(req, table, e, sel, true))

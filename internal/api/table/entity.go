@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"net/http"
 	"strconv"
@@ -94,12 +93,8 @@ func (e *entity) get(name string) (edm.Value, bool) {
 // matches, as against Cosmos DB. With no engine etag (an entity not read
 // from the engine) the ETag is the Timestamp.
 func tableETag(ts time.Time, etag string) string {
-	if etag != "" {
-		h := fnv.New32a()
-		h.Write([]byte(etag))
-		ts = ts.UTC().Truncate(time.Second).Add(time.Duration(h.Sum32()%10_000_000) * 100)
-	}
-	return `W/"datetime'` + strings.ReplaceAll(edm.FormatDateTime(ts), ":", "%3A") + `'"`
+	var b [64]byte
+	return string(appendTableETag(b[:0], ts, etag))
 }
 
 // specialDouble is the string form of NaN and the infinities, "" for a

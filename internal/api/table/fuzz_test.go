@@ -16,12 +16,18 @@ func FuzzEntity(f *testing.F) {
 		`{"PartitionKey":"p","RowKey":"r","id":"x","_etag":"y","N":null}`,
 		`{"id":"r","PartitionKey":5,"X":{"a":[1,2]},"Y@odata.type":"Edm.Int64","Y":"zz"}`,
 		`[]`, `{`, `{"PartitionKey":"p\u0000","RowKey":"r"}`,
-		`t(PartitionKey='a''b',RowKey='c')`,
+		`t(PartitionKey='a''b',RowKey='c')`, `t(PartitionKey='a',RowKey='b')`, `t(PartitionKey='a',RowKey='b''')`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _, _ = parseEntityPath(string(b))
+		if table, pk, rk, ok := quickEntityPath(string(b)); ok {
+			st, keys, err := parseEntityPathSlow(string(b))
+			if err != nil || st != table || len(keys) != 2 || keys[0] != pk || keys[1] != rk {
+				t.Fatalf("%q: quick path %q %q %q, full parser %q %q %v", b, table, pk, rk, st, keys, err)
+			}
+		}
 		if _, err := decodeEntity(b); err != nil {
 			_ = err
 		}

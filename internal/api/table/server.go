@@ -133,8 +133,14 @@ type request struct {
 func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	var h [36]byte
+	hex.Encode(h[0:8], b[0:4])
+	hex.Encode(h[9:13], b[4:6])
+	hex.Encode(h[14:18], b[6:8])
+	hex.Encode(h[19:23], b[8:10])
+	hex.Encode(h[24:36], b[10:16])
+	h[8], h[13], h[18], h[23] = '-', '-', '-', '-'
+	return string(h[:])
 }
 
 // ServeHTTP serves one request of the Table protocol.
@@ -159,7 +165,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(req *request) error {
 	r := req.r
 	r.Body = http.MaxBytesReader(req.w, r.Body, maxBodyBytes)
-	req.meta = metadataOf(r)
+	if req.query != nil {
+		req.meta = metadataOfQuery(r, req.query)
+	} else {
+		req.meta = metadataOf(r)
+	}
 	segs := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	pathAccount := ""
 	switch len(segs) {
@@ -183,7 +193,7 @@ func (s *Server) serve(req *request) error {
 		req.base += "/" + pathAccount
 	}
 	method := r.Method
-	if o := r.Header.Get("X-HTTP-Method"); o != "" && method == http.MethodPost {
+	if o := r.Header.Get("X-Http-Method"); o != "" && method == http.MethodPost {
 		switch o {
 		case "MERGE", http.MethodPut, http.MethodDelete, http.MethodPatch:
 			method = o
@@ -284,10 +294,18 @@ func errVerb(method, what string) error {
 // metadataOf reads the metadata level from $format or Accept
 // (minimal when neither names one).
 func metadataOf(r *http.Request) metadata {
-	a := r.URL.Query().Get("$format")
+	a := ""
+	if r.URL.RawQuery != "" {
+		a = r.URL.Query().Get("$format")
+	}
 	if a == "" {
 		a = r.Header.Get("Accept")
 	}
+	return metadataOfText(a)
+}
+
+// metadataOfText reads the level from a $format or Accept value.
+func metadataOfText(a string) metadata {
 	switch {
 	case strings.Contains(a, "odata=nometadata"):
 		return noMetadata
@@ -295,6 +313,15 @@ func metadataOf(r *http.Request) metadata {
 		return fullMetadata
 	}
 	return minimalMetadata
+}
+
+// metadataOfQuery is metadataOf with the query already parsed.
+func metadataOfQuery(r *http.Request, q url.Values) metadata {
+	a := q.Get("$format")
+	if a == "" {
+		a = r.Header.Get("Accept")
+	}
+	return metadataOfText(a)
 }
 
 // parseTableName reads Tables('name').
@@ -313,6 +340,36 @@ func parseTableName(res string) (string, error) {
 // "t(PartitionKey='a',RowKey='b')" (keys [pk, rk]), with ” standing for
 // a quote inside a key.
 func parseEntityPath(res string) (string, []string, error) {
+	if table, pk, rk, ok := quickEntityPath(res); ok {
+		return table, []string{pk, rk}, nil
+	}
+	return parseEntityPathSlow(res)
+}
+
+// quickEntityPath reads the common form t(PartitionKey='a',RowKey='b'),
+// with no quote inside a key and nothing else, without copying; false
+// for anything else, which parseEntityPathSlow reads.
+func quickEntityPath(res string) (table, pk, rk string, ok bool) {
+	const pkOpen, rkOpen = "(PartitionKey='", "',RowKey='"
+	i := strings.IndexByte(res, '(')
+	if i < 0 || !strings.HasPrefix(res[i:], pkOpen) {
+		return "", "", "", false
+	}
+	rest := res[i+len(pkOpen):]
+	j := strings.IndexByte(rest, '\'')
+	if j < 0 || !strings.HasPrefix(rest[j:], rkOpen) {
+		return "", "", "", false
+	}
+	pk, rest = rest[:j], rest[j+len(rkOpen):]
+	j = strings.IndexByte(rest, '\'')
+	if j < 0 || rest[j:] != "')" {
+		return "", "", "", false
+	}
+	return res[:i], pk, rest[:j], true
+}
+
+// parseEntityPathSlow is parseEntityPath for every form.
+func parseEntityPathSlow(res string) (string, []string, error) {
 	i := strings.IndexByte(res, '(')
 	if i < 0 {
 		return res, nil, nil
@@ -392,20 +449,32 @@ func readBody(req *request) ([]byte, error) {
 }
 
 // headers sets the headers every response has.
-func (s *Server) headers(req *request) {
+func (s *Server) headers(req *request) { s.headersAnd(req, 0) }
+
+// headersAnd sets the headers every response has, and returns room for
+// extra more values: one array holds them all, and the names are
+// written as Header.Set would canonicalize them (DataServiceVersion as
+// Dataserviceversion), without its work.
+func (s *Server) headersAnd(req *request, extra int) []string {
 	h := req.w.Header()
-	h.Set("X-Ms-Request-Id", req.id)
-	v := req.r.Header.Get("x-ms-version")
+	vals := make([]string, 6+extra)
+	set := func(i int, name, v string) {
+		vals[i] = v
+		h[name] = vals[i : i+1 : i+1]
+	}
+	set(0, "X-Ms-Request-Id", req.id)
+	v := req.r.Header.Get("X-Ms-Version")
 	if v == "" {
 		v = "2019-02-02"
 	}
-	h.Set("X-Ms-Version", v)
-	h.Set("Date", s.dateHeader())
-	h.Set("DataServiceVersion", "3.0;")
-	h.Set("X-Ms-Request-Charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
-	if c := req.r.Header.Get("x-ms-client-request-id"); c != "" {
-		h.Set("X-Ms-Client-Request-Id", c)
+	set(1, "X-Ms-Version", v)
+	set(2, "Date", s.dateHeader())
+	set(3, "Dataserviceversion", "3.0;")
+	set(4, "X-Ms-Request-Charge", strconv.FormatFloat(req.charge, 'f', 2, 64))
+	if c := req.r.Header.Get("X-Ms-Client-Request-Id"); c != "" {
+		set(5, "X-Ms-Client-Request-Id", c)
 	}
+	return vals[6:]
 }
 
 // contentType is the JSON content type of a response at metadata m.
@@ -421,9 +490,10 @@ func contentType(m metadata) string {
 
 // writeJSON answers status with a JSON body.
 func (s *Server) writeJSON(req *request, status int, body []byte) {
-	s.headers(req)
-	req.w.Header().Set("Content-Type", contentType(req.meta))
-	req.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	vals := s.headersAnd(req, 2)
+	h := req.w.Header()
+	vals[0], vals[1] = contentType(req.meta), strconv.Itoa(len(body))
+	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
 	req.w.WriteHeader(status)
 	_, _ = req.w.Write(body)
 }

@@ -120,16 +120,10 @@ func decodeEntity(raw []byte) (*entity, error) {
 		if string(m.raw) == "null" {
 			continue
 		}
+		// Not what its annotation says, or an object or array: read as
+		// untyped JSON, and as text when even that fails.
 		name := propertyName(m.name)
-		v, err := parseValue(name, m.raw, typeOf(m.name))
-		if err != nil {
-			// Not what its annotation says, or an object or array:
-			// read as untyped JSON, and as text when even that fails.
-			if v, err = parseValue(name, m.raw, ""); err != nil {
-				v = edm.Value{Type: edm.String, S: compactJSON(m.raw)}
-			}
-		}
-		e.props = append(e.props, prop{name: name, v: v})
+		e.props = append(e.props, prop{name: name, v: storedValue(name, m.raw, typeOf(m.name))})
 	}
 	return e, nil
 }
@@ -231,6 +225,10 @@ func skipSpace(b []byte, i int) int {
 // skipString returns the end of the JSON string starting at b[i] ('"'),
 // or -1.
 func skipString(b []byte, i int) int {
+	// Most strings hold no escape: find the closing quote directly.
+	if j := bytes.IndexByte(b[i+1:], '"'); j >= 0 && bytes.IndexByte(b[i+1:i+1+j], '\\') < 0 {
+		return i + 1 + j + 1
+	}
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':

@@ -342,3 +342,15 @@ func TestSharedKeyDocumented(t *testing.T) {
 	_, err = v.Verify(r, "devstoreaccount1", keys)
 	wantErr(t, err, ErrNoCredentials, CodeAuthenticationFailed)
 }
+
+// TestParseHTTPDate: the remembered date answers as http.ParseTime does,
+// for the text it remembers and for the next one.
+func TestParseHTTPDate(t *testing.T) {
+	for _, text := range []string{"Sat, 28 Nov 2026 20:00:00 GMT", "Sat, 28 Nov 2026 20:00:00 GMT", "Sat, 28 Nov 2026 20:00:01 GMT", "not a date", "Sunday, 29-Nov-26 20:00:00 GMT"} {
+		want, wantErr := http.ParseTime(text)
+		got, err := parseHTTPDate(text)
+		if !got.Equal(want) || (err == nil) != (wantErr == nil) {
+			t.Errorf("parseHTTPDate(%q) = %v, %v; http.ParseTime gives %v, %v", text, got, err, want, wantErr)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,7 +34,7 @@ func NewKey(name string, secret []byte, readOnly bool) Key {
 }
 
 // mac returns HMAC-SHA256 of sts under the key.
-func (k Key) mac(sts string, dst *[sha256.Size]byte) []byte {
+func mac[S string | []byte](k Key, sts S, dst *[sha256.Size]byte) []byte {
 	if k.macs == nil {
 		h := hmac.New(sha256.New, k.Secret)
 		h.Write([]byte(sts))
@@ -176,7 +177,7 @@ func (v Verifier) verifySharedKey(r *http.Request, auth, account string, keys []
 		return Grant{}, fail(ErrNoDate, "")
 	}
 	if skew := v.maxSkew(); skew >= 0 {
-		t, err := http.ParseTime(dates[0])
+		t, err := parseHTTPDate(dates[0])
 		if err != nil {
 			return Grant{}, fail(ErrMalformed, "cannot parse the request date %q", truncate(dates[0], 64))
 		}
@@ -185,26 +186,54 @@ func (v Verifier) verifySharedKey(r *http.Request, auth, account string, keys []
 		}
 	}
 
-	resource := canonicalizedResource(r, account)
+	// The string to sign is built in a pooled buffer, after the
+	// canonicalized resource.
+	bp := stsBuffers.Get().(*[]byte)
+	defer stsBuffers.Put(bp)
+	resource := appendCanonicalizedResource((*bp)[:0], r, account)
 	for _, date := range dates {
-		var sts string
+		sts := resource[len(resource):]
 		if scheme == SharedKey {
-			sts = strings.Join([]string{
-				r.Method,
-				r.Header.Get("Content-MD5"),
-				r.Header.Get("Content-Type"),
-				date,
-				resource,
-			}, "\n")
-		} else {
-			sts = date + "\n" + resource
+			sts = append(sts, r.Method...)
+			sts = append(sts, '\n')
+			sts = append(sts, r.Header.Get("Content-Md5")...)
+			sts = append(sts, '\n')
+			sts = append(sts, r.Header.Get("Content-Type")...)
+			sts = append(sts, '\n')
 		}
+		sts = append(sts, date...)
+		sts = append(sts, '\n')
+		sts = append(sts, resource...)
 		if k, ok := matchKey(keys, sts, mac); ok {
 			return Grant{Scheme: scheme, Key: k.Name, ReadOnly: k.ReadOnly}, nil
 		}
 	}
 	return Grant{}, fail(ErrSignatureMismatch, "the %s signature does not match any key for resource %q", scheme, resource)
 }
+
+// parseHTTPDate is http.ParseTime, remembering the last text it parsed:
+// the clients of a second all send the same date.
+func parseHTTPDate(text string) (time.Time, error) {
+	if d := lastDate.Load(); d != nil && d.text == text {
+		return d.t, nil
+	}
+	t, err := http.ParseTime(text)
+	if err == nil {
+		lastDate.Store(&parsedDate{text, t})
+	}
+	return t, err
+}
+
+type parsedDate struct {
+	text string
+	t    time.Time
+}
+
+var lastDate atomic.Pointer[parsedDate]
+
+// stsBuffers hold the strings to sign of SharedKey requests (a longer
+// one is built in a buffer of its own).
+var stsBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 func (v Verifier) maxSkew() time.Duration {
 	if v.MaxDateSkew == 0 {
@@ -213,10 +242,10 @@ func (v Verifier) maxSkew() time.Duration {
 	return v.MaxDateSkew
 }
 
-// canonicalizedResource is "/" + account + the escaped path exactly as the
+// appendCanonicalizedResource appends the canonicalized resource: "/" + account + the escaped path exactly as the
 // client sent it, plus "?comp=<value>" when the query has comp (Table
 // SharedKey and SharedKeyLite sign no other query parameter).
-func canonicalizedResource(r *http.Request, account string) string {
+func appendCanonicalizedResource(b []byte, r *http.Request, account string) []byte {
 	path := r.URL.EscapedPath()
 	// A server request keeps the request target as sent; prefer its path so
 	// that an escaping the client chose (e.g. %27 for ') survives.
@@ -226,29 +255,32 @@ func canonicalizedResource(r *http.Request, account string) string {
 	if path == "" {
 		path = "/"
 	}
-	res := "/" + account + path
+	b = append(b, '/')
+	b = append(b, account...)
+	b = append(b, path...)
 	if r.URL.RawQuery == "" {
-		return res
+		return b
 	}
 	if q, err := url.ParseQuery(r.URL.RawQuery); err == nil {
 		if comp, ok := q["comp"]; ok && len(comp) > 0 {
-			res += "?comp=" + comp[0]
+			b = append(b, "?comp="...)
+			b = append(b, comp[0]...)
 		}
 	}
-	return res
+	return b
 }
 
 // matchKey returns the key whose HMAC-SHA256 of sts equals mac. It computes
 // and compares every key in constant time, so the time taken says nothing
 // about which key (if any) matched.
-func matchKey(keys []Key, sts string, mac []byte) (Key, bool) {
+func matchKey[S string | []byte](keys []Key, sts S, sig []byte) (Key, bool) {
 	found := -1
 	for i, k := range keys {
 		if len(k.Secret) == 0 {
 			continue
 		}
 		var sum [sha256.Size]byte
-		if hmac.Equal(k.mac(sts, &sum), mac) && found < 0 {
+		if hmac.Equal(mac(k, sts, &sum), sig) && found < 0 {
 			found = i
 		}
 	}
