@@ -135,6 +135,30 @@ func waitLeader(t *testing.T, nodes []*catNode, group, want uint64) uint64 {
 	}
 }
 
+// moveLeader makes node to the leader of group, asking whichever node
+// leads it now: on a loaded machine an election may have moved the
+// leadership since the test last looked.
+func moveLeader(t *testing.T, nodes []*catNode, group, to uint64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lead := waitLeader(t, nodes, group, 0)
+		if lead == to {
+			return
+		}
+		err := nodes[lead-1].h.TransferLeadership(group, to)
+		for wait := time.Now().Add(3 * time.Second); err == nil && time.Now().Before(wait); time.Sleep(time.Millisecond) {
+			if st, serr := nodes[to-1].h.Status(group); serr == nil && st.Lead == to {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %d: leadership does not move to node %d: %v", group, to, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // catalogView renders everything an engine's memory holds of the catalog,
 // and the scripts and encryption keys it reads from its store.
 func catalogView(t *testing.T, e *Engine) string {
@@ -433,10 +457,7 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	writeAndRead(t, nodes, "db1", 4, 60)
 
 	// The leadership moves to node 2, which changes the catalog at once.
-	if err := nodes[0].h.TransferLeadership(metaGroup, 2); err != nil {
-		t.Fatal(err)
-	}
-	waitLeader(t, nodes, metaGroup, 2)
+	moveLeader(t, nodes, metaGroup, 2)
 	var proposed sync.WaitGroup
 	proposed.Add(1)
 	go func() {
@@ -502,20 +523,19 @@ func TestCatalogReplicatedOnThreeNodes(t *testing.T) {
 	// while it was down.
 	fs := nodes[2].fs
 	nodes[2].close()
+	moveLeader(t, nodes[:2], metaGroup, 2)
 	if _, err := nodes[1].e.CreateDatabase("whileDown", Throughput{}); err != nil {
 		t.Fatal(err)
 	}
 	nodes[2] = openCatNode(t, net, fs, 3, []uint64{1, 2, 3})
+	moveLeader(t, nodes, metaGroup, 2)
 	catalogOps(t, nodes[1].e, "3")
 	agree(t, nodes, nodes[1])
 	noDuplicateSeqs(t, nodes[2].e)
 	writeAndRead(t, nodes, "db3", 4, 30)
 
 	// The restarted node leads the meta group and changes the catalog.
-	if err := nodes[1].h.TransferLeadership(metaGroup, 3); err != nil {
-		t.Fatal(err)
-	}
-	waitLeader(t, nodes, metaGroup, 3)
+	moveLeader(t, nodes, metaGroup, 3)
 	catalogOps(t, nodes[2].e, "4")
 	agree(t, nodes, nodes[2])
 	noDuplicateSeqs(t, nodes[0].e)
