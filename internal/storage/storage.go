@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -89,6 +90,9 @@ type DB struct {
 	// sync is how writes commit: synced to the log, or, in memory, where
 	// there is no log, applied only.
 	sync *pebble.WriteOptions
+	// onClose holds what OnClose registered; closeMu guards it.
+	closeMu sync.Mutex
+	onClose []func() error
 }
 
 // Open opens (creating if needed) the store described by o.
@@ -226,10 +230,14 @@ func (db *DB) WALFiles() string { return db.wals }
 // synced WAL) and releases the store. It then records the MANIFEST the
 // store stopped with (stopFile), against which the next Open checks it.
 func (db *DB) Close() error {
+	cerr := db.runOnClose()
 	if err := db.pdb.Close(); err != nil {
 		return err
 	}
-	return db.recordStop()
+	if err := db.recordStop(); err != nil {
+		return err
+	}
+	return cerr
 }
 
 // Get appends the value of key to dst. It returns ErrNotFound if key is absent.
@@ -378,7 +386,11 @@ func (b *Batch) Repr() []byte { return b.b.Repr() }
 func (b *Batch) ApplyRepr(repr []byte) error {
 	o := b.db.pdb.NewBatch()
 	defer o.Close()
-	if err := o.SetRepr(repr); err != nil {
+	// SetRepr adopts the slice, and Close hands it back to Pebble's batch
+	// pool for the next batch to write into: lend it a copy, never the
+	// caller's bytes (a raft entry's data, still held by raft and the log
+	// cache).
+	if err := o.SetRepr(slices.Clone(repr)); err != nil {
 		return err
 	}
 	return b.b.Apply(o, nil)

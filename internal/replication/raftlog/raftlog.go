@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parsecdb/parsec/internal/replication/logstore"
 	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -17,13 +18,101 @@ import (
 // It is safe for concurrent use; see Log for what one group allows.
 type Store struct {
 	db     *storage.DB
+	ls     *logstore.Store
 	mu     sync.Mutex
 	groups map[uint64]*Log
+	// failed is set when a batch reached the log store but not the DB:
+	// the two disagree until the node restarts and recovery reconciles
+	// them.
+	failed error
 }
 
-// Open returns the raft store kept in db. Groups are loaded lazily by Group.
+// Open returns the raft store over db with the entries in the node's log
+// store, in the directory LogDir beside db's files, which opens with the
+// first Store over db, is shared by every Store over db, and closes when
+// db does (storage.DB.OnClose). If it cannot be opened, every call of the
+// Store fails with the reason. Groups are loaded lazily by Group.
 func Open(db *storage.DB) *Store {
+	ls, err := sharedLog(db)
+	s := &Store{db: db, ls: ls, groups: make(map[uint64]*Log)}
+	if err != nil {
+		s.failed = err
+	}
+	return s
+}
+
+// OpenInDB returns the raft store kept in db, entries included: the layout
+// before the log store, kept for comparison. Groups are loaded lazily by
+// Group.
+func OpenInDB(db *storage.DB) *Store {
 	return &Store{db: db, groups: make(map[uint64]*Log)}
+}
+
+// testHookBeforeDBCommit, if set, runs between a batch's log store commit
+// and its DB commit (crash tests take their crash there).
+var testHookBeforeDBCommit func()
+
+// logOptions are the options of the log stores Open opens (tests make
+// the segments small).
+var logOptions logstore.Options
+
+// LogDir is the directory of the node's log store, beside the DB's files.
+const LogDir = "raftlog"
+
+var shared struct {
+	sync.Mutex
+	logs map[*storage.DB]*logstore.Store
+}
+
+func sharedLog(db *storage.DB) (*logstore.Store, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	if ls, ok := shared.logs[db]; ok {
+		return ls, nil
+	}
+	fs, dir := db.Files()
+	opts := logOptions
+	opts.FS, opts.Dir = fs, fs.PathJoin(dir, LogDir)
+	ls, err := logstore.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: opening the log store: %w", err)
+	}
+	if shared.logs == nil {
+		shared.logs = make(map[*storage.DB]*logstore.Store)
+	}
+	shared.logs[db] = ls
+	db.OnClose(func() error {
+		shared.Lock()
+		delete(shared.logs, db)
+		shared.Unlock()
+		return ls.Close()
+	})
+	return ls, nil
+}
+
+// Options choose where a Store keeps the entries.
+type Options struct {
+	// Log, when set, holds the groups' entries; the hard state, the
+	// configuration, the snapshot and the truncated state stay in the DB,
+	// with the state machines' applied state (see the package
+	// documentation for the contract between the two). The log store
+	// belongs to this Store alone; the caller closes it after the Store's
+	// last use.
+	Log *logstore.Store
+}
+
+// OpenWith is Open with options.
+func OpenWith(db *storage.DB, opts Options) *Store {
+	return &Store{db: db, ls: opts.Log, groups: make(map[uint64]*Log)}
+}
+
+// Log returns the log store that holds the entries, or nil if the DB does.
+func (s *Store) Log() *logstore.Store { return s.ls }
+
+func (s *Store) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
 }
 
 // DB returns the store's database.
@@ -54,6 +143,10 @@ type state struct {
 	truncTerm  uint64
 	lastIndex  uint64
 	lastTerm   uint64
+	// tail holds, within a batch, the entries the batch appends that are
+	// still in the log (they end at lastIndex), for Term before they
+	// reach the log store. It is nil in a published state.
+	tail []*raftpb.Entry
 }
 
 // Group returns group id's log, loading its state from disk the first time.
@@ -61,6 +154,9 @@ type state struct {
 func (s *Store) Group(id uint64) (*Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		return nil, s.failed
+	}
 	if l, ok := s.groups[id]; ok {
 		return l, nil
 	}
@@ -75,6 +171,16 @@ func (s *Store) Group(id uint64) (*Log, error) {
 // Groups lists the ids of the groups that have any raft state on disk, in
 // increasing order.
 func (s *Store) Groups() ([]uint64, error) {
+	ids, err := s.dbGroups()
+	if err != nil || s.ls == nil {
+		return ids, err
+	}
+	ids = append(ids, s.ls.Groups()...)
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+func (s *Store) dbGroups() ([]uint64, error) {
 	lo, hi := storage.RaftSpan()
 	it, err := s.db.NewIter(lo, hi)
 	if err != nil {
@@ -125,6 +231,13 @@ func (l *Log) load() error {
 	}
 	st.truncIndex, st.truncTerm = tr.GetIndex(), tr.GetTerm()
 	st.lastIndex, st.lastTerm = st.truncIndex, st.truncTerm
+	if l.s.ls != nil {
+		if err := l.reconcile(&st); err != nil {
+			return err
+		}
+		l.st = st
+		return nil
+	}
 	lo, hi := storage.RaftEntriesSpan(l.group, 0, math.MaxUint64)
 	it, err := db.NewIter(lo, hi)
 	if err != nil {
@@ -204,6 +317,9 @@ func (l *Log) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 	if lo >= hi {
 		return []*raftpb.Entry{}, nil
 	}
+	if l.s.ls != nil {
+		return l.s.ls.Entries(l.group, lo, hi, maxSize)
+	}
 	from, to := storage.RaftEntriesSpan(l.group, lo, hi)
 	it, err := l.s.db.NewIter(from, to)
 	if err != nil {
@@ -247,10 +363,10 @@ func (l *Log) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 func (l *Log) Term(i uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return termOf(l.s.db, l.group, &l.st, i)
+	return l.s.termOf(l.s.db, l.group, &l.st, i)
 }
 
-func termOf(g getter, group uint64, st *state, i uint64) (uint64, error) {
+func (s *Store) termOf(g getter, group uint64, st *state, i uint64) (uint64, error) {
 	switch {
 	case i < st.truncIndex:
 		return 0, raft.ErrCompacted
@@ -260,6 +376,12 @@ func termOf(g getter, group uint64, st *state, i uint64) (uint64, error) {
 		return 0, raft.ErrUnavailable
 	case i == st.lastIndex:
 		return st.lastTerm, nil
+	}
+	if s.ls != nil {
+		if from := st.lastIndex + 1 - uint64(len(st.tail)); i >= from {
+			return st.tail[i-from].GetTerm(), nil
+		}
+		return s.ls.Term(group, i)
 	}
 	var e raftpb.Entry
 	v, err := g.Get(nil, storage.RaftEntryKey(nil, group, i))
@@ -305,16 +427,32 @@ type Batch struct {
 	s       *Store
 	b       *storage.Batch
 	pending map[*Log]*state
+	// lb gathers the log store's share of the batch; logged is set when
+	// it holds an append or a reset (which must be synced).
+	lb     *logstore.Batch
+	logged bool
+	// syncDB is set, with a log store, when the DB batch holds more than
+	// hard states (which the log store makes durable) and truncations
+	// (which may wait): what Storage() was given, a snapshot, a
+	// destruction.
+	syncDB bool
 }
 
 // NewBatch returns an empty batch.
 func (s *Store) NewBatch() *Batch {
-	return &Batch{s: s, b: s.db.NewBatch(), pending: make(map[*Log]*state)}
+	b := &Batch{s: s, b: s.db.NewBatch(), pending: make(map[*Log]*state)}
+	if s.ls != nil {
+		b.lb = s.ls.NewBatch()
+	}
+	return b
 }
 
 // Storage returns the underlying storage batch, for writes that must commit
 // together with the raft writes (a state machine's applied state).
-func (b *Batch) Storage() *storage.Batch { return b.b }
+func (b *Batch) Storage() *storage.Batch {
+	b.syncDB = true
+	return b.b
+}
 
 // Groups returns how many groups the batch changes.
 func (b *Batch) Groups() int { return len(b.pending) }
@@ -335,6 +473,9 @@ func (b *Batch) Commit() error { return b.commit(true) }
 func (b *Batch) CommitNoSync() error { return b.commit(false) }
 
 func (b *Batch) commit(sync bool) error {
+	if b.pending == nil {
+		return errors.New("raftlog: the batch was committed or discarded")
+	}
 	logs := make([]*Log, 0, len(b.pending))
 	for l := range b.pending {
 		logs = append(logs, l)
@@ -351,26 +492,60 @@ func (b *Batch) commit(sync bool) error {
 	for _, l := range logs {
 		l.mu.Lock()
 	}
-	var err error
-	if sync {
-		err = b.b.Commit()
+	// With a log store, the entries are durable there before the DB
+	// commit that may refer to them (a hard state's commit index), and
+	// before raft hears they are persisted. Appends and resets are synced
+	// even by CommitNoSync.
+	ls := b.s.ls
+	err := b.s.err()
+	logDone := false
+	if err == nil && ls != nil && !b.lb.Empty() {
+		err = ls.Commit(b.lb, sync || b.logged)
+		logDone = err == nil
+	}
+	if err == nil && testHookBeforeDBCommit != nil {
+		testHookBeforeDBCommit()
+	}
+	if err == nil {
+		if sync && (ls == nil || b.syncDB) {
+			err = b.b.Commit()
+		} else {
+			err = b.b.CommitNoSync()
+		}
 	} else {
-		err = b.b.CommitNoSync()
+		b.b.Discard()
+	}
+	if err != nil && logDone {
+		b.s.mu.Lock()
+		b.s.failed = fmt.Errorf("raftlog: a batch reached the log store but not the database: %w", err)
+		b.s.mu.Unlock()
 	}
 	for _, l := range logs {
 		if err == nil {
-			l.st = *b.pending[l]
+			st := b.pending[l]
+			st.tail = nil
+			l.st = *st
 		}
 		l.mu.Unlock()
 	}
-	b.pending = nil
+	b.pending, b.lb = nil, nil
+	if err == nil && ls != nil && ls.PurgeDue() {
+		// Deleting segments makes the truncations so far permanent: make
+		// the DB's record of them durable first (its log is sequential).
+		// The batch is committed and published by now, so a failure here
+		// only postpones the purge; a log store failure is sticky and
+		// fails the next batch.
+		if b.s.db.SyncLog() == nil {
+			_ = ls.Purge()
+		}
+	}
 	return err
 }
 
 // Discard drops the batch.
 func (b *Batch) Discard() {
 	b.b.Discard()
-	b.pending = nil
+	b.pending, b.lb = nil, nil
 }
 
 // state returns the group's state as of the batch's writes so far.
@@ -427,6 +602,17 @@ func (l *Log) Append(b *Batch, ents []*raftpb.Entry) error {
 	if ents[0].GetIndex() > st.lastIndex+1 {
 		return fmt.Errorf("raftlog: group %d: append at %d leaves a gap after the last index %d", l.group, ents[0].GetIndex(), st.lastIndex)
 	}
+	if b.lb != nil {
+		b.lb.Append(l.group, ents)
+		b.logged = true
+		if from := st.lastIndex + 1 - uint64(len(st.tail)); ents[0].GetIndex() > from {
+			st.tail = append(slices.Clip(st.tail[:ents[0].GetIndex()-from]), ents...)
+		} else {
+			st.tail = slices.Clone(ents)
+		}
+		st.lastIndex, st.lastTerm = last, ents[len(ents)-1].GetTerm()
+		return nil
+	}
 	key := make([]byte, 0, storage.RaftGroupLen+9)
 	for _, e := range ents {
 		key = storage.RaftEntryKey(key[:0], l.group, e.GetIndex())
@@ -453,6 +639,16 @@ func (l *Log) SetHardState(b *Batch, hs *raftpb.HardState) error {
 	hs = proto.Clone(hs).(*raftpb.HardState)
 	if err := b.setProto(storage.RaftHardStateKey(l.group), hs); err != nil {
 		return err
+	}
+	if b.lb != nil {
+		// Durable with the round's entries by the log store's sync; the
+		// DB's copy may be written without one.
+		v, err := proto.Marshal(hs)
+		if err != nil {
+			return err
+		}
+		b.lb.SetHardState(l.group, v)
+		b.logged = true
 	}
 	st.hs = hs
 	return nil
@@ -487,13 +683,20 @@ func (l *Log) Truncate(b *Batch, upTo uint64) error {
 	if upTo > st.lastIndex {
 		return fmt.Errorf("raftlog: group %d: truncation to %d beyond the last index %d", l.group, upTo, st.lastIndex)
 	}
-	term, err := termOf(b.b, l.group, st, upTo)
+	term, err := b.s.termOf(b.b, l.group, st, upTo)
 	if err != nil {
 		return err
 	}
-	lo, hi := storage.RaftEntriesSpan(l.group, st.truncIndex+1, upTo+1)
-	if err := b.b.DeleteRange(lo, hi); err != nil {
-		return err
+	if b.lb != nil {
+		b.lb.Truncate(l.group, upTo)
+		if from := st.lastIndex + 1 - uint64(len(st.tail)); upTo >= from {
+			st.tail = st.tail[upTo-from+1:]
+		}
+	} else {
+		lo, hi := storage.RaftEntriesSpan(l.group, st.truncIndex+1, upTo+1)
+		if err := b.b.DeleteRange(lo, hi); err != nil {
+			return err
+		}
 	}
 	if err := b.setProto(storage.RaftTruncatedKey(l.group), truncated(upTo, term)); err != nil {
 		return err
@@ -520,9 +723,15 @@ func (l *Log) ApplySnapshot(b *Batch, snap *raftpb.Snapshot) error {
 	if cur := st.snap.GetMetadata().GetIndex(); cur != 0 && cur >= idx {
 		return raft.ErrSnapOutOfDate
 	}
-	lo, hi := storage.RaftEntriesSpan(l.group, 0, math.MaxUint64)
-	if err := b.b.DeleteRange(lo, hi); err != nil {
-		return err
+	if b.lb != nil {
+		b.lb.Reset(l.group, idx)
+		b.logged, b.syncDB = true, true
+		st.tail = nil
+	} else {
+		lo, hi := storage.RaftEntriesSpan(l.group, 0, math.MaxUint64)
+		if err := b.b.DeleteRange(lo, hi); err != nil {
+			return err
+		}
 	}
 	if err := b.setProto(storage.RaftSnapshotKey(l.group), snap); err != nil {
 		return err
@@ -556,7 +765,7 @@ func (l *Log) CreateSnapshot(b *Batch, i uint64, cs *raftpb.ConfState, data []by
 	if i > st.lastIndex {
 		return nil, fmt.Errorf("raftlog: group %d: snapshot at %d beyond the last index %d", l.group, i, st.lastIndex)
 	}
-	term, err := termOf(b.b, l.group, st, i)
+	term, err := b.s.termOf(b.b, l.group, st, i)
 	if err != nil {
 		return nil, err
 	}
@@ -612,6 +821,11 @@ func (l *Log) Destroy(b *Batch) error {
 	lo, hi := storage.RaftGroupSpan(l.group)
 	if err := b.b.DeleteRange(lo, hi); err != nil {
 		return err
+	}
+	if b.lb != nil {
+		b.lb.Reset(l.group, 0)
+		b.lb.SetHardState(l.group, nil)
+		b.logged, b.syncDB = true, true
 	}
 	*st = state{hs: &raftpb.HardState{}, cs: &raftpb.ConfState{}, snap: &raftpb.Snapshot{}}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/parsecdb/parsec/internal/replication/logstore"
 	"github.com/parsecdb/parsec/internal/storage"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -22,6 +23,36 @@ func openDB(t testing.TB, fs vfs.FS) *storage.DB {
 	return db
 }
 
+// bothModes runs a test with the entries in the DB and in a log store.
+func bothModes(t *testing.T, test func(t *testing.T, files bool)) {
+	t.Run("db", func(t *testing.T) { test(t, false) })
+	t.Run("files", func(t *testing.T) { test(t, true) })
+}
+
+// openStore opens the raft store over db, with a log store on fs (small
+// segments, so that rounds seal and purge them) if files is set.
+func openStore(t testing.TB, db *storage.DB, fs vfs.FS, files bool) *Store {
+	t.Helper()
+	if !files {
+		return OpenInDB(db)
+	}
+	ls, err := logstore.Open(logstore.Options{FS: fs, Dir: "/raftlog", SegmentBytes: 2048, KeepSegments: 2, CacheBytes: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ls.Close() })
+	return OpenWith(db, Options{Log: ls})
+}
+
+func closeStore(t testing.TB, s *Store) {
+	t.Helper()
+	if s.Log() != nil {
+		if err := s.Log().Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func ent(index, term uint64, data string) *raftpb.Entry {
 	return &raftpb.Entry{Index: &index, Term: &term, Data: []byte(data)}
 }
@@ -31,6 +62,9 @@ type model struct {
 	id   uint64
 	ms   *raft.MemoryStorage
 	term uint64
+	// commit is the last hard state's commit index: as in raft, entries
+	// up to it are never replaced.
+	commit uint64
 }
 
 func msBounds(t *testing.T, ms *raft.MemoryStorage) (first, last uint64) {
@@ -126,6 +160,7 @@ func step(t *testing.T, rng *rand.Rand, m *model, l *Log, b *Batch) string {
 		if start > last+1 {
 			start = last + 1
 		}
+		start = max(start, m.commit+1)
 		m.term += rng.Uint64N(2)
 		n := 1 + rng.IntN(6)
 		ents := make([]*raftpb.Entry, n)
@@ -151,7 +186,8 @@ func step(t *testing.T, rng *rand.Rand, m *model, l *Log, b *Batch) string {
 		}
 		return fmt.Sprintf("truncate %d", upTo)
 	case op < 7:
-		hs := &raftpb.HardState{Term: proto.Uint64(m.term), Vote: proto.Uint64(rng.Uint64N(4)), Commit: proto.Uint64(rng.Uint64N(last + 1))}
+		m.commit = max(m.commit, rng.Uint64N(last+1))
+		hs := &raftpb.HardState{Term: proto.Uint64(m.term), Vote: proto.Uint64(rng.Uint64N(4)), Commit: proto.Uint64(m.commit)}
 		_ = m.ms.SetHardState(hs)
 		if err := l.SetHardState(b, hs); err != nil {
 			t.Fatal(err)
@@ -194,13 +230,15 @@ func step(t *testing.T, rng *rand.Rand, m *model, l *Log, b *Batch) string {
 // compactions, hard state changes and snapshots on several groups whose
 // writes share batches, and checks every read against raft.MemoryStorage
 // after each commit and again after the store is reopened from disk.
-func TestDifferential(t *testing.T) {
+func TestDifferential(t *testing.T) { bothModes(t, testDifferential) }
+
+func testDifferential(t *testing.T, files bool) {
 	for seed := range uint64(12) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			fs := vfs.NewMem()
 			db := openDB(t, fs)
-			s := Open(db)
+			s := openStore(t, db, fs, files)
 			models := make([]*model, 3)
 			for i := range models {
 				models[i] = &model{id: uint64(i+1) * 1000, ms: raft.NewMemoryStorage(), term: 1}
@@ -234,12 +272,13 @@ func TestDifferential(t *testing.T) {
 					}()
 				}
 			}
+			closeStore(t, s)
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
 			db = openDB(t, fs)
 			defer db.Close()
-			s = Open(db)
+			s = openStore(t, db, fs, files)
 			ids, err := s.Groups()
 			if err != nil {
 				t.Fatal(err)
@@ -263,10 +302,13 @@ func TestDifferential(t *testing.T) {
 
 // TestBatchInvisibleUntilCommit checks that raft reads see a batch's writes
 // only once it commits, and never after a discard.
-func TestBatchInvisibleUntilCommit(t *testing.T) {
-	db := openDB(t, vfs.NewMem())
+func TestBatchInvisibleUntilCommit(t *testing.T) { bothModes(t, testBatchInvisibleUntilCommit) }
+
+func testBatchInvisibleUntilCommit(t *testing.T, files bool) {
+	fs := vfs.NewMem()
+	db := openDB(t, fs)
 	defer db.Close()
-	s := Open(db)
+	s := openStore(t, db, fs, files)
 	l, err := s.Group(9)
 	if err != nil {
 		t.Fatal(err)
@@ -299,10 +341,13 @@ func TestBatchInvisibleUntilCommit(t *testing.T) {
 }
 
 // TestBadInput checks that misuse is an error, not a panic.
-func TestBadInput(t *testing.T) {
-	db := openDB(t, vfs.NewMem())
+func TestBadInput(t *testing.T) { bothModes(t, testBadInput) }
+
+func testBadInput(t *testing.T, files bool) {
+	fs := vfs.NewMem()
+	db := openDB(t, fs)
 	defer db.Close()
-	s := Open(db)
+	s := openStore(t, db, fs, files)
 	l, _ := s.Group(1)
 	b := s.NewBatch()
 	defer b.Discard()
@@ -321,7 +366,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := l.Entries(1, 10, 100); !errors.Is(err, raft.ErrUnavailable) {
 		t.Errorf("entries beyond the log: %v", err)
 	}
-	other := Open(db)
+	other := OpenInDB(db)
 	if err := l.Append(other.NewBatch(), []*raftpb.Entry{ent(1, 1, "")}); err == nil {
 		t.Error("batch of another store accepted")
 	}
@@ -336,10 +381,13 @@ func TestBadInput(t *testing.T) {
 
 // TestBootstrapAndDestroy checks a bootstrapped group's initial state and
 // that Destroy leaves nothing behind.
-func TestBootstrapAndDestroy(t *testing.T) {
-	db := openDB(t, vfs.NewMem())
+func TestBootstrapAndDestroy(t *testing.T) { bothModes(t, testBootstrapAndDestroy) }
+
+func testBootstrapAndDestroy(t *testing.T, files bool) {
+	fs := vfs.NewMem()
+	db := openDB(t, fs)
 	defer db.Close()
-	s := Open(db)
+	s := openStore(t, db, fs, files)
 	l, _ := s.Group(42)
 	b := s.NewBatch()
 	if err := l.Bootstrap(b, 10, 5, &raftpb.ConfState{Voters: []uint64{1, 2, 3}}); err != nil {
@@ -372,10 +420,12 @@ func TestBootstrapAndDestroy(t *testing.T) {
 // checks each group reads back only its own entries, before and after a
 // reopen, and that one group's truncation and snapshot leave the others
 // alone.
-func TestManyGroupsOneBatch(t *testing.T) {
+func TestManyGroupsOneBatch(t *testing.T) { bothModes(t, testManyGroupsOneBatch) }
+
+func testManyGroupsOneBatch(t *testing.T, files bool) {
 	fs := vfs.NewMem()
 	db := openDB(t, fs)
-	s := Open(db)
+	s := openStore(t, db, fs, files)
 	b := s.NewBatch()
 	const groups = 100
 	for g := uint64(1); g <= groups; g++ {
@@ -444,12 +494,13 @@ func TestManyGroupsOneBatch(t *testing.T) {
 		}
 	}
 	check(s)
+	closeStore(t, s)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	db = openDB(t, fs)
 	defer db.Close()
-	s = Open(db)
+	s = openStore(t, db, fs, files)
 	if ids, _ := s.Groups(); len(ids) != groups {
 		t.Fatalf("%d groups after reopen", len(ids))
 	}
