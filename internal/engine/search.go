@@ -103,6 +103,12 @@ func (c *Container) withStats(ctx context.Context, plan *exec.Plan, start time.T
 	if !plan.NeedsStats() {
 		return plan, 0, 0, nil
 	}
+	if stats, ok, err := c.storedStats(plan); err != nil {
+		return nil, 0, 0, err
+	} else if ok {
+		out, err := plan.WithStats(stats)
+		return out, 0, 0, err
+	}
 	spans, err := c.spans(QueryScope{})
 	if err != nil {
 		return nil, 0, 0, err
@@ -181,13 +187,18 @@ func queryFailure(err error) error {
 const (
 	vectorDimsPerRU = 100_000
 	textTermsPerRU  = 1_000
+	// textRecordsPerRU prices the stored full-text records a query reads
+	// (statistics, postings): like index entries, far cheaper than the
+	// documents they stand for.
+	textRecordsPerRU = 1_000
 )
 
 // searchCharge is the request charge of the plan's vector comparisons
 // and text analysis (since the plan was compiled: one page).
 func searchCharge(plan *exec.Plan) float64 {
 	w := plan.SearchWork()
-	return float64(w.VectorDims.Load())/vectorDimsPerRU + float64(w.Terms.Load())/textTermsPerRU
+	return float64(w.VectorDims.Load())/vectorDimsPerRU + float64(w.Terms.Load())/textTermsPerRU +
+		float64(w.TextRecords.Load())/textRecordsPerRU
 }
 
 // SearchUtilization describes how a query page ran its vector and
@@ -230,7 +241,11 @@ func (c *Container) searchUtilization(plan *exec.Plan) SearchUtilization {
 			}
 			kind = "full-text index on " + strings.Join(paths, ", ")
 		}
-		u.Text = append(u.Text, fmt.Sprintf("full-text (%s; scan: %d texts analysed, %d terms)", kind, n, w.Terms.Load()))
+		line := fmt.Sprintf("full-text (%s; scan: %d texts analysed, %d terms", kind, n, w.Terms.Load())
+		if r := w.TextRecords.Load(); r > 0 {
+			line += fmt.Sprintf("; BM25 statistics from the index: %d records", r)
+		}
+		u.Text = append(u.Text, line+")")
 	}
 	return u
 }

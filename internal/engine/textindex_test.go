@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/parsecdb/parsec/internal/fulltext"
+	"github.com/parsecdb/parsec/internal/partition"
+	"github.com/parsecdb/parsec/internal/storage"
+)
+
+// textWrite upserts (or, with text "-", deletes) item id in partition pk.
+func textWrite(t *testing.T, c *Container, id, pk string, text *string) {
+	t.Helper()
+	kind := OpUpsert
+	doc := map[string]any{"id": id, "pk": pk}
+	if text != nil {
+		if *text == "-" {
+			kind = OpDelete
+		} else {
+			doc["text"] = *text
+		}
+	}
+	body, _ := json.Marshal(doc)
+	op, err := c.PrepareWrite(kind, body, key(pk), true)
+	if kind == OpDelete {
+		op, err = c.PrepareKeyed(OpDelete, id, key(pk), true)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := c.Execute(&Command{Ops: []Op{op}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+}
+
+// checkTextRecords compares every partition's stored full-text records
+// with what its items hold, counted here: words are split on spaces (the
+// test's words are neither stop words nor changed by the stemmer), each
+// partition's statistics are its items' documents, texts, total length and
+// per word the documents having it, and the postings are one per item and
+// distinct word, with no record left for a replaced or deleted text.
+func checkTextRecords(t *testing.T, c *Container, label string) {
+	t.Helper()
+	cfg := c.text.Load()
+	if cfg == nil || len(cfg.paths) != 1 || !cfg.complete[cfg.paths[0].tag] {
+		t.Fatalf("%s: text config %+v", label, cfg)
+	}
+	tag := cfg.paths[0].tag
+	path := []string{"text"}
+	db := c.e.store
+	postings := 0
+	for _, p := range c.Partitions() {
+		r := p.Range()
+		want := map[string]uint64{}
+		lo, hi := storage.ItemSpan(c.rid, r.Min, openMax(r.Max))
+		err := db.Iterate(lo, hi, func(k, v []byte) (bool, error) {
+			_, _, doc, err := decodeItem(k, v)
+			if err != nil {
+				return false, err
+			}
+			want["docs"]++
+			var d struct {
+				Text *string `json:"text"`
+			}
+			if err := json.Unmarshal(doc, &d); err != nil {
+				return false, err
+			}
+			if d.Text == nil {
+				return true, nil
+			}
+			words := strings.Fields(*d.Text)
+			want["texts"]++
+			want["length"] += uint64(len(words))
+			seen := map[string]bool{}
+			for _, w := range words {
+				if !seen[w] {
+					seen[w] = true
+					want["df:"+w]++
+					postings++
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]uint64{}
+		slo, shi := storage.TextPartitionStatsSpan(c.rid, r.ID)
+		err = db.Iterate(slo, shi, func(k, v []byte) (bool, error) {
+			n, err := fulltext.DecodeCount(v)
+			if err != nil {
+				return false, err
+			}
+			sk := k[len(slo)+4:]
+			switch {
+			case bytes.Equal(sk, fulltext.DocStatsKey(nil)):
+				got["docs"] = n
+			case bytes.Equal(sk, fulltext.PathDocsKey(nil, path)):
+				got["texts"] = n
+			case bytes.Equal(sk, fulltext.PathLengthKey(nil, path)):
+				got["length"] = n
+			default:
+				_, term, err := fulltext.DecodeTermStatsKey(sk)
+				if err != nil {
+					return false, err
+				}
+				got["df:"+term] = n
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: partition %s [%s, %s): stored statistics %v, want %v", label, r.ID, r.Min, r.Max, got, want)
+		}
+	}
+	n := 0
+	rp := storage.TextRecordPrefix(nil, c.rid, tag)
+	pp := append(bytes.Clone(rp), fulltext.KindPosting)
+	if err := db.Iterate(pp, storage.PrefixEnd(pp), func(_, _ []byte) (bool, error) { n++; return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != postings {
+		t.Fatalf("%s: %d postings stored, want %d", label, n, postings)
+	}
+}
+
+// The full-text index is written with every create, replace and delete,
+// per physical partition; a split gives each child the statistics of its
+// own items; and FullTextScore reads the stored statistics, not the items.
+func TestTextIndexRecords(t *testing.T) {
+	e, st := testEngine(t, "")
+	defer st.Close()
+	defer e.Close()
+	c := searchContainer(t, e)
+	words := []string{"alpha", "beta", "gamma", "delta", "kappa", "sigma"}
+	r := rand.New(rand.NewSource(3))
+	text := func() *string {
+		var ws []string
+		for range 1 + r.Intn(8) {
+			ws = append(ws, words[r.Intn(len(words))])
+		}
+		s := strings.Join(ws, " ")
+		return &s
+	}
+	del := "-"
+	for i := range 300 {
+		id, pk := fmt.Sprint(i%120), fmt.Sprint("p", i%120%30)
+		switch {
+		case i%17 == 5:
+			textWrite(t, c, id, pk, nil) // no text
+		case i >= 120 && i%7 == 0:
+			textWrite(t, c, id, pk, &del)
+			textWrite(t, c, id, pk, text()) // created again
+		case i >= 200 && i%11 == 0:
+			textWrite(t, c, id, pk, &del)
+		default:
+			textWrite(t, c, id, pk, text())
+		}
+	}
+	checkTextRecords(t, c, "4 partitions")
+
+	rows, _, pages := containerQuery(t, c, `SELECT TOP 5 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "gamma", "kappa sigma")`)
+	if len(rows) != 5 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if !strings.Contains(pages[0].Search.Text[0], "BM25 statistics from the index") {
+		t.Fatalf("search utilization %+v: want the stored statistics named", pages[0].Search)
+	}
+	for _, p := range c.Partitions() {
+		bounds, err := partition.EvenBounds(c.def, p.Range(), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.splitPartition(p, bounds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkTextRecords(t, c, "8 partitions after splits")
+	rows2, _, _ := containerQuery(t, c, `SELECT TOP 5 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "gamma", "kappa sigma")`)
+	if fmt.Sprint(rows) != fmt.Sprint(rows2) {
+		t.Fatalf("after the splits %v, before %v", rows2, rows)
+	}
+	for i := range 40 {
+		textWrite(t, c, fmt.Sprint(i), fmt.Sprint("p", i%30), text())
+	}
+	checkTextRecords(t, c, "writes after the splits")
+}
