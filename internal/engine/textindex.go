@@ -343,4 +343,3 @@ func splitText(rd stateReader, rid [storage.RidLen]byte, rangeID string, childre
 	}
 	return out, nil
 }
-
