@@ -243,7 +243,7 @@ func (c *Container) searchUtilization(plan *exec.Plan) SearchUtilization {
 		}
 		line := fmt.Sprintf("full-text (%s; scan: %d texts analysed, %d terms", kind, n, w.Terms.Load())
 		if r := w.TextRecords.Load(); r > 0 {
-			line += fmt.Sprintf("; BM25 statistics from the index: %d records", r)
+			line += fmt.Sprintf("; postings and statistics read from the index: %d records", r)
 		}
 		u.Text = append(u.Text, line+")")
 	}

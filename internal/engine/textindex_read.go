@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/parsecdb/parsec/internal/fulltext"
 	"github.com/parsecdb/parsec/internal/query/exec"
@@ -178,4 +179,102 @@ func partitionIDs(rd stateReader, rid [storage.RidLen]byte) ([]string, error) {
 		return nil, fmt.Errorf("%w: cannot list the partitions: %v", ErrUnavailable, err)
 	}
 	return out, nil
+}
+
+// textCandidates serves a full-text conjunct of the plan's WHERE clause
+// (FullTextContains, FullTextContainsAll, FullTextContainsAny) from the
+// stored postings: the item keys, sorted, of the documents that have every
+// term of a query (every query for Contains and ContainsAll, one for Any).
+// The query still evaluates the predicate on each item, so phrases are
+// checked there. ok is false when no conjunct's path has a complete index,
+// the conjunct searches a fuzzy term (the index expands it to at most 10
+// terms, which the direct evaluation does not), or its postings pass
+// maxStatsPostings: the query then scans. Of several conjuncts, the one
+// with the fewest candidates is used.
+func (c *Container) textCandidates(plan *exec.Plan) (keys [][]byte, ok bool, err error) {
+	cfg := c.text.Load()
+	if cfg == nil {
+		return nil, false, nil
+	}
+	read := 0
+	defer func() {
+		if w := plan.SearchWork(); w != nil {
+			w.TextRecords.Add(int64(read))
+		}
+	}()
+	var best map[string]bool
+	found := false
+	for _, f := range plan.TextFilters() {
+		tp, complete := cfg.completeTag(f.Path)
+		if !complete || slices.ContainsFunc(f.Queries, func(q fulltext.Query) bool { return q.Distance > 0 }) {
+			continue
+		}
+		recs := storage.TextRecordPrefix(nil, c.rid, tp.tag)
+		docs := func(term string) (map[string]bool, error) {
+			p := append(bytes.Clone(recs), fulltext.PostingPrefix(nil, f.Path, term)...)
+			out := map[string]bool{}
+			err := c.e.store.Iterate(p, storage.PrefixEnd(p), func(k, _ []byte) (bool, error) {
+				read++
+				if read > maxStatsPostings {
+					return false, errTooManyPostings
+				}
+				out[string(k[len(p):])] = true
+				return true, nil
+			})
+			return out, err
+		}
+		var set map[string]bool
+		for qi, q := range f.Queries {
+			var qset map[string]bool
+			if len(q.Tokens) == 0 {
+				qset = map[string]bool{} // only stop words: matches nothing
+			}
+			for _, tok := range q.Tokens {
+				d, err := docs(tok.Term)
+				if errors.Is(err, errTooManyPostings) {
+					return nil, false, nil
+				}
+				if err != nil {
+					return nil, false, fmt.Errorf("%w: cannot read full-text postings: %v", ErrUnavailable, err)
+				}
+				qset = intersect(qset, d)
+			}
+			switch {
+			case qi == 0:
+				set = qset
+			case f.All:
+				set = intersect(set, qset)
+			default:
+				for k := range qset {
+					set[k] = true
+				}
+			}
+		}
+		if !found || len(set) < len(best) {
+			best, found = set, true
+		}
+	}
+	if !found {
+		return nil, false, nil
+	}
+	keys = make([][]byte, 0, len(best))
+	for dk := range best {
+		keys = append(keys, storage.AppendItemKeyFromSuffix(nil, c.rid, []byte(dk)))
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	return keys, true, nil
+}
+
+// intersect returns the documents in both a and b; a nil a is everything.
+func intersect(a, b map[string]bool) map[string]bool {
+	if a == nil {
+		return b
+	}
+	out := map[string]bool{}
+	for k := range a {
+		if b[k] {
+			out[k] = true
+		}
+	}
+	return out
 }
