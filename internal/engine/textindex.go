@@ -21,17 +21,20 @@ import (
 // path and its language, so that the records of a path analysed one way
 // never mix with those of another.
 //
-// Which tags queries may trust: a tag is complete when every item of the
-// container has its records, which holds for the tags of a container's
-// policy at its creation (there are no items yet) as long as the policy
-// keeps them. The container record lists them (ContainerInfo.TextIndexed);
-// a replace keeps those the new policy still has and adds none, so a path
-// indexed by a later policy change, or whose language changed, is searched
-// by the scan, as before the index existed. (Building such a tag online, as
-// the regular index is rebuilt after a policy change, is not done yet.)
-// Every write maintains every tag of the policy it is applied under; a
-// complete tag was in every policy since the container's creation, so
-// every replica, whatever policy it applies a write under, maintains it.
+// Which tags are kept: a tag is complete when every item of the container
+// has its records, which holds for the tags of a container's policy at its
+// creation (there are no items yet) as long as the policy keeps them. The
+// container record lists them (ContainerInfo.TextIndexed); a replace keeps
+// those the new policy still has and adds none, so a path indexed by a
+// later policy change, or whose language changed, is searched by the scan,
+// as before the index existed. (Building such a tag online, as the regular
+// index is rebuilt after a policy change, is not done yet.) Writes maintain
+// the complete tags only: an incomplete tag's items would have no records
+// to update. A complete tag was in every policy since the container's
+// creation, so every replica, whatever policy it applies a write under,
+// maintains it. A tag that a replace drops leaves its records behind,
+// unread (it can never become complete again), until the container is
+// deleted.
 //
 // The partition's document count is kept per tag as the fulltext
 // DocStatsKey record (+1 on a create, −1 on a delete, whatever the text),
@@ -71,7 +74,7 @@ func textTag(segs []string, lang fulltext.Language) uint32 {
 // textPolicyTags returns the tags of the full-text indexes of a container
 // record's policies (nil when it has none or they do not compile).
 func textPolicyTags(info ContainerInfo) []uint32 {
-	cfg := newTextConfig(info)
+	cfg := textConfigOf(info, true)
 	if cfg == nil {
 		return nil
 	}
@@ -84,7 +87,11 @@ func textPolicyTags(info ContainerInfo) []uint32 {
 
 // newTextConfig derives the full-text indexes of a container record; nil
 // when it has none.
-func newTextConfig(info ContainerInfo) *textConfig {
+func newTextConfig(info ContainerInfo) *textConfig { return textConfigOf(info, false) }
+
+// textConfigOf is newTextConfig, or with tags set every indexed path of
+// the policy, complete or not (textPolicyTags).
+func textConfigOf(info ContainerInfo, tags bool) *textConfig {
 	if info.Extra[fullTextPolicyProp] == nil {
 		return nil
 	}
@@ -93,16 +100,23 @@ func newTextConfig(info ContainerInfo) *textConfig {
 		return nil
 	}
 	cfg := &textConfig{complete: map[uint32]bool{}}
+	for _, t := range info.TextIndexed {
+		cfg.complete[t] = true
+	}
 	for _, p := range pol.Indexed() {
 		tp := textPath{segs: p.Segments, tag: textTag(p.Segments, p.Language), an: fulltext.AnalyzerFor(p.Language)}
+		if tags {
+			cfg.paths = append(cfg.paths, tp)
+			continue
+		}
+		if !cfg.complete[tp.tag] {
+			continue // see the package comment: only complete tags are kept
+		}
 		cfg.paths = append(cfg.paths, tp)
 		cfg.segs = append(cfg.segs, p.Segments)
 	}
 	if len(cfg.paths) == 0 {
 		return nil
-	}
-	for _, t := range info.TextIndexed {
-		cfg.complete[t] = true
 	}
 	return cfg
 }

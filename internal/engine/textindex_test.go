@@ -225,3 +225,70 @@ func TestTextIndexRecords(t *testing.T) {
 		}
 	}
 }
+
+// A full-text index that a replace adds is not built (it would be
+// incomplete), so writes leave it alone and its queries scan; the index the
+// container was created with stays complete and is still read. Replacing
+// and deleting items written before the change works.
+func TestTextIndexAddedByReplace(t *testing.T) {
+	e, st := testEngine(t, "")
+	defer st.Close()
+	defer e.Close()
+	c := searchContainer(t, e)
+	for i := range 40 {
+		body := fmt.Appendf(nil, `{"id":"%d","pk":"p%d","text":"alpha beta%d","other":"gamma delta%d"}`, i, i%5, i%3, i%4)
+		op, err := c.PrepareWrite(OpUpsert, body, key(fmt.Sprint("p", i%5)), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := c.Info()
+	spec := ContainerSpec{ID: "s", PartitionKey: hashDef("/pk"),
+		IndexingPolicy: json.RawMessage(`{"vectorIndexes":[{"path":"/v","type":"flat"}],"fullTextIndexes":[{"path":"/text"},{"path":"/other"}],"excludedPaths":[{"path":"/v/*"}]}`),
+		Extra: map[string]json.RawMessage{
+			"vectorEmbeddingPolicy": info.Extra["vectorEmbeddingPolicy"],
+			"fullTextPolicy":        json.RawMessage(`{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/text","language":"en-US"},{"path":"/other","language":"en-US"}]}`),
+		}}
+	if _, err := e.ReplaceContainer("db", spec, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.builders.Wait()
+	if got := c.Info().TextIndexed; len(got) != 1 || got[0] != textTag([]string{"text"}, fulltext.English) {
+		t.Fatalf("complete tags after the replace: %v, want /text's only", got)
+	}
+	for i := range 40 {
+		pk := fmt.Sprint("p", i%5)
+		var op Op
+		var err error
+		if i%4 == 0 {
+			op, err = c.PrepareKeyed(OpDelete, fmt.Sprint(i), key(pk), true)
+		} else {
+			op, err = c.PrepareWrite(OpUpsert, fmt.Appendf(nil, `{"id":"%d","pk":"%s","text":"alpha kappa","other":"sigma"}`, i, pk), key(pk), true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := c.Execute(&Command{Ops: []Op{op}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Err != nil {
+			t.Fatalf("write %d after the policy change: %v", i, res[0].Err)
+		}
+	}
+	checkTextRecords(t, c, "text", "after the policy change")
+	rows, _, pages := containerQuery(t, c, `SELECT VALUE c.id FROM c WHERE FullTextContains(c.other, "sigma")`)
+	if len(rows) != 30 {
+		t.Fatalf("%d rows for /other, want 30", len(rows))
+	}
+	if strings.Contains(pages[0].Search.Text[0], "read from the index") {
+		t.Fatalf("/other has no complete index, yet %q", pages[0].Search.Text[0])
+	}
+	rows, _, pages = containerQuery(t, c, `SELECT VALUE c.id FROM c WHERE FullTextContains(c.text, "kappa")`)
+	if len(rows) != 30 || !strings.Contains(pages[0].Search.Text[0], "read from the index") {
+		t.Fatalf("%d rows for /text (want 30), utilization %+v", len(rows), pages[0].Search)
+	}
+}
