@@ -96,9 +96,9 @@ func (c *Container) searchOptions() *searchpolicy.Policies {
 
 // withStats gathers the BM25 statistics of a plan that scores text with
 // FullTextScore over every partition of the container (whatever the
-// query's scope: the service's statistics are container-wide), reading
-// every item. The full-text index will keep these statistics per
-// partition and replace this pass.
+// query's scope: the service's statistics are container-wide): from the
+// stored full-text index when every scored path has a complete one
+// (storedStats), else by reading every item.
 func (c *Container) withStats(ctx context.Context, plan *exec.Plan, start time.Time) (*exec.Plan, int, int, error) {
 	if !plan.NeedsStats() {
 		return plan, 0, 0, nil
@@ -203,8 +203,9 @@ func searchCharge(plan *exec.Plan) float64 {
 
 // SearchUtilization describes how a query page ran its vector and
 // full-text functions, for x-ms-cosmos-index-utilization: which vector
-// or full-text index of the policy applies to each path, and that this
-// version scans (every vector compared, every text analysed).
+// or full-text index of the policy applies to each path, the vectors
+// compared and texts analysed, and the stored full-text records (postings,
+// statistics) read in place of items.
 type SearchUtilization struct {
 	Vector []string
 	Text   []string
