@@ -529,9 +529,11 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		if err != nil {
 			return OpResult{}, err
 		}
-		if _, err := t.text(ac, op, curDoc, nil); err != nil {
+		tr, err := t.text(ac, op, curDoc, nil)
+		if err != nil {
 			return OpResult{}, err
 		}
+		tc.terms += tr.terms
 		t.put(key, nil)
 		t.unchange(ac, curEtag)
 		if seq, ok := createdSeq(curDoc); ok {
@@ -612,7 +614,10 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 	}
 	tc, err := t.index(ac, op, curDoc, doc, sys)
 	if err == nil {
-		_, err = t.text(ac, op, curDoc, doc)
+		var tr textRecords
+		tr, err = t.text(ac, op, curDoc, doc)
+		tc.terms += tr.terms
+		tc.changed += tr.changed
 	}
 	if err != nil {
 		if errors.Is(err, ErrBadRequest) {

@@ -164,9 +164,11 @@ func textString(raw []byte) (string, bool) {
 	return jsondoc.UnquoteString(raw)
 }
 
-// textRecords counts the full-text records one write changed, for its
-// charge.
-type textRecords struct{ postings int }
+// textRecords counts the full-text index work of one write, for its
+// charge, as index terms are counted (termCounts): the postings of the
+// version written (of the deleted one, for a delete), and the postings
+// written or deleted.
+type textRecords struct{ terms, changed int }
 
 // text updates the full-text records of an item whose version goes from
 // old to doc (nil: none), in rangeID's statistics.
@@ -237,7 +239,12 @@ func (t *txn) text(ac *applyCtx, op *Op, old, doc []byte) (textRecords, error) {
 				return tr, err
 			}
 		}
-		tr.postings += len(ch.Puts) + len(ch.Deletes)
+		if n != nil {
+			tr.terms += len(n.Postings)
+		} else {
+			tr.terms += len(o.Postings)
+		}
+		tr.changed += len(ch.Puts) + len(ch.Deletes)
 	}
 	return tr, nil
 }

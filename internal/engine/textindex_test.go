@@ -316,6 +316,7 @@ func TestTextIndexStatsMatchScan(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	ci, _ := e.Container("db", "indexed")
 	cs, _ := e.Container("db", "scanned")
+	var charges [2]float64
 	for i := range 150 {
 		var ws []string
 		for range 2 + r.Intn(12) {
@@ -326,15 +327,21 @@ func TestTextIndexStatsMatchScan(t *testing.T) {
 			doc["text"] = strings.Join(ws, " ")
 		}
 		body, _ := json.Marshal(doc)
-		for _, c := range []*Container{ci, cs} {
+		for j, c := range []*Container{ci, cs} {
 			op, err := c.PrepareWrite(OpUpsert, body, key(fmt.Sprint("p", i%20)), true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := c.Execute(&Command{Ops: []Op{op}}, ""); err != nil {
+			res, _, err := c.Execute(&Command{Ops: []Op{op}}, "")
+			if err != nil {
 				t.Fatal(err)
 			}
+			charges[j] += res[0].Charge
 		}
+	}
+	// The index's postings are priced as index terms.
+	if charges[0] <= charges[1] {
+		t.Fatalf("writes charged %.2f RU with the full-text index, %.2f without: want more with it", charges[0], charges[1])
 	}
 	for _, q := range []string{
 		`SELECT c.id, c.text FROM c ORDER BY RANK FullTextScore(c.text, "red bicycle", "run")`,
