@@ -160,6 +160,7 @@ type splitResult struct {
 // not the server's death nor the group's failure.
 func applyEntry(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, sm *partSM, cmd *Command) (out applied, err error, broken bool) {
 	t := &txn{b: b}
+	ac.rangeID = rangeID
 	next := *sm
 	next.st.LSN++
 	defer func() {
@@ -314,6 +315,10 @@ type applyCtx struct {
 	paths  [][]string
 	// synth is the declared synthetic partition key, or nil.
 	synth *synthkey.Expr
+	// text is the container's full-text indexes, nil if none; rangeID is
+	// the partition applying (its statistics records).
+	text    *textConfig
+	rangeID string
 }
 
 // txn is one command's view of the partition: its writes sit in an overlay
@@ -524,6 +529,11 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		if err != nil {
 			return OpResult{}, err
 		}
+		tr, err := t.text(ac, op, curDoc, nil)
+		if err != nil {
+			return OpResult{}, err
+		}
+		tc.terms += tr.terms
 		t.put(key, nil)
 		t.unchange(ac, curEtag)
 		if seq, ok := createdSeq(curDoc); ok {
@@ -603,6 +613,12 @@ func applyOp(ac *applyCtx, t *txn, st *partState, op *Op, cmd *Command, seq, lsn
 		return OpResult{}, err
 	}
 	tc, err := t.index(ac, op, curDoc, doc, sys)
+	if err == nil {
+		var tr textRecords
+		tr, err = t.text(ac, op, curDoc, doc)
+		tc.terms += tr.terms
+		tc.changed += tr.changed
+	}
 	if err != nil {
 		if errors.Is(err, ErrBadRequest) {
 			return fail(err)

@@ -250,6 +250,9 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if len(info.IndexingPolicy) == 0 {
 		info.IndexingPolicy = DefaultIndexingPolicy
 	}
+	// A new container has no items: the full-text indexes of its policy
+	// are complete, and every write keeps them.
+	info.TextIndexed = textPolicyTags(info)
 	if info.Throughput == 0 && info.AutoscaleMax == 0 && db.info.Throughput == 0 && db.info.AutoscaleMax == 0 {
 		info.Throughput = DefaultThroughput
 	}
@@ -385,6 +388,7 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	}
 	info.DefaultTTL = spec.DefaultTTL
 	info.Extra = spec.Extra
+	info.TextIndexed = keepTextIndexed(info.TextIndexed, info)
 	if err := e.storeContainer(info); err != nil {
 		return ContainerInfo{}, err
 	}

@@ -33,6 +33,8 @@ type Container struct {
 	fixed bool
 
 	info atomic.Pointer[ContainerInfo]
+	// text is the full-text index configuration of info (newTextConfig).
+	text atomic.Pointer[textConfig]
 	// index is the index writes maintain and queries may use (index.go).
 	index atomic.Pointer[indexState]
 	// complete remembers which partitions, at which LSN, have an index
@@ -72,7 +74,7 @@ func newApplyCtx(info ContainerInfo) (applyCtx, error) {
 		// back from the catalog that does not decode is damaged.
 		return applyCtx{}, corrupt("the record of container %q has a malformed rid %q", info.ID, info.Rid)
 	}
-	ac := applyCtx{self: "dbs/" + encodeRid(rid[:4]) + "/colls/" + info.Rid + "/docs/", record: storage.ContainerKey(info.DB, info.ID)}
+	ac := applyCtx{self: "dbs/" + encodeRid(rid[:4]) + "/colls/" + info.Rid + "/docs/", record: storage.ContainerKey(info.DB, info.ID), text: newTextConfig(info)}
 	copy(ac.rid[:], rid)
 	if info.SyntheticKey != "" {
 		if ac.synth, err = compileSynthetic(info.SyntheticKey, info.PartitionKey); err != nil {
@@ -133,7 +135,7 @@ func (e *Engine) openContainer(info ContainerInfo) (*Container, error) {
 	if c.fixed {
 		c.storeLimits.PartitionBytes = e.opts.FixedMaxBytes
 	}
-	c.info.Store(&info)
+	c.setInfo(info)
 	if c.pmap, err = partition.New(info.Ranges); err != nil {
 		return nil, fmt.Errorf("container %q: %w", info.ID, err)
 	}
@@ -185,6 +187,7 @@ func (c *Container) partitionRate(n int) float64 {
 func (c *Container) applyCtx(p *Partition) *applyCtx {
 	ac := c.ac
 	ac.index = p.ix
+	ac.text = c.text.Load()
 	return &ac
 }
 
@@ -219,6 +222,7 @@ func (c *Container) deleteInto(m *catalogBatch) {
 	m.deleteRange(storage.ContainerVersionsSpan(c.rid))
 	m.deleteRange(storage.ContainerRidsSpan(c.rid))
 	m.deleteRange(storage.ScriptsSpan(c.rid))
+	m.deleteRange(storage.ContainerTextSpan(c.rid))
 }
 
 // epkOf hashes a resolved key. Every item of a fixed container has the empty
@@ -237,7 +241,10 @@ func (c *Container) epkOf(k epk.Key) (string, error) {
 // Info returns a copy of the container's record.
 func (c *Container) Info() ContainerInfo { return *c.info.Load() }
 
-func (c *Container) setInfo(info ContainerInfo) { c.info.Store(&info) }
+func (c *Container) setInfo(info ContainerInfo) {
+	c.text.Store(newTextConfig(info))
+	c.info.Store(&info)
+}
 
 // Definition is the container's partition key definition.
 func (c *Container) Definition() epk.Definition { return c.def }

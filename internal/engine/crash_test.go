@@ -114,6 +114,23 @@ func checkReopened(t *testing.T, e *Engine, c *Container, present map[scriptItem
 		t.Fatalf("after the index build ended the record still says it is building (or the index is not ready)")
 	}
 	checkIndex(t, c)
+	if c.text.Load() != nil {
+		checkTextRecords(t, c, "s", "reopened")
+	}
+}
+
+// crashTextExtra is the full-text policy of the crash test's container.
+var crashTextExtra = map[string]json.RawMessage{"fullTextPolicy": json.RawMessage(`{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/s"}]}`)}
+
+// crashTextPolicy adds a full-text index on /s to an indexing policy.
+func crashTextPolicy(pol json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(pol, &m); err != nil {
+		panic(err)
+	}
+	m["fullTextIndexes"] = json.RawMessage(`[{"path":"/s"}]`)
+	out, _ := json.Marshal(m)
+	return out
 }
 
 // crashPolicies are the indexing policies the workload switches between.
@@ -378,7 +395,18 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustContainer(t, e, 2000) // two partitions to start with
+	// Two partitions to start with, and a full-text index on /s that
+	// every policy of the workload keeps.
+	if _, err := e.CreateDatabase("db", Throughput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashTextPolicy(crashPolicies[2]), Extra: crashTextExtra}, Throughput{RUs: 2000}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.Container("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	m := &crashModel{}
 	owned := make([][][]int, workers)
@@ -488,7 +516,7 @@ func TestCrashDuringSplitsAndIndexBuilds(t *testing.T) {
 			}
 		case "policy":
 			for _, pol := range changes[policy] {
-				if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashPolicies[pol]}, ""); err != nil {
+				if _, err := e.ReplaceContainer("db", ContainerSpec{ID: "c", PartitionKey: hashDef("/pk"), IndexingPolicy: crashTextPolicy(crashPolicies[pol]), Extra: crashTextExtra}, ""); err != nil {
 					t.Fatal(err)
 				}
 				snap()

@@ -227,10 +227,19 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	// does. The order a query's first page read in is kept to its last,
 	// whatever the index could offer in between (a build that completes),
 	// since a position is a key of that order.
+	// A full-text conjunct with a stored index gives the candidates when
+	// the regular index gives none.
+	var textKeys [][]byte
+	textUsed := false
+	if lk == nil && !sorted && !isCreatedKey(state.Key()) {
+		if textKeys, textUsed, err = c.textCandidates(plan); err != nil {
+			return page, err
+		}
+	}
 	created := false
 	if k := state.Key(); isCreatedKey(k) {
 		created, sorted, lk = true, false, nil
-	} else if k == nil && !sorted && lk == nil {
+	} else if k == nil && !sorted && lk == nil && !textUsed {
 		created = true
 	}
 	if sorted {
@@ -250,7 +259,10 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		for i, src := range ordered {
 			sources[i] = src
 		}
-	case lk != nil:
+	case lk != nil || textUsed:
+		if lk == nil {
+			cands = textKeys
+		}
 		for i, s := range spans {
 			src := &indexSource{db: c.e.store, keys: within(cands, s.lo, s.hi)}
 			lookups = append(lookups, src)

@@ -60,6 +60,9 @@ type ContainerInfo struct {
 	// IndexFormat is the index.Format the generation was built with; an
 	// index of an older format is rebuilt when the container opens.
 	IndexFormat int `json:"indexFormat,omitempty"`
+	// TextIndexed lists the full-text index tags whose records every item
+	// has (see textindex.go): queries read those instead of the items.
+	TextIndexed []uint32 `json:"textIndexed,omitempty"`
 	// Replicas are the nodes whose partition groups' members the
 	// container's partitions are, chosen when it was created with a
 	// replicated catalog (Options.Catalog); empty otherwise.

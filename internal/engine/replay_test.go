@@ -53,7 +53,11 @@ func testReplay(t *testing.T, seed uint64) {
 		t.Fatal(err)
 	}
 	specs := []ContainerSpec{
-		{ID: "c", PartitionKey: hashDef("/pk")},
+		// c keeps a full-text index on /text (its records are in the store
+		// the replay must reproduce, splits included).
+		{ID: "c", PartitionKey: hashDef("/pk"),
+			IndexingPolicy: json.RawMessage(`{"fullTextIndexes":[{"path":"/text"}]}`),
+			Extra:          map[string]json.RawMessage{"fullTextPolicy": json.RawMessage(`{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/text"}]}`)}},
 		{ID: "h", PartitionKey: hashDef("/tenant", "/pk")},
 		{ID: "s", PartitionKey: hashDef("/sk"), SyntheticKey: `concat(/t, "-", /pk)`},
 		{ID: "doomed", PartitionKey: hashDef("/pk")},
@@ -187,6 +191,14 @@ func testReplay(t *testing.T, seed uint64) {
 	defer replica.Close()
 	defer st.Close()
 	n := sameContents(t, st, replica)
+	textRecs := 0
+	tlo, thi := storage.ContainerTextSpan(cs.rid)
+	if err := st.Iterate(tlo, thi, func(_, _ []byte) (bool, error) { textRecs++; return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if textRecs == 0 {
+		t.Fatal("container c has no full-text index records: the replay did not check them")
+	}
 	t.Logf("seed %d: %d log entries %v; %d keys identical", seed, len(entries), kinds, n)
 
 	// The replica is a working store: an engine opens it and finds the
@@ -322,8 +334,10 @@ func randomCommand(c *Container, rng *rand.Rand) error {
 		return nil
 	}
 	doc := func(id string) []byte {
-		return fmt.Appendf(nil, `{"id":%q,"pk":%q,"tenant":%q,"t":"x","n":%d,"s":"v%d","pad":%q}`,
-			id, pk, tenant, rng.IntN(100), rng.IntN(5), bytes.Repeat([]byte("p"), rng.IntN(600)))
+		words := []string{"red", "green", "blue", "running", "runs", "the"}
+		text := words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))]
+		return fmt.Appendf(nil, `{"id":%q,"pk":%q,"tenant":%q,"t":"x","n":%d,"s":"v%d","text":%q,"pad":%q}`,
+			id, pk, tenant, rng.IntN(100), rng.IntN(5), text, bytes.Repeat([]byte("p"), rng.IntN(600)))
 	}
 	op := func() (Op, error) {
 		id := fmt.Sprint("i", rng.IntN(30))

@@ -96,12 +96,18 @@ func (c *Container) searchOptions() *searchpolicy.Policies {
 
 // withStats gathers the BM25 statistics of a plan that scores text with
 // FullTextScore over every partition of the container (whatever the
-// query's scope: the service's statistics are container-wide), reading
-// every item. The full-text index will keep these statistics per
-// partition and replace this pass.
+// query's scope: the service's statistics are container-wide): from the
+// stored full-text index when every scored path has a complete one
+// (storedStats), else by reading every item.
 func (c *Container) withStats(ctx context.Context, plan *exec.Plan, start time.Time) (*exec.Plan, int, int, error) {
 	if !plan.NeedsStats() {
 		return plan, 0, 0, nil
+	}
+	if stats, ok, err := c.storedStats(plan); err != nil {
+		return nil, 0, 0, err
+	} else if ok {
+		out, err := plan.WithStats(stats)
+		return out, 0, 0, err
 	}
 	spans, err := c.spans(QueryScope{})
 	if err != nil {
@@ -181,19 +187,25 @@ func queryFailure(err error) error {
 const (
 	vectorDimsPerRU = 100_000
 	textTermsPerRU  = 1_000
+	// textRecordsPerRU prices the stored full-text records a query reads
+	// (statistics, postings): like index entries, far cheaper than the
+	// documents they stand for.
+	textRecordsPerRU = 1_000
 )
 
 // searchCharge is the request charge of the plan's vector comparisons
 // and text analysis (since the plan was compiled: one page).
 func searchCharge(plan *exec.Plan) float64 {
 	w := plan.SearchWork()
-	return float64(w.VectorDims.Load())/vectorDimsPerRU + float64(w.Terms.Load())/textTermsPerRU
+	return float64(w.VectorDims.Load())/vectorDimsPerRU + float64(w.Terms.Load())/textTermsPerRU +
+		float64(w.TextRecords.Load())/textRecordsPerRU
 }
 
 // SearchUtilization describes how a query page ran its vector and
 // full-text functions, for x-ms-cosmos-index-utilization: which vector
-// or full-text index of the policy applies to each path, and that this
-// version scans (every vector compared, every text analysed).
+// or full-text index of the policy applies to each path, the vectors
+// compared and texts analysed, and the stored full-text records (postings,
+// statistics) read in place of items.
 type SearchUtilization struct {
 	Vector []string
 	Text   []string
@@ -230,7 +242,11 @@ func (c *Container) searchUtilization(plan *exec.Plan) SearchUtilization {
 			}
 			kind = "full-text index on " + strings.Join(paths, ", ")
 		}
-		u.Text = append(u.Text, fmt.Sprintf("full-text (%s; scan: %d texts analysed, %d terms)", kind, n, w.Terms.Load()))
+		line := fmt.Sprintf("full-text (%s; scan: %d texts analysed, %d terms", kind, n, w.Terms.Load())
+		if r := w.TextRecords.Load(); r > 0 {
+			line += fmt.Sprintf("; postings and statistics read from the index: %d records", r)
+		}
+		u.Text = append(u.Text, line+")")
 	}
 	return u
 }

@@ -151,6 +151,13 @@ func applySplit(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 	if err != nil {
 		return info, nil, nil, err
 	}
+	textStats, err := splitText(rd, ac.rid, rangeID, children, states)
+	if errors.Is(err, ErrCorrupt) {
+		return info, nil, nil, err
+	}
+	if err != nil {
+		return info, nil, nil, fmt.Errorf("%w: cannot split the full-text statistics: %v", ErrUnavailable, err)
+	}
 	// Nothing fails from here on: the writes into b.
 	for i, ch := range children {
 		_ = b.Set(storage.PartitionKey(ac.rid, ch.ID), states[i].encode())
@@ -160,6 +167,10 @@ func applySplit(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 	}
 	_ = b.Delete(storage.PartitionKey(ac.rid, rangeID))
 	_ = b.Delete(storage.PartitionIndexKey(ac.rid, rangeID))
+	_ = b.DeleteRange(storage.TextPartitionStatsSpan(ac.rid, rangeID))
+	for _, kv := range textStats {
+		_ = b.Set(kv.Key, kv.Value)
+	}
 	_ = b.Set(ac.record, rec)
 	return info, children, states, nil
 }

@@ -309,6 +309,23 @@ func DecodeTermStatsKey(k []byte) (path []string, term string, err error) {
 	return path, term, nil
 }
 
+// DecodePathStatsKey returns the path of a path statistics key and whether
+// it is the total length (PathLengthKey) rather than the document count
+// (PathDocsKey).
+func DecodePathStatsKey(k []byte) (path []string, length bool, err error) {
+	if len(k) == 0 || k[0] != KindPathStats {
+		return nil, false, corrupt("not a path statistics key")
+	}
+	path, rest, err := readPath(k[1:])
+	if err != nil {
+		return nil, false, err
+	}
+	if len(rest) != 1 || (rest[0] != statPathDocs && rest[0] != statPathLength) {
+		return nil, false, corrupt("bad path statistics key")
+	}
+	return path, rest[0] == statPathLength, nil
+}
+
 // EncodeCount is the value of a statistics record: an unsigned varint.
 func EncodeCount(dst []byte, n uint64) []byte { return binary.AppendUvarint(dst, n) }
 

@@ -240,3 +240,21 @@ func FuzzDecodeKeys(f *testing.F) {
 		_, _ = DecodeCount(k)
 	})
 }
+
+func TestDecodePathStatsKey(t *testing.T) {
+	path := []string{"a", "b\x00c"}
+	for _, tc := range []struct {
+		key    []byte
+		length bool
+	}{{PathDocsKey(nil, path), false}, {PathLengthKey(nil, path), true}} {
+		got, length, err := DecodePathStatsKey(tc.key)
+		if err != nil || length != tc.length || len(got) != 2 || got[0] != "a" || got[1] != "b\x00c" {
+			t.Fatalf("DecodePathStatsKey(%x) = %q, %v, %v", tc.key, got, length, err)
+		}
+	}
+	for _, bad := range [][]byte{nil, {KindPathStats}, TermStatsKey(nil, path, "x"), append(PathDocsKey(nil, path), 0)} {
+		if _, _, err := DecodePathStatsKey(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("DecodePathStatsKey(%x): err %v, want ErrCorrupt", bad, err)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 package fulltext
 
+import "unicode/utf8"
+
 // This file is the English (Porter2) stemmer, written from the published
 // description of the algorithm at
 // https://snowballstem.org/algorithms/english/stemmer.html (Martin Porter,
@@ -59,16 +61,17 @@ type enStemmer struct {
 
 func (s *enStemmer) vowel(i int) bool { return enVowel(s.w[i]) }
 
+// hasSuffix compares from the end, rune by rune, without converting suf
+// (it is called for every suffix of every step of every word).
 func (s *enStemmer) hasSuffix(suf string) bool {
-	n := len(s.w)
-	rs := []rune(suf)
-	if len(rs) > n {
-		return false
-	}
-	for i, r := range rs {
-		if s.w[n-len(rs)+i] != r {
+	i := len(s.w)
+	for len(suf) > 0 {
+		r, size := utf8.DecodeLastRuneInString(suf)
+		i--
+		if i < 0 || s.w[i] != r {
 			return false
 		}
+		suf = suf[:len(suf)-size]
 	}
 	return true
 }

@@ -12,7 +12,7 @@ const (
 // Why every key encoding is injective (no two different resources share a
 // key) and why every span holds only its own resource's keys:
 //
-//   - The first byte names the family (M, D, P, L, I, C, V, R, G), so families never mix.
+//   - The first byte names the family (M, D, P, L, I, C, V, R, G, T), so families never mix.
 //   - Catalog keys escape their names and end the database id with 0x00
 //     (see DatabaseKey).
 //   - Item keys are D <rid> <EPK> 0x00 <id>: the rid has a fixed length, the
@@ -441,5 +441,53 @@ func RidKey(dst []byte, rid [RidLen]byte, seq uint64) []byte {
 // ContainerRidsSpan bounds every resource-id index entry of a container.
 func ContainerRidsSpan(rid [RidLen]byte) (lo, hi []byte) {
 	lo = append([]byte{prefixRid}, rid[:]...)
+	return lo, PrefixEnd(lo)
+}
+
+// Full-text index records (family T), kept per physical partition by the
+// engine in the same batch as the items they describe:
+//
+//	T <container rid> 'r' <tag, 4 bytes> <posting or length key>
+//	T <container rid> 's' <range id> 0x00 <tag, 4 bytes> <statistics key>
+//
+// The tag names one indexed path and its language (the engine's hash of
+// both), so that a path whose language changes starts over in records of
+// its own. Posting and length keys (package fulltext) end with the item's
+// EPK, 0x00 and id: a physical partition's slice of a term's postings is
+// the span of its EPK range, and a split moves none of them. Statistics
+// are the partition's own (a split rewrites them for its children); range
+// ids are decimal and never hold 0x00.
+const prefixText = 'T'
+
+// TextRecordPrefix appends the prefix of the posting and length records of
+// one full-text index tag.
+func TextRecordPrefix(dst []byte, rid [RidLen]byte, tag uint32) []byte {
+	dst = append(dst, prefixText)
+	dst = append(dst, rid[:]...)
+	dst = append(dst, 'r')
+	return binary.BigEndian.AppendUint32(dst, tag)
+}
+
+// TextStatsPrefix appends the prefix of one partition's statistics
+// records of one full-text index tag.
+func TextStatsPrefix(dst []byte, rid [RidLen]byte, rangeID string, tag uint32) []byte {
+	dst = append(dst, prefixText)
+	dst = append(dst, rid[:]...)
+	dst = append(dst, 's')
+	dst = append(dst, rangeID...)
+	dst = append(dst, 0)
+	return binary.BigEndian.AppendUint32(dst, tag)
+}
+
+// TextPartitionStatsSpan bounds every statistics record of one partition.
+func TextPartitionStatsSpan(rid [RidLen]byte, rangeID string) (lo, hi []byte) {
+	lo = append(append(append([]byte{prefixText}, rid[:]...), 's'), rangeID...)
+	lo = append(lo, 0)
+	return lo, PrefixEnd(lo)
+}
+
+// ContainerTextSpan bounds every full-text record of a container.
+func ContainerTextSpan(rid [RidLen]byte) (lo, hi []byte) {
+	lo = append([]byte{prefixText}, rid[:]...)
 	return lo, PrefixEnd(lo)
 }

@@ -235,7 +235,7 @@ func (g *Graph) Search(q []float32, k int, opts QueryOptions, filter Filter) ([]
 	if k < 1 {
 		return nil, Stats{}, nil
 	}
-	l := min(max(k*opts.searchMultiplier(), k), maxSearchList)
+	l := min(max(k*opts.searchMultiplier(), k, g.cfg.SearchListSize), maxSearchList)
 	s, ok, err := g.newSearch(g.m.prepare(q), l, false)
 	if err != nil || !ok {
 		return nil, Stats{}, err

@@ -275,3 +275,42 @@ func TestSplit(t *testing.T) {
 		t.Errorf("a child index out of range: %v", err)
 	}
 }
+
+// A query's search list is at least the graph's indexingSearchListSize:
+// L = max(k × searchListSizeMultiplier, indexingSearchListSize). With the
+// list at 64, k = 10 and multipliers 1 and 6 (10 and 60) both search with
+// L = 64, so they visit the same nodes and answer the same; multiplier 20
+// (L = 200) searches further. The floor keeps the recall of a small
+// multiplier at that of the build's list.
+func TestSearchListFloor(t *testing.T) {
+	rs := newRecallSet(t, Cosine, 71, 1500, 32, 60)
+	g := buildGraph(t, rs, NewMemStore(), smallGraph)
+	for _, q := range rs.queries {
+		r1, s1, err := g.Search(q, 10, QueryOptions{SearchListSizeMultiplier: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r6, s6, err := g.Search(q, 10, QueryOptions{SearchListSizeMultiplier: 6}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s1 != s6 || len(r1) != len(r6) {
+			t.Fatalf("multiplier 1: %+v, %d results; multiplier 6: %+v, %d results: want the same search (L = 64)", s1, len(r1), s6, len(r6))
+		}
+		for i := range r1 {
+			if r1[i] != r6[i] {
+				t.Fatalf("result %d: %+v with multiplier 1, %+v with 6", i, r1[i], r6[i])
+			}
+		}
+		_, s20, err := g.Search(q, 10, QueryOptions{SearchListSizeMultiplier: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s20.Visited <= s1.Visited {
+			t.Fatalf("L = 200 visited %d nodes, L = 64 %d: want more", s20.Visited, s1.Visited)
+		}
+	}
+	if r := rs.measure(t, 10, nil, graphSearch(g, QueryOptions{SearchListSizeMultiplier: 1}, nil)); r < 0.95 {
+		t.Errorf("recall@10 with multiplier 1 = %.4f, want ≥ 0.95 (the list is at least 64)", r)
+	}
+}

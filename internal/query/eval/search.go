@@ -49,6 +49,9 @@ type SearchWork struct {
 	Vectors, VectorDims atomic.Int64
 	// Texts is the number of texts analysed, Terms the terms they held.
 	Texts, Terms atomic.Int64
+	// TextRecords is the number of stored full-text index records read
+	// (statistics and postings) in place of texts.
+	TextRecords atomic.Int64
 }
 
 // VectorCall is a VectorDistance call resolved against the container's

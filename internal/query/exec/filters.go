@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"strings"
+
+	"github.com/parsecdb/parsec/internal/fulltext"
 	"github.com/parsecdb/parsec/internal/query/ast"
 	"github.com/parsecdb/parsec/internal/query/eval"
 )
@@ -243,4 +246,61 @@ func (f *Filter) Matches(doc eval.Value) bool {
 		}
 	}
 	return true
+}
+
+// TextFilter is a FullTextContains, FullTextContainsAll or
+// FullTextContainsAny call that the WHERE clause requires to be true (a
+// conjunct), on a property path of the document, with constant search
+// terms: storage with an inverted index on the path can give the
+// documents that may satisfy it.
+type TextFilter struct {
+	Path []string
+	// All: every query must match (Contains, ContainsAll); else one
+	// (ContainsAny).
+	All     bool
+	Queries []fulltext.Query
+}
+
+// TextFilters lists the WHERE clause's full-text conjuncts. The query still
+// evaluates them on every document it reads.
+func (p *Plan) TextFilters() []TextFilter {
+	q := p.top
+	alias, ok := q.documentAlias()
+	if !ok || q.where == nil {
+		return nil
+	}
+	var out []TextFilter
+	var conj func(e ast.Expr)
+	conj = func(e ast.Expr) {
+		switch x := e.(type) {
+		case *ast.Binary:
+			if x.Op == ast.And {
+				conj(x.L)
+				conj(x.R)
+			}
+		case *ast.Call:
+			if x.UDF || len(x.Args) < 2 {
+				return
+			}
+			var all bool
+			switch strings.ToUpper(x.Name) {
+			case "FULLTEXTCONTAINS", "FULLTEXTCONTAINSALL":
+				all = true
+			case "FULLTEXTCONTAINSANY":
+			default:
+				return
+			}
+			path, ok := propertyPath(alias, x.Args[0])
+			if !ok {
+				return
+			}
+			qs, err := p.search.ScoreQueries(x, p.params)
+			if err != nil {
+				return
+			}
+			out = append(out, TextFilter{Path: path, All: all, Queries: qs})
+		}
+	}
+	conj(q.where)
+	return out
 }

@@ -209,6 +209,29 @@ func (p *Plan) PartitionStats(src Source) ([]fulltext.Stats, error) {
 	return out, err
 }
 
+// ScoreTarget is what one FullTextScore call of a plan needs statistics
+// for: the property path of its text below the container's alias, and its
+// analysed search terms.
+type ScoreTarget struct {
+	Path    []string
+	Queries []fulltext.Query
+}
+
+// ScoreTargets lists the plan's FullTextScore calls in the order
+// PartitionStats and WithStats use, so that a caller with stored
+// statistics can give them without reading documents.
+func (p *Plan) ScoreTargets() []ScoreTarget {
+	if !p.NeedsStats() {
+		return nil
+	}
+	out := make([]ScoreTarget, len(p.rank.scores))
+	for i, call := range p.rank.scores {
+		path, _ := eval.ArgPath(call.Args[0]) // checked when the plan was compiled
+		out[i] = ScoreTarget{Path: path, Queries: p.rank.queries[i]}
+	}
+	return out
+}
+
 // WithStats returns the plan with the container-wide statistics of its
 // FullTextScore calls (the sums of PartitionStats over all partitions),
 // ready to run. The plan keeps its fingerprint: continuations stay valid.
