@@ -2,10 +2,39 @@
 # Runs Parsec's whole test suite: the gofmt, go mod tidy, vet and staticcheck
 # gates; Go unit, fuzz-seed, SDK, process and resource tests; the race
 # detector on the concurrent core; every fuzz target briefly; then the
-# JavaScript SDK tests. Installs what it needs (Go modules, staticcheck at a
-# pinned version, npm ci).
+# JavaScript SDK tests; then the Python Table SDK tests. Installs what it
+# needs (Go modules, staticcheck at a pinned version, npm ci, Debian's
+# chromium and python3-azure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Debian packages of the last steps: Chromium, which the browser tests drive
+# through playwright-core (it never downloads a browser of its own), and
+# python3-azure, whose azure-data-tables the Python tests use. Installed
+# once, in the background while the Go suites run (dpkg takes one install
+# at a time, so one job installs both); later runs find them in place.
+apt_log=$(mktemp)
+apt_pid=
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+/usr/bin/python3 -c 'import azure.data.tables' 2>/dev/null || missing+=(python3-azure)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing ${missing[*]} (Debian packages) in the background"
+  (export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq "${missing[@]}") >"$apt_log" 2>&1 &
+  apt_pid=$!
+fi
+# debian_packages waits for that install and fails the run if it failed.
+debian_packages() {
+  if [ -n "$apt_pid" ]; then
+    if ! wait "$apt_pid"; then
+      tail -20 "$apt_log"
+      echo "installing ${missing[*]} failed"
+      return 1
+    fi
+    apt_pid=
+  fi
+}
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
@@ -67,13 +96,11 @@ for t in "${targets[@]}"; do
 done
 
 echo "== JavaScript tests (@azure/cosmos; the MongoDB Node.js driver and mongosh; the advise report and Parsec Explorer in headless Chromium)"
-# The browser tests drive Debian's Chromium through playwright-core, which
-# never downloads a browser of its own. Install it once; later runs find it in place.
-if [ ! -x /usr/bin/chromium ]; then
-  echo "installing chromium (Debian package)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq chromium >/dev/null
-fi
+debian_packages
 (cd test/js && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error &&
   PARSEC_BIN="$PWD/../../bin/parsec" npm test)
+
+echo "== Python tests (azure-data-tables from Debian's python3-azure against the Table API)"
+# Debian's system Python, not whatever python3 comes first on PATH: the
+# package installs into /usr/lib/python3/dist-packages.
+PARSEC_BIN="$PWD/bin/parsec" /usr/bin/python3 test/python/tables_test.py

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/parsecdb/parsec/internal/api/gremlin"
 	"github.com/parsecdb/parsec/internal/api/mongo"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
@@ -49,10 +50,15 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once; one more waits up to 1s for a slot, then is closed (negative: no limit)")
 	fs.DurationVar(&o.FirstRequestTimeout, "first-request-timeout", server.DefaultFirstRequestTimeout, "time a new connection may take to send its first request's headers; and a connection waiting for a slot closes the oldest one that has sent none (negative: no limit)")
 	fs.StringVar(&o.MongoListen, "mongo-listen", "", "also serve the MongoDB API on HOST:PORT, e.g. 127.0.0.1:10255 (off by default); with --tls it speaks TLS, and with --key clients authenticate with SCRAM-SHA-256 as user parsec (or parsec-readonly with --read-only-key) and the key as password")
+	fs.StringVar(&o.TableListen, "table-listen", "", "also serve the Azure Table API on HOST:PORT, e.g. localhost:8902 (the emulator's Table port; off by default); with --tls it speaks TLS. Clients sign with SharedKey or SharedKeyLite and --key (any account name), or the read-only key for reads; tables live in the database TablesDB")
+	fs.IntVar(&o.TableThroughput, "table-throughput", 400, "Table API: RU/s of a table created through it (as on Cosmos DB); change it afterwards through the offers API like any container's")
 	fs.IntVar(&o.MongoMaxCursors, "mongo-max-cursors", mongo.DefaultMaxCursors, "MongoDB API: cursors open at once; the read-only user and unauthenticated connections may each hold a quarter, the primary user all")
 	fs.Var(byteSize{&o.MongoMaxCursorBytes}, "mongo-max-cursor-bytes", "MongoDB API: results the open cursors keep in memory between getMores, BSON bytes or with a unit (default 1000MiB, or a quarter of GOMEMLIMIT when that is lower); shared as --mongo-max-cursors, and at most 100MiB for one cursor")
 	fs.IntVar(&o.MongoMaxSessions, "mongo-max-sessions", mongo.DefaultMaxSessions, "MongoDB API: sessions with a transaction kept at once; shared as --mongo-max-cursors")
 	fs.DurationVar(&o.MongoAuthIdleTimeout, "mongo-auth-idle-timeout", mongo.DefaultAuthIdleTimeout, "with --mongo-listen and --key: time a MongoDB connection that has not authenticated may wait for its next message before it is closed")
+	fs.StringVar(&o.GremlinListen, "gremlin-listen", "", "also serve the Gremlin API (Gremlin Server's WebSocket protocol, as Cosmos DB's Gremlin endpoint; the emulator uses port 8901) on HOST:PORT, e.g. 127.0.0.1:8901 (off by default), on any path; with --tls it speaks TLS (wss). Clients authenticate with SASL PLAIN: user /dbs/<database>/colls/<graph>, password the key (--key, default the emulator key) or the read-only key, which cannot write")
+	fs.DurationVar(&o.GremlinIdleTimeout, "gremlin-idle-timeout", gremlin.DefaultIdleTimeout, "Gremlin API: time a connection may send nothing before it is closed")
+	fs.IntVar(&o.GremlinMaxConnections, "gremlin-max-connections", gremlin.DefaultMaxConnections, "Gremlin API: connections served at once; one more is refused with HTTP 503")
 	fs.StringVar(&o.Consistency, "consistency", "session", "the account's default consistency level: strong, bounded, session, prefix or eventual; a request may ask for a weaker level (x-ms-consistency-level), never a stronger one")
 	fs.Int64Var(&o.MaxStalenessPrefix, "max-staleness-prefix", 0, "with --consistency bounded: how many operations a read may lag (default 100000)")
 	fs.DurationVar(&o.MaxStalenessInterval, "max-staleness-interval", 0, "with --consistency bounded: how long a read may lag, whole seconds from 5s to 24h (default 5m)")
@@ -103,8 +109,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	// that line must stop the server cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	fmt.Fprintf(stdout, "parsec %s: serving the Cosmos DB NoSQL API on %s (%s), ready in %v\n", version, s.URL(), where, time.Since(start).Round(time.Millisecond))
+	if a := s.TableAddr(); a != "" {
+		fmt.Fprintf(stdout, "parsec: serving the Table API on %s://%s/\n", strings.SplitN(s.URL(), ":", 2)[0], a)
+	}
 	if a := s.MongoAddr(); a != "" {
 		fmt.Fprintf(stdout, "parsec: serving the MongoDB API on mongodb://%s/\n", a)
+	}
+	if u := s.GremlinURL(); u != "" {
+		fmt.Fprintf(stdout, "parsec: serving the Gremlin API on %s\n", u)
 	}
 	if n := s.Node(); n != nil {
 		fmt.Fprintf(stdout, "parsec: node %d of a cluster of %d, cluster traffic on %s\n", n.ID(), len(n.Members()), n.Addr())

@@ -472,7 +472,7 @@ func TestRunSetupErrors(t *testing.T) {
 	// Bad options.
 	f(Options{Endpoint: "localhost:8081"}, "must start with http:// or https://")
 	f(Options{Endpoint: "http://127.0.0.1:1/x"}, "without a path")
-	f(Options{Workload: "nope"}, `--workload "nope" is unknown; choose one of query-cross, query-pk, read, rmw, sproc, trivial, upsert, write, ycsb-a, ycsb-b, ycsb-c, ycsb-d, ycsb-e, ycsb-f`)
+	f(Options{Workload: "nope"}, `--workload "nope" is unknown; choose one of query-cross, query-pk, read, rmw, sproc, trivial, upsert, vector, write, ycsb-a, ycsb-b, ycsb-c, ycsb-d, ycsb-e, ycsb-f`)
 	f(Options{Key: "not base64!"}, "--key")
 	f(Options{Workload: "read"}, "--items must be at least 1")
 	f(Options{Items: 1, ItemSize: 10}, "--item-size must be between")

@@ -27,6 +27,10 @@
 //	query-cross  SELECT TOP 10 * FROM c ORDER BY c.n DESC, with
 //	             x-ms-documentdb-query-enablecrosspartition: True and no
 //	             partition key (Parsec runs it entirely on the server)
+//	vector       SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(v(c.n), @q)
+//	             across partitions: v(n) is 16 sines and cosines of n (the
+//	             items carry no embedding) and @q 16 random numbers per
+//	             operation; every item's vector is built and compared
 //	sproc        POST .../sprocs/parsec-bench-noop with [] and a uniform
 //	             partition key: a stored procedure that only sets its
 //	             response body (created before the run if missing)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -144,6 +145,9 @@ type worker struct {
 	s      sender
 	acts   []string
 	idBuf  []byte
+	// vecBuf is the query vector of the current vector search (kept
+	// across its pages).
+	vecBuf []byte
 	call   call
 	reply  reply
 
@@ -233,7 +237,7 @@ func (w *worker) doAt(op OpKind, n int, now time.Time) (int, error) {
 		return st, err
 	case OpRMW:
 		return w.rmw(n, now)
-	case OpQueryPK, OpQueryCross:
+	case OpQueryPK, OpQueryCross, OpVector:
 		return w.query(op, n, 0, now)
 	case OpScan:
 		return w.query(op, n, 1+w.rng.IntN(MaxScanLength), now)
@@ -311,6 +315,18 @@ func (w *worker) query(op OpKind, n, scanLen int, now time.Time) (int, error) {
 		case OpQueryCross:
 			c.crossPartition = true
 			b = append(b, queryCross...)
+		case OpVector:
+			c.crossPartition = true
+			if cont == nil {
+				w.vecBuf = w.vecBuf[:0]
+				for i := range VectorDims {
+					if i > 0 {
+						w.vecBuf = append(w.vecBuf, ',')
+					}
+					w.vecBuf = strconv.AppendFloat(w.vecBuf, math.Round((w.rng.Float64()*2-1)*1000)/1000, 'g', -1, 64)
+				}
+			}
+			b = append(append(append(b, queryVectorPrefix...), w.vecBuf...), queryVectorSuffix...)
 		case OpScan:
 			c.pk = w.ks.pkHeader[pk]
 			b = strconv.AppendInt(append(b, scanPrefix...), int64(scanLen), 10)

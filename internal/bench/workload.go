@@ -25,10 +25,11 @@ const (
 	OpQueryCross                   // cross-partition ORDER BY query, all pages
 	OpScan                         // YCSB scan: a range of n within one partition key
 	OpSproc                        // execution of a trivial stored procedure in one partition key
+	OpVector                       // cross-partition TOP 10 ORDER BY VectorDistance, all pages
 	numOps
 )
 
-var opNames = [...]string{"", "trivial", "read", "create", "upsert", "rmw", "query-pk", "query-cross", "scan", "sproc"}
+var opNames = [...]string{"", "trivial", "read", "create", "upsert", "rmw", "query-pk", "query-cross", "scan", "sproc", "vector"}
 
 func (k OpKind) String() string { return opNames[k] }
 
@@ -72,6 +73,8 @@ var Workloads = map[string]*Workload{
 		Mix: []Weighted{{OpQueryPK, 1}}, NeedsContainer: true, NeedsItems: true},
 	"query-cross": {Name: "query-cross", Summary: "cross-partition SELECT TOP 10 * FROM c ORDER BY c.n DESC, every page",
 		Mix: []Weighted{{OpQueryCross, 1}}, NeedsContainer: true, NeedsItems: true},
+	"vector": {Name: "vector", Summary: "cross-partition vector search: SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(<16 numbers of c.n>, @q), every page",
+		Mix: []Weighted{{OpVector, 1}}, NeedsContainer: true, NeedsItems: true},
 	"ycsb-a": {Name: "ycsb-a", Summary: "YCSB A: 50% read, 50% update (upsert)",
 		Mix: []Weighted{{OpRead, 50}, {OpUpsert, 50}}, NeedsContainer: true, NeedsItems: true},
 	"ycsb-b": {Name: "ycsb-b", Summary: "YCSB B: 95% read, 5% update (upsert)",
@@ -214,10 +217,20 @@ const (
 	queryPKPrefix = `{"query":"SELECT * FROM c WHERE c.pk = @pk","parameters":[{"name":"@pk","value":"`
 	queryPKSuffix = `"}]}`
 	queryCross    = `{"query":"SELECT TOP 10 * FROM c ORDER BY c.n DESC","parameters":[]}`
-	scanPrefix    = `{"query":"SELECT TOP `
-	scanMiddle    = ` * FROM c WHERE c.pk = @pk AND c.n >= @n ORDER BY c.n","parameters":[{"name":"@pk","value":"`
-	scanMiddle2   = `"},{"name":"@n","value":`
-	scanSuffix    = `}]}`
+	// The vector search: the loaded items carry no embedding, so the query
+	// computes a 16-dimension vector from each item's n (sines and cosines
+	// of 16 frequencies: spread over the unit cube) and ranks every item
+	// of every partition by its cosine to @q, 16 random numbers per
+	// operation. It measures the scan that vector search does without a
+	// vector index: every item's vector is built and compared.
+	queryVectorPrefix = `{"query":"SELECT TOP 10 c.id FROM c ORDER BY VectorDistance([SIN(c.n * 0.11), COS(c.n * 0.37), SIN(c.n * 0.53), COS(c.n * 0.71), SIN(c.n * 0.97), COS(c.n * 1.13), SIN(c.n * 1.31), COS(c.n * 1.57), SIN(c.n * 1.79), COS(c.n * 1.97), SIN(c.n * 2.23), COS(c.n * 2.41), SIN(c.n * 2.63), COS(c.n * 2.87), SIN(c.n * 3.07), COS(c.n * 3.31)], @q)","parameters":[{"name":"@q","value":[`
+	queryVectorSuffix = `]}]}`
+	// VectorDims is the number of dimensions of the vector workload.
+	VectorDims  = 16
+	scanPrefix  = `{"query":"SELECT TOP `
+	scanMiddle  = ` * FROM c WHERE c.pk = @pk AND c.n >= @n ORDER BY c.n","parameters":[{"name":"@pk","value":"`
+	scanMiddle2 = `"},{"name":"@n","value":`
+	scanSuffix  = `}]}`
 	// MaxScanLength is the largest TOP of a scan; each scan's is uniform in
 	// [1, MaxScanLength].
 	MaxScanLength = 100

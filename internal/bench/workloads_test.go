@@ -105,6 +105,11 @@ func TestWorkloadsAgainstParsec(t *testing.T) {
 	if q := res.ByOperation["query-cross"]; q.Rows != 10*q.Operations || q.Requests < 4*q.Operations {
 		t.Fatalf("query-cross, 3 items a page: %d rows in %d requests for %d queries", q.Rows, q.Requests, q.Operations)
 	}
+	// Vector search across partitions: ten rows, in pages of three.
+	res = run(Options{Workload: "vector", Container: "ro", Operations: 20, PageSize: 3, Client: ClientNetHTTP})
+	if q := res.ByOperation["vector"]; q.Rows != 10*q.Operations || q.Requests < 4*q.Operations {
+		t.Fatalf("vector, 3 items a page: %d rows in %d requests for %d queries", q.Rows, q.Requests, q.Operations)
+	}
 	for _, wl := range []string{"ycsb-a", "ycsb-b", "ycsb-c"} {
 		run(Options{Workload: wl, Container: "ro", Operations: 2000, Distribution: DistZipfian})
 	}

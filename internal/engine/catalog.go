@@ -223,6 +223,9 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec, t Throughput) 
 	if err := validateSpec(spec); err != nil {
 		return ContainerInfo{}, nil, err
 	}
+	if _, err := specSearch(spec, spec.IndexingPolicy); err != nil {
+		return ContainerInfo{}, nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	db, ok := e.dbs[dbID]
@@ -361,6 +364,9 @@ func (e *Engine) ReplaceContainer(dbID string, spec ContainerSpec, ifMatch strin
 	}
 	if spec.SyntheticKey != "" && spec.SyntheticKey != info.SyntheticKey {
 		return ContainerInfo{}, badRequest("the synthetic partition key of a container cannot be changed (it is %q)", info.SyntheticKey)
+	}
+	if err := replaceSearch(&spec, info); err != nil {
+		return ContainerInfo{}, err
 	}
 	reindex := len(spec.IndexingPolicy) > 0 && !sameJSON(spec.IndexingPolicy, info.IndexingPolicy)
 	if reindex && e.logKeepsEntries() {

@@ -28,7 +28,9 @@ type QueryPage struct {
 	// IndexEntries is how many index entries the page read.
 	IndexEntries int
 	Index        IndexUtilization
-	Sessions     []Session
+	// Search says how the query's vector and full-text functions ran.
+	Search   SearchUtilization
+	Sessions []Session
 }
 
 // QueryLimits bound every query page, as Cosmos DB bounds its pages. A
@@ -203,6 +205,11 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 		}
 		page.Sessions = append(page.Sessions, s.p.Session())
 	}
+	plan, statDocs, statBytes, err := c.withStats(ctx, plan, now)
+	if err != nil {
+		return page, queryFailure(err)
+	}
+	page.DocsRead, page.BytesRead = statDocs, statBytes
 	ix := c.index.Load()
 	lk, cands, entries, err := c.chooseLookup(ix, filters, scope)
 	if errors.Is(err, ErrCorrupt) {
@@ -324,7 +331,8 @@ func (c *Container) QueryContext(ctx context.Context, plan *exec.Plan, scope Que
 	if !next.Done() {
 		page.Next = next
 	}
-	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, page.IndexEntries) + udfCharge(plan)
+	page.Search = c.searchUtilization(plan)
+	page.Charge = throughput.QueryCharge(page.DocsRead, page.BytesRead, page.IndexEntries) + udfCharge(plan) + searchCharge(plan)
 	if len(spans) > 0 {
 		each := page.Charge / float64(len(spans))
 		for _, s := range spans {
@@ -372,7 +380,7 @@ func (c *Container) createdSources(db reader, spans []span, state *exec.State) (
 // streaming page reads its partitions lazily in key order, stopping when
 // the page is full.
 func execPage(plan *exec.Plan, sources []exec.Source, state *exec.State, pageSize int, lim *exec.Limits) ([][]byte, *exec.State, error) {
-	if plan.Shape() == exec.Streaming || len(sources) < 2 {
+	if plan.Shape() == exec.Streaming || plan.Shape() == exec.Ranked || len(sources) < 2 {
 		// Rows that are whole stored documents are copied, not re-encoded.
 		return exec.ExecJSON(plan, sources, state, pageSize, lim)
 	}

@@ -833,7 +833,11 @@ func (c *Container) CompileQuery(q *ast.Query, params map[string]eval.Value) (*e
 		return nil, badRequest("%v", err)
 	}
 	u := &udfs{c: c, progs: map[string]*script.Program{}, free: map[string][]*script.Func{}}
-	p, err := exec.CompileWith(q, params, exec.Options{UDF: u.call, Tag: u})
+	opts := exec.Options{UDF: u.call, Tag: u}
+	if sp := c.searchOptions(); sp != nil {
+		opts.Search = sp.Search()
+	}
+	p, err := exec.CompileWith(q, params, opts)
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}

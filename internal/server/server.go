@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/cosmos"
+	"github.com/parsecdb/parsec/internal/api/gremlin"
 	"github.com/parsecdb/parsec/internal/api/mongo"
+	"github.com/parsecdb/parsec/internal/api/table"
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/engine"
@@ -115,6 +117,26 @@ type Options struct {
 	// authenticate (mongo.Config.AuthIdleTimeout). Default
 	// mongo.DefaultAuthIdleTimeout.
 	MongoAuthIdleTimeout time.Duration
+	// GremlinListen, when set, also serves the Gremlin API (the Gremlin
+	// Server protocol over WebSocket, as Cosmos DB's Gremlin endpoint) on
+	// this HOST:PORT (off by default), with TLS when TLS is set. Clients
+	// authenticate with SASL PLAIN: user /dbs/<database>/colls/<graph>,
+	// password the primary or read-only key.
+	GremlinListen string
+	// GremlinIdleTimeout closes a Gremlin connection that sends nothing
+	// for that long. Default gremlin.DefaultIdleTimeout (1 hour).
+	GremlinIdleTimeout time.Duration
+	// GremlinMaxConnections caps the Gremlin connections served at once.
+	// Default gremlin.DefaultMaxConnections.
+	GremlinMaxConnections int
+	// TableListen, when set, also serves the Azure Table API on this
+	// HOST:PORT (off by default; the emulator's port is 8902), with TLS
+	// when TLS is set. Requests are signed with the account key
+	// (SharedKey or SharedKeyLite); the read-only key reads only.
+	TableListen string
+	// TableThroughput is the RU/s of a table created through the Table
+	// API. Default table.DefaultThroughput (400, as on Cosmos DB).
+	TableThroughput int
 	// Consistency is the account's default consistency level (strong,
 	// bounded, session, prefix or eventual; default session), with the
 	// bounds of bounded staleness (defaults 100,000 operations and 5
@@ -225,6 +247,30 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("refusing to serve the MongoDB API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key (clients then authenticate with SCRAM-SHA-256 as user %q and the key as password), or use a loopback address such as 127.0.0.1", o.MongoListen, mongo.DefaultAccountName)
 		}
 	}
+	if o.GremlinListen != "" {
+		host, _, err := net.SplitHostPort(o.GremlinListen)
+		if err != nil {
+			return fmt.Errorf("--gremlin-listen %q is not HOST:PORT: %v", o.GremlinListen, err)
+		}
+		if !isLoopback(host) && (o.Key == "" || sameKey(o.Key, auth.EmulatorKey)) {
+			return fmt.Errorf("refusing to serve the Gremlin API on %q with the well-known emulator key: anyone who can reach it could read and write every graph. Give a key of your own with --key (clients then authenticate as user /dbs/<database>/colls/<graph> with the key as password), or use a loopback address such as 127.0.0.1", o.GremlinListen)
+		}
+	}
+	if o.GremlinIdleTimeout < 0 || o.GremlinMaxConnections < 0 {
+		return errors.New("--gremlin-idle-timeout and --gremlin-max-connections cannot be negative")
+	}
+	if o.TableListen != "" {
+		host, _, err := net.SplitHostPort(o.TableListen)
+		if err != nil {
+			return fmt.Errorf("--table-listen %q is not HOST:PORT: %v", o.TableListen, err)
+		}
+		if !isLoopback(host) && (o.Key == "" || sameKey(o.Key, auth.EmulatorKey)) {
+			return fmt.Errorf("refusing to serve the Table API on %q with the well-known emulator key: anyone who can reach it could read and write everything. Give a key of your own with --key, or use a loopback address such as 127.0.0.1", o.TableListen)
+		}
+	}
+	if o.TableThroughput < 0 || (o.TableThroughput > 0 && o.TableThroughput < 400) {
+		return fmt.Errorf("--table-throughput must be at least 400 RU/s, not %d", o.TableThroughput)
+	}
 	if err := o.validateCluster(); err != nil {
 		return err
 	}
@@ -327,16 +373,22 @@ func isLoopback(host string) bool {
 
 // Server is a running Parsec server.
 type Server struct {
-	opts      Options
-	store     *storage.DB
-	engine    *engine.Engine
-	node      *cluster.Node // nil without a cluster
-	http      *http.Server
-	ln        net.Listener
-	done      chan error
-	mongo     *mongo.Server
-	mongoLn   net.Listener
-	mongoDone chan error
+	opts        Options
+	store       *storage.DB
+	engine      *engine.Engine
+	node        *cluster.Node // nil without a cluster
+	http        *http.Server
+	ln          net.Listener
+	done        chan error
+	mongo       *mongo.Server
+	mongoLn     net.Listener
+	mongoDone   chan error
+	gremlin     *gremlin.Server
+	gremlinLn   net.Listener
+	gremlinDone chan error
+	tableHTTP   *http.Server
+	tableLn     net.Listener
+	tableDone   chan error
 }
 
 // Start opens the store, starts the engine and begins serving. It returns once
@@ -467,8 +519,90 @@ func Start(o Options) (*Server, error) {
 		s.mongoDone = make(chan error, 1)
 		go func() { s.mongoDone <- s.mongo.Serve(mln) }()
 	}
+	if o.GremlinListen != "" {
+		if err := s.startGremlin(cert, primary, readOnly); err != nil {
+			ln.Close()
+			if s.mongo != nil {
+				s.mongo.Close()
+				<-s.mongoDone
+			}
+			s.closeStore()
+			return nil, err
+		}
+	}
+	if o.TableListen != "" {
+		if err := s.startTable(cert, primary, readOnly, emulatorKey); err != nil {
+			ln.Close()
+			if s.mongo != nil {
+				s.mongo.Close()
+				<-s.mongoDone
+			}
+			if s.gremlin != nil {
+				s.gremlin.Close()
+				<-s.gremlinDone
+			}
+			s.closeStore()
+			return nil, err
+		}
+	}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
+}
+
+// startGremlin listens on GremlinListen (with TLS under --tls) and serves
+// the Gremlin API there.
+func (s *Server) startGremlin(cert tls.Certificate, primary, readOnly []byte) error {
+	o := s.opts
+	gln, err := net.Listen("tcp", o.GremlinListen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (--gremlin-listen): %w", o.GremlinListen, err)
+	}
+	g, err := gremlin.New(gremlin.Config{Engine: s.engine, PrimaryKey: primary, ReadOnlyKey: readOnly,
+		IdleTimeout: o.GremlinIdleTimeout, MaxConnections: o.GremlinMaxConnections})
+	if err != nil {
+		gln.Close()
+		return err
+	}
+	if o.TLS {
+		gln = tls.NewListener(gln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	}
+	s.gremlin, s.gremlinLn, s.gremlinDone = g, gln, make(chan error, 1)
+	go func() { s.gremlinDone <- g.Serve(gln) }()
+	return nil
+}
+
+// startTable listens on TableListen (with TLS under --tls) and serves the
+// Table API there.
+func (s *Server) startTable(cert tls.Certificate, primary, readOnly []byte, emulatorKey bool) error {
+	o := s.opts
+	tln, err := net.Listen("tcp", o.TableListen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (--table-listen): %w", o.TableListen, err)
+	}
+	if o.TLS {
+		tln = tls.NewListener(tln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	}
+	var th http.Handler = table.New(table.Config{Engine: s.engine, PrimaryKey: primary, ReadOnlyKey: readOnly, Throughput: o.TableThroughput})
+	if emulatorKey {
+		// As for the NoSQL API: with the published key, only requests
+		// addressed to this machine by a loopback name.
+		th = newHostGuard(th, o.Advertise)
+	}
+	s.tableHTTP, s.tableLn, s.tableDone = newHTTPServer(th, o), tln, make(chan error, 1)
+	go func() { s.tableDone <- s.tableHTTP.Serve(tln) }()
+	return nil
+}
+
+// GremlinURL is the WebSocket URL of the Gremlin API ("" when off).
+func (s *Server) GremlinURL() string {
+	if s.gremlinLn == nil {
+		return ""
+	}
+	scheme := "ws"
+	if s.opts.TLS {
+		scheme = "wss"
+	}
+	return scheme + "://" + s.gremlinLn.Addr().String() + "/"
 }
 
 // leafOf returns the DER of c's leaf certificate, nil if c holds none.
@@ -512,6 +646,14 @@ func (s *Server) MongoAddr() string {
 	return s.mongoLn.Addr().String()
 }
 
+// TableAddr is the address the Table API listens on ("" when off).
+func (s *Server) TableAddr() string {
+	if s.tableLn == nil {
+		return ""
+	}
+	return s.tableLn.Addr().String()
+}
+
 // Engine exposes the engine, for tests and tools in the same process.
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
@@ -519,10 +661,24 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // then stops the engine and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
+	if s.tableHTTP != nil {
+		if terr := s.tableHTTP.Shutdown(ctx); terr != nil && err == nil {
+			err = terr
+		}
+		if terr := <-s.tableDone; terr != nil && !errors.Is(terr, http.ErrServerClosed) && err == nil {
+			err = terr
+		}
+	}
 	if s.mongo != nil {
 		s.mongo.Close()
 		if merr := <-s.mongoDone; merr != nil && err == nil {
 			err = merr
+		}
+	}
+	if s.gremlin != nil {
+		s.gremlin.Close()
+		if gerr := <-s.gremlinDone; gerr != nil && err == nil {
+			err = gerr
 		}
 	}
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -143,7 +144,12 @@ func (s *Server) runQuery(req *request, c *engine.Container, plan *exec.Plan, sc
 			ms, ms, page.DocsRead, page.BytesRead, len(page.Rows), out, utilizationRatio(len(page.Rows), page.DocsRead)))
 	}
 	if headerBool(r, "x-ms-cosmos-populateindexmetrics") {
-		req.w.Header().Set("x-ms-cosmos-index-utilization", indexUtilizationHeader(page.Index))
+		req.w.Header().Set("x-ms-cosmos-index-utilization", indexUtilizationHeader(page.Index, page.Search))
+	} else if headerBool(r, "x-ms-cosmos-populateindexmetrics-V2") {
+		// The JavaScript SDK 4.x asks with the -V2 name and reads the
+		// JSON URI-encoded (decodeAndParseJSONString in headerUtils.ts).
+		b, _ := base64.StdEncoding.DecodeString(indexUtilizationHeader(page.Index, page.Search))
+		req.w.Header().Set("x-ms-cosmos-index-utilization", url.PathEscape(string(b)))
 	}
 	s.writeDocuments(req, c, page.Rows, continuation, page.Sessions, page.Charge)
 	return nil
@@ -180,7 +186,11 @@ func utilizationRatio(rows, docs int) float64 {
 // indexUtilizationHeader encodes x-ms-cosmos-index-utilization as the SDKs
 // decode it: base64 of a JSON object listing the single-path indexes the
 // query used and those it could have used.
-func indexUtilizationHeader(u engine.IndexUtilization) string {
+//
+// The vector and full-text functions are listed among the utilized
+// indexes with their path, the index the policy gives it, and that this
+// version scanned (the number of vectors compared or texts analysed).
+func indexUtilizationHeader(u engine.IndexUtilization, s engine.SearchUtilization) string {
 	type single struct {
 		FilterExpression string
 		IndexSpec        string
@@ -195,8 +205,15 @@ func indexUtilizationHeader(u engine.IndexUtilization) string {
 		}
 		return out
 	}
+	utilized := list(u.Utilized, "High")
+	for _, v := range s.Vector {
+		utilized = append(utilized, single{FilterExpression: "VectorDistance", IndexSpec: v, IndexImpactScore: "High"})
+	}
+	for _, t := range s.Text {
+		utilized = append(utilized, single{FilterExpression: "FullText", IndexSpec: t, IndexImpactScore: "High"})
+	}
 	b, _ := json.Marshal(map[string]any{
-		"UtilizedSingleIndexes":     list(u.Utilized, "High"),
+		"UtilizedSingleIndexes":     utilized,
 		"PotentialSingleIndexes":    list(u.Potential, "High"),
 		"UtilizedCompositeIndexes":  []any{},
 		"PotentialCompositeIndexes": []any{},

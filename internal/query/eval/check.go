@@ -48,6 +48,9 @@ type checker struct {
 type scope struct {
 	noAggIn string
 	inAgg   string
+	// rank: the expression is an ORDER BY RANK item or a component of
+	// its RRF, where FullTextScore (and, for the item, RRF) may appear.
+	rank, rankItem bool
 }
 
 func (c *checker) query(q *ast.Query) error {
@@ -89,8 +92,13 @@ func (c *checker) query(q *ast.Query) error {
 		}
 	}
 	if q.OrderBy != nil {
+		if q.OrderBy.Rank {
+			if err := c.rank(q.OrderBy); err != nil {
+				return err
+			}
+		}
 		for _, it := range q.OrderBy.Items {
-			if err := c.expr(it.X, scope{noAggIn: "ORDER BY"}); err != nil {
+			if err := c.expr(it.X, scope{noAggIn: "ORDER BY", rank: q.OrderBy.Rank, rankItem: q.OrderBy.Rank}); err != nil {
 				return err
 			}
 		}
@@ -102,6 +110,24 @@ func (c *checker) query(q *ast.Query) error {
 		if err := c.count(q.Limit, "LIMIT"); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// rank checks the form of ORDER BY RANK: one FullTextScore or RRF call,
+// without a sort order (the service: hybrid-search.md, full-text-search.md).
+func (c *checker) rank(o *ast.OrderBy) error {
+	for _, it := range o.Items {
+		if it.Dir != ast.DirNone {
+			return errorf(o.At, ErrBadArgument, "Specifying a sort order (ASC or DESC) in the ORDER BY RANK clause is not allowed.")
+		}
+	}
+	if len(o.Items) != 1 {
+		return errorf(o.At, ErrBadArgument, "ORDER BY RANK takes one FullTextScore or RRF call; combine several scores with RRF")
+	}
+	call, ok := o.Items[0].X.(*ast.Call)
+	if !ok || !IsFullTextScore(call) && !IsRRF(call) {
+		return errorf(o.Items[0].X.Pos(), ErrBadArgument, "ORDER BY RANK takes a FullTextScore or RRF call")
 	}
 	return nil
 }
@@ -167,6 +193,30 @@ func (c *checker) expr(e ast.Expr, s scope) error {
 		if err != nil {
 			return err
 		}
+		switch {
+		case IsRRF(e) && !s.rankItem:
+			return errorf(e.At, ErrBadArgument, "RRF is only allowed in an ORDER BY RANK clause")
+		case IsFullTextScore(e) && !s.rank:
+			return errorf(e.At, ErrBadArgument, "FullTextScore is only allowed in an ORDER BY RANK clause")
+		case IsRRF(e):
+			s.rankItem = false
+			for i, a := range e.Args {
+				if w, ok := a.(*ast.ArrayCreate); ok && i == len(e.Args)-1 && i > 0 {
+					if err := c.exprs(w.Elems, scope{noAggIn: s.noAggIn}); err != nil {
+						return err
+					}
+					continue
+				}
+				if call, ok := a.(*ast.Call); !ok || !IsFullTextScore(call) && !IsVectorDistance(call) {
+					return errorf(a.Pos(), ErrBadArgument, "the arguments of RRF are FullTextScore and VectorDistance calls, then optionally an array of weights")
+				}
+				if err := c.expr(a, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		s.rank, s.rankItem = false, false
 		if isAgg {
 			name := upperASCII(e.Name)
 			switch {

@@ -227,7 +227,10 @@
 // # 6. Check and errors
 //
 // Check(q) validates a parsed query before execution: unknown functions
-// (by name and position), unsupported ones (spatial, vector, full-text),
+// (by name and position), unsupported ones (spatial), FullTextScore and
+// RRF outside ORDER BY RANK and the form of ORDER BY RANK (one call, no
+// ASC or DESC: "Specifying a sort order (ASC or DESC) in the ORDER BY RANK
+// clause is not allowed."),
 // argument counts ("SUBSTRING expects 3 arguments, got 2"), aggregates in
 // WHERE, GROUP BY or ORDER BY or nested in another aggregate, TOP/OFFSET/
 // LIMIT literals that are not non-negative integers, and LIKE ESCAPEs of

@@ -54,6 +54,12 @@ type Env struct {
 	// evaluations in this scope and its children (see Budget).
 	Budget *Budget
 
+	// Search, when set, gives the vector and full-text functions the
+	// container's policies and the executor's statistics (see Search). A
+	// nil Search means no policies: cosine float32 vectors, English text,
+	// and no FullTextScore outside the executor.
+	Search *Search
+
 	// Cache holds compiled regular expressions and LIKE patterns. It may be
 	// nil (no caching) and may be shared between Envs and goroutines.
 	Cache *Cache

@@ -39,7 +39,7 @@ func TestMissingHooks(t *testing.T) {
 		{"c", ErrUnbound},
 		{"@p", ErrUndeclaredParam},
 		{"Nope()", ErrUnknownFunction},
-		{"VectorDistance([1], [2])", ErrUnsupported},
+		{"ST_DISTANCE(1, 2)", ErrUnsupported},
 		{"ABS(1, 2)", ErrArgCount},
 	} {
 		_, err := Eval(mustExpr(t, c.src), env)

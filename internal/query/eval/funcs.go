@@ -68,9 +68,6 @@ var aggregates = map[string]string{
 var unsupported = map[string]string{
 	"ST_AREA": "ST_AREA", "ST_DISTANCE": "ST_DISTANCE", "ST_INTERSECTS": "ST_INTERSECTS",
 	"ST_ISVALID": "ST_ISVALID", "ST_ISVALIDDETAILED": "ST_ISVALIDDETAILED", "ST_WITHIN": "ST_WITHIN",
-	"VECTORDISTANCE": "VectorDistance", "FULLTEXTCONTAINS": "FullTextContains",
-	"FULLTEXTCONTAINSALL": "FullTextContainsAll", "FULLTEXTCONTAINSANY": "FullTextContainsAny",
-	"FULLTEXTSCORE": "FullTextScore", "RRF": "RRF",
 }
 
 // FunctionNames returns the names of the built-in scalar functions, sorted.

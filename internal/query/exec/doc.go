@@ -80,6 +80,8 @@
 //	(GROUP BY)       accumulator states; at most ~2·want     .Merge), emitted in key order
 //	                 groups, complete below a cutoff         below every partition's cutoff
 //	Aggregate        one group: accumulator states           combined, projected: one page  nothing (done)
+//	Ranked           the best rankWindow rows of each        union, ranked per component,   rows consumed
+//	(RANK RRF)       component, with their scores            fused by RRF, in fused order
 //
 // Nothing is re-run and skipped: every shape resumes by filtering each
 // partition to the rows strictly after the state's sort key, as Cosmos
@@ -171,7 +173,12 @@
 //     booleans < numbers < strings < arrays < objects), each ASC or DESC;
 //     ties are broken by document key and then fan-out ordinal, ascending
 //     whatever the direction, so the order is total. Rows whose keys are
-//     undefined are kept (first in ASC). ORDER BY RANK is not supported.
+//     undefined are kept (first in ASC). ORDER BY VectorDistance without
+//     ASC or DESC sorts the closest first (descending for cosine and dot
+//     product, ascending for Euclidean). ORDER BY RANK FullTextScore sorts
+//     by BM25 over statistics the caller gathers over the whole container
+//     (NeedsStats, GatherStats, WithStats); ORDER BY RANK RRF is the
+//     Ranked shape (rank.go: best rows per component, fused ranks).
 //   - DISTINCT removes rows equal under eval.Equal. With ORDER BY it
 //     follows the SDKs' ordered-distinct stage: rows sorted by the ORDER BY
 //     values, ties by row value (choice: so that equal rows with equal keys

@@ -241,6 +241,10 @@ func runPagesWithin(p *Plan, mk func() []Source, pageSize int, roundTrip bool, l
 	var st *State
 	var out []eval.Value
 	prev := ""
+	p, err := GatherStats(p, mk())
+	if err != nil {
+		return nil, 0, err
+	}
 	for page := 0; ; page++ {
 		var l *Limits
 		if lim != nil {

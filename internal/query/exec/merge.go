@@ -60,6 +60,9 @@ func ExecJSON(p *Plan, sources []Source, s *State, pageSize int, lim *Limits) ([
 }
 
 func execPage(p *Plan, sources []Source, s *State, pageSize int, lim *Limits) (*pager, *State, error) {
+	if p.NeedsStats() && p.search.Scores == nil {
+		return nil, nil, fmt.Errorf("exec: the query scores text with FullTextScore: run it WithStats (see GatherStats)")
+	}
 	if s == nil {
 		s = p.Start()
 	}
@@ -159,6 +162,8 @@ func (p *Plan) merge(s *State, partials []*Partial, pageSize int, lim *Limits) (
 		p.mergeStream(pg, partials)
 	case Grouped, Aggregate:
 		err = p.mergeGroups(pg, partials, p.env(lim.budget()))
+	case Ranked:
+		err = p.mergeRanked(pg, partials)
 	default:
 		p.mergeSorted(pg, partials)
 	}

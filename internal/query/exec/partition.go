@@ -137,6 +137,8 @@ func (p *Plan) run(src Source, s *State, want int, lim *Limits) (*Partial, error
 		return p.runStream(src, s, want, lim, env)
 	case Grouped, Aggregate:
 		return p.runGroups(src, s, want, lim, env)
+	case Ranked:
+		return p.runRanked(src, lim, env)
 	}
 	return p.runSorted(src, s, want, lim, env)
 }

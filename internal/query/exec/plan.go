@@ -29,6 +29,10 @@ type Options struct {
 	// Tag is the caller's own value, kept with the plan (Plan.Tag): for
 	// instance what accounts for the UDF calls of its pages.
 	Tag any
+	// Search holds the container's vector embedding and full-text
+	// policies (Embeddings, Text; the other fields are the plan's own).
+	// nil: no policies.
+	Search *eval.Search
 }
 
 // Shape is how a query's rows are produced per partition and merged across
@@ -58,9 +62,14 @@ const (
 	Grouped
 	// Aggregate: aggregates without GROUP BY: one row, one page.
 	Aggregate
+	// Ranked: ORDER BY RANK RRF(...). Each partition keeps its best
+	// candidates per component; the merge keeps the best per component
+	// over all partitions, fuses their ranks and orders by the fused
+	// score; the state is the number of rows consumed (see rank.go).
+	Ranked
 )
 
-var shapeNames = [...]string{"streaming", "ordered", "distinct", "ordered-distinct", "grouped", "aggregate"}
+var shapeNames = [...]string{"streaming", "ordered", "distinct", "ordered-distinct", "grouped", "aggregate", "ranked"}
 
 // String returns the shape's name.
 func (s Shape) String() string { return shapeNames[s] }
@@ -79,6 +88,10 @@ type Plan struct {
 	// sortPath: see SortPath (Ordered and OrderedDistinct only).
 	sortPath []string
 	tag      any
+	// search is the plan's eval.Search (also in base); rank describes
+	// ORDER BY RANK (nil without).
+	search *eval.Search
+	rank   *rankInfo
 }
 
 // Tag returns Options.Tag of the plan's compilation.
@@ -107,6 +120,10 @@ type query struct {
 	grouped  bool // GROUP BY or an aggregate in the select clause
 
 	orderBy []orderKey
+	// rrf: ORDER BY RANK RRF(...); orderBy then holds its components and
+	// weights their weights.
+	rrf     bool
+	weights []float64
 }
 
 type item struct {
@@ -150,13 +167,21 @@ func CompileWith(q *ast.Query, params map[string]eval.Value, opts Options) (*Pla
 	if err := eval.CheckParams(q, params); err != nil {
 		return nil, err
 	}
-	c := &compiler{subs: make(map[*ast.Query]*query), params: params}
+	search, err := newSearch(q, params, opts.Search)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiler{subs: make(map[*ast.Query]*query), params: params, search: search}
 	top, err := c.query(q, nil, true)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{top: top, params: params, subs: c.subs, tag: opts.Tag}
+	p := &Plan{top: top, params: params, subs: c.subs, tag: opts.Tag, search: search}
+	if p.rank, err = c.rankInfo(top); err != nil {
+		return nil, err
+	}
 	p.base = &eval.Env{
+		Search:     search,
 		Params:     params,
 		Subquery:   p.subquery,
 		UDF:        opts.UDF,
@@ -166,6 +191,8 @@ func CompileWith(q *ast.Query, params map[string]eval.Value, opts Options) (*Pla
 		Cache:      eval.NewCache(),
 	}
 	switch {
+	case top.rrf:
+		p.shape = Ranked
 	case top.grouped && len(top.groupBy) == 0:
 		p.shape = Aggregate
 	case top.grouped:
@@ -228,6 +255,7 @@ func (p *Plan) subquery(q *ast.Query, env *eval.Env) ([]eval.Value, error) {
 type compiler struct {
 	subs   map[*ast.Query]*query
 	params map[string]eval.Value
+	search *eval.Search
 }
 
 type scope struct {
@@ -320,14 +348,19 @@ func (c *compiler) query(q *ast.Query, outer *scope, container bool) (*query, er
 	}
 	cq.groupBy = q.GroupBy
 	if q.OrderBy != nil {
-		if q.OrderBy.Rank {
-			return nil, queryError(q.OrderBy.At, eval.ErrUnsupported, "ORDER BY RANK is not supported")
-		}
 		for _, it := range q.OrderBy.Items {
 			if err := c.resolve(it.X, sc); err != nil {
 				return nil, err
 			}
-			cq.orderBy = append(cq.orderBy, orderKey{x: it.X, desc: it.Dir == ast.Desc})
+		}
+		if q.OrderBy.Rank {
+			if err := c.rankKeys(cq, q, container); err != nil {
+				return nil, err
+			}
+		} else {
+			for _, it := range q.OrderBy.Items {
+				cq.orderBy = append(cq.orderBy, orderKey{x: it.X, desc: c.descending(it)})
+			}
 		}
 	}
 	if sel.Top != nil {
@@ -356,6 +389,9 @@ func (c *compiler) query(q *ast.Query, outer *scope, container bool) (*query, er
 		cq.aggIndex[a] = i
 	}
 	cq.grouped = len(cq.aggs) > 0 || len(q.GroupBy) > 0
+	if cq.grouped && q.OrderBy != nil && q.OrderBy.Rank {
+		return nil, queryError(q.OrderBy.At, eval.ErrUnsupported, "ORDER BY RANK is not supported with aggregates or GROUP BY")
+	}
 	if cq.grouped {
 		for _, e := range cq.selectExprs() {
 			if err := checkGrouped(e, q.GroupBy); err != nil {

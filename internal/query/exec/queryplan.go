@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,18 @@ type queryPlanJSON struct {
 	Version     int           `json:"partitionedQueryExecutionInfoVersion"`
 	QueryInfo   queryInfoJSON `json:"queryInfo"`
 	QueryRanges []QueryRange  `json:"queryRanges"`
-	Hybrid      *struct{}     `json:"hybridSearchQueryInfo"`
+	Hybrid      *hybridJSON   `json:"hybridSearchQueryInfo"`
+}
+
+// hybridJSON is the hybridSearchQueryInfo of an ORDER BY RANK query, as
+// the JavaScript SDK 4.10 reads it (hybridQueryExecutionContext.ts).
+type hybridJSON struct {
+	GlobalStatisticsQuery    string          `json:"globalStatisticsQuery"`
+	ComponentQueryInfos      []queryInfoJSON `json:"componentQueryInfos"`
+	ComponentWeights         []float64       `json:"componentWeights"`
+	Skip                     *int64          `json:"skip"`
+	Take                     *int64          `json:"take"`
+	RequiresGlobalStatistics bool            `json:"requiresGlobalStatistics"`
 }
 
 type queryInfoJSON struct {
@@ -93,10 +105,14 @@ func (p *Plan) QueryPlan(ranges []QueryRange) ([]byte, error) {
 	if ranges == nil {
 		ranges = []QueryRange{}
 	}
+	out := queryPlanJSON{Version: 2, QueryInfo: info, QueryRanges: ranges}
+	if p.rank != nil {
+		out.Hybrid = p.hybridInfo()
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(queryPlanJSON{Version: 2, QueryInfo: info, QueryRanges: ranges}); err != nil {
+	if err := enc.Encode(out); err != nil {
 		panic("BUG: exec: cannot encode a query plan: " + err.Error())
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
@@ -195,6 +211,13 @@ func (p *Plan) queryInfo() (queryInfoJSON, error) {
 			info.OrderByExpressions = append(info.OrderByExpressions, k.x.String())
 			items[i] = `{"item": ` + k.x.String() + `}`
 		}
+		for _, k := range q.orderBy {
+			if hasVectorDistance(k.x) {
+				// Every partition's best rows are merged in memory by
+				// the SDK (its NonStreamingOrderBy stage).
+				info.HasNonStreamingOrderBy = true
+			}
+		}
 		sel := "SELECT "
 		if a.Select.Top != nil && !q.distinct {
 			sel += "TOP " + a.Select.Top.String() + " "
@@ -228,6 +251,112 @@ func (p *Plan) queryInfo() (queryInfoJSON, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func hasVectorDistance(e ast.Expr) bool {
+	found := false
+	walk(e, func(x ast.Expr) bool {
+		if c, ok := x.(*ast.Call); ok && eval.IsVectorDistance(c) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// Placeholders of a hybrid query plan that the SDKs replace with the sums
+// of the global statistics query's results (hybridQueryExecutionContext.ts):
+// the document count, and per component i the total word count and the
+// hit counts of its terms.
+const (
+	hybridDocCount  = "{documentdb-formattablehybridsearchquery-totaldocumentcount}"
+	hybridWordCount = "{documentdb-formattablehybridsearchquery-totalwordcount-%d}"
+	hybridHitCounts = "{documentdb-formattablehybridsearchquery-hitcountsarray-%d}"
+)
+
+// hybridInfo describes an ORDER BY RANK query for an SDK that runs it:
+//
+//   - globalStatisticsQuery, run on every partition and summed by the SDK:
+//     SELECT COUNT(1) AS documentCount, [{"totalWordCount":
+//     SUM(_FullTextWordCount(path)), "hitCounts": [COUNTIF(FullTextContains(path,
+//     term)), ...]}, ...] AS fullTextStatistics FROM c, one entry per
+//     FullTextScore component in order;
+//   - one component query per RRF component (one for FullTextScore alone):
+//     an ORDER BY query of the component's score, best first, of at most
+//     the rank window's rows, whose payload holds the projection and the
+//     scores of every component ({"payload": ..., "componentScores": [...]}),
+//     FullTextScore written _FullTextScore(path, [terms], N, words, [hits])
+//     with the statistics' placeholders;
+//   - the weights, and skip and take from OFFSET, LIMIT and TOP.
+//
+// The SDK ranks the union of the components' rows per component and fuses
+// the ranks, as Parsec's own Ranked execution does.
+func (p *Plan) hybridInfo() *hybridJSON {
+	q, a := p.top, p.top.ast
+	h := &hybridJSON{ComponentWeights: q.weights}
+	if q.offset >= 0 {
+		h.Skip, h.Take = ptr(q.offset), ptr(q.limit)
+	}
+	if q.top >= 0 && (h.Take == nil || q.top < *h.Take) {
+		h.Take = ptr(q.top)
+	}
+	alias := q.sources[0].alias
+	texts := make([]string, len(q.orderBy))
+	var stats []string
+	for i, k := range q.orderBy {
+		call := k.x.(*ast.Call)
+		if !eval.IsFullTextScore(call) {
+			texts[i] = call.String()
+			continue
+		}
+		path := call.Args[0].String()
+		var terms, hits []string
+		for _, arg := range call.Args[1:] {
+			elems := []ast.Expr{arg}
+			if arr, ok := arg.(*ast.ArrayCreate); ok {
+				elems = arr.Elems
+			}
+			for _, t := range elems {
+				terms = append(terms, t.String())
+				hits = append(hits, "COUNTIF(FullTextContains("+path+", "+t.String()+"))")
+			}
+		}
+		stats = append(stats, `{"totalWordCount": SUM(_FullTextWordCount(`+path+`)), "hitCounts": [`+strings.Join(hits, ", ")+`]}`)
+		texts[i] = "_FullTextScore(" + path + ", [" + strings.Join(terms, ", ") + "], " + hybridDocCount + ", " +
+			fmt.Sprintf(hybridWordCount, i) + ", " + fmt.Sprintf(hybridHitCounts, i) + ")"
+	}
+	if len(stats) > 0 {
+		h.RequiresGlobalStatistics = true
+		h.GlobalStatisticsQuery = "SELECT COUNT(1) AS documentCount, [" + strings.Join(stats, ", ") + "] AS fullTextStatistics\nFROM " + alias
+	}
+	w := &rewriter{q: q}
+	window := int64(p.rankWindow())
+	cond := "(" + OrderByFilter + ")"
+	if a.Where != nil {
+		cond = "((" + a.Where.String() + ") AND " + cond + ")"
+	}
+	for i, k := range q.orderBy {
+		dir, dirWord := "Ascending", "ASC"
+		if k.desc {
+			dir, dirWord = "Descending", "DESC"
+		}
+		text := "SELECT TOP " + strconv.FormatInt(window, 10) + " " + alias + `._rid, [{"item": ` + texts[i] + `}] AS orderByItems, ` +
+			`{"payload": ` + w.payload() + `, "componentScores": [` + strings.Join(texts, ", ") + `]} AS payload` +
+			"\n" + a.From.String() + "\nWHERE " + cond + "\nORDER BY " + texts[i] + " " + dirWord
+		h.ComponentQueryInfos = append(h.ComponentQueryInfos, queryInfoJSON{
+			DistinctType:                "None",
+			Top:                         ptr(window),
+			OrderBy:                     []string{dir},
+			OrderByExpressions:          []string{texts[i]},
+			GroupByExpressions:          []string{},
+			GroupByAliases:              []string{},
+			Aggregates:                  []string{},
+			GroupByAliasToAggregateType: map[string]*string{},
+			RewrittenQuery:              text,
+			HasNonStreamingOrderBy:      true,
+		})
+	}
+	return h
+}
 
 // rewriter prints the parts of rewritten queries.
 type rewriter struct{ q *query }

@@ -24,6 +24,7 @@ import (
 //	OrderedDistinct  vals = its ORDER BY values + [the row]; last = the last row emitted
 //	Grouped          vals = the group key (GROUP BY values); with DISTINCT: [the row]
 //	Aggregate        nothing: the only page ends the query
+//	Ranked           vals = [the number of fused rows consumed]
 //
 // A nil *State is the start of the query. States are immutable values;
 // each page returns a new one.
@@ -161,6 +162,8 @@ func (p *Plan) sortWidth() int {
 		return 1
 	case OrderedDistinct:
 		return len(q.orderBy) + 1
+	case Ranked:
+		return 1
 	case Grouped:
 		if q.distinct {
 			return 1

@@ -13,9 +13,10 @@ export async function startServer(extraArgs = []) {
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
-  // The startup lines end with the explorer's; the MongoDB API's line comes
-  // before it when --mongo-listen is given.
-  const { endpoint, mongoURL } = await new Promise((resolve, reject) => {
+  // The startup lines end with the explorer's; the MongoDB and Gremlin
+  // APIs' lines come before it when --mongo-listen or --gremlin-listen is
+  // given.
+  const { endpoint, mongoURL, gremlinURL } = await new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error("server did not start: " + stderr)), 10000);
     child.stdout.on("data", (d) => {
@@ -24,7 +25,8 @@ export async function startServer(extraArgs = []) {
       if (m && /Parsec Explorer at /.test(out)) {
         clearTimeout(timer);
         const mongo = out.match(/MongoDB API on (mongodb:\/\/\S+)/);
-        resolve({ endpoint: m[1], mongoURL: mongo ? mongo[1] : undefined });
+        const gremlin = out.match(/Gremlin API on (wss?:\/\/\S+)/);
+        resolve({ endpoint: m[1], mongoURL: mongo ? mongo[1] : undefined, gremlinURL: gremlin ? gremlin[1] : undefined });
       }
     });
     child.on("exit", (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
@@ -32,6 +34,7 @@ export async function startServer(extraArgs = []) {
   return {
     endpoint,
     mongoURL,
+    gremlinURL,
     stop: () =>
       new Promise((resolve) => {
         child.once("exit", resolve);

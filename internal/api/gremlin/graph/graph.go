@@ -125,8 +125,14 @@ type Has struct {
 type VertexQuery struct {
 	IDs           []string
 	PartitionKeys []any
-	Labels        []string
-	Has           []Has
+	// Refs, when not empty, selects these vertices by (partition key, id):
+	// a Ref without a partition key names its id in any partition. The
+	// store reads each one in its own logical partition (a point read),
+	// so that reading the far ends of edges costs one read per vertex
+	// rather than one per id and key. The other fields still restrict.
+	Refs   []Ref
+	Labels []string
+	Has    []Has
 	// Limit caps the vertices returned (0: no cap); the evaluator passes the
 	// traversal's budget so that a scan stops early.
 	Limit int

@@ -37,9 +37,16 @@
 // Cosmos DB; a number is read back as an int64 when it is an integer
 // (written without a fraction) and as a float64 otherwise; whole floats
 // are written with a fraction (2.0) so that they read back as floats. The
+// engine keeps an item's text as written, and point reads return it so,
+// but its query path re-encodes numbers by value (2.0 as 2); so a
+// document holding a whole float in a property or meta-property value
+// ends with the marker "_wholeFloats": true, and a query row with it is
+// read again by key (one point read more, for those documents only). A
+// document written through the NoSQL API with a whole float and without
+// the marker reads that number as an integer when a query finds it. The
 // names id, label, _isEdge, _vertexId, _vertexLabel, _sink, _sinkLabel,
-// _sinkPartition and the engine's system properties (_rid, _self, _etag,
-// _attachments, _ts) are not property keys, and an edge property cannot
+// _sinkPartition, _wholeFloats and the engine's system properties (_rid,
+// _self, _etag, _attachments, _ts) are not property keys, and an edge property cannot
 // take the partition key's name. Containers partitioned on /id or /label,
 // on a nested path, or on several paths (hierarchical keys) are refused by
 // New. A document written through another API is read as a vertex unless
@@ -47,8 +54,11 @@
 //
 // # Routing
 //
-// Vertices with ids and partition keys are point reads, one logical
-// partition each. With partition keys only, each logical partition is
+// Vertices named by reference (VertexQuery.Refs: the far ends of edges,
+// g.V([pk, id])) are point reads, each in its own logical partition (a
+// reference without a key: its id queried across partitions). Vertices
+// with ids and partition keys are point reads of each (key, id)
+// combination, one logical partition each. With partition keys only, each logical partition is
 // queried. Otherwise one query reads every partition: the conditions on
 // top-level values (id, label, the partition key) are SQL filters the
 // engine serves from its index; a condition on a vertex property is
@@ -68,6 +78,11 @@
 // then kept only where _sinkPartition is the target's key (ids are unique
 // per logical partition only). Edge properties are top-level, so every
 // edge condition is served by the index. g.E() queries every partition.
+//
+// The id conditions come first in the SQL: the engine tries the index of
+// each equality in the order written and reads later ones only up to the
+// entries of the best so far, so that _isEdge (true of every edge) or a
+// common label does not cost a read of its whole index.
 //
 // Predicates are translated to SQL only where SQL selects at least what
 // Gremlin does (eq, comparisons, inside, outside, between, within, and the

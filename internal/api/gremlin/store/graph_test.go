@@ -839,3 +839,89 @@ func TestOddPropertyKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestVertexRefs: references select exact (partition key, id) pairs, each
+// read in its own logical partition (the far ends of a hop), never the
+// product of their ids and keys.
+func TestVertexRefs(t *testing.T) {
+	e := newEnv(t, envOpts{rus: 4000})
+	ctx := context.Background()
+	e.apply(t, addV(vertex("x", "a", "p1"), vertex("x", "b", "p2"), vertex("y", "a", "p1"), vertex("y", "c", "p3"))...)
+	refs := []graph.Ref{{ID: "x", PartitionKey: "p2"}, {ID: "y", PartitionKey: "p1"}, {ID: "y", PartitionKey: "p1"}, {ID: "x", PartitionKey: "p9"}}
+	vs, op, err := e.s.Vertices(ctx, graph.VertexQuery{Refs: refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range vs {
+		got[v.ID+"@"+fmt.Sprint(v.PartitionKey)] = v.Label
+	}
+	if len(vs) != 2 || got["x@p2"] != "b" || got["y@p1"] != "a" {
+		t.Fatalf("got %v", got)
+	}
+	if op.Count != 2 || op.Partitions > 3 {
+		t.Errorf("StoreOp %+v, want 2 results from at most 3 partitions", op)
+	}
+	// The other fields still restrict.
+	vs, _, err = e.s.Vertices(ctx, graph.VertexQuery{Refs: refs, Labels: []string{"a"}})
+	if err != nil || len(vs) != 1 || vs[0].ID != "y" {
+		t.Fatalf("with a label: %v %v", ids(vs), err)
+	}
+	// A reference without a key finds its id in every partition.
+	vs, _, err = e.s.Vertices(ctx, graph.VertexQuery{Refs: []graph.Ref{{ID: "y"}}})
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("unkeyed: %v %v", ids(vs), err)
+	}
+}
+
+// TestWholeFloatsThroughQueries: a whole float (1.0) keeps its type through
+// the engine's query path, which re-encodes numbers by value (1.0 as 1),
+// as it does through point reads; an integer stays an integer.
+func TestWholeFloatsThroughQueries(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := context.Background()
+	a := vertex("a", "person", "p1", "score", 2.0, "n", int64(2))
+	a.Properties["score"][0].Meta = map[string]any{"w": 3.0, "i": int64(3)}
+	b := vertex("b", "person", "p2", "n", int64(5))
+	e.apply(t, addV(a, b)...)
+	e.apply(t, addE(edge("e1", "knows", a, b, "weight", 1.0, "hops", int64(1)), edge("e2", "knows", b, a, "weight", 0.5))...)
+	es, _, err := e.s.Edges(ctx, graph.EdgeQuery{Vertices: []graph.Ref{ref(a), ref(b)}, Dir: graph.Both})
+	if err != nil || len(es) != 2 {
+		t.Fatalf("%v %v", es, err)
+	}
+	for _, x := range es {
+		switch x.ID {
+		case "e1":
+			if x.Properties["weight"] != 1.0 || x.Properties["hops"] != int64(1) {
+				t.Errorf("e1: weight %#v, hops %#v", x.Properties["weight"], x.Properties["hops"])
+			}
+		case "e2":
+			if x.Properties["weight"] != 0.5 {
+				t.Errorf("e2: weight %#v", x.Properties["weight"])
+			}
+		}
+	}
+	vs, _, err := e.s.Vertices(ctx, graph.VertexQuery{Labels: []string{"person"}})
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("%v %v", vs, err)
+	}
+	for _, v := range vs {
+		if v.ID != "a" {
+			if v.Properties["n"][0].Value != int64(5) {
+				t.Errorf("b.n = %#v", v.Properties["n"][0].Value)
+			}
+			continue
+		}
+		p := v.Properties["score"][0]
+		if p.Value != 2.0 || p.Meta["w"] != 3.0 || p.Meta["i"] != int64(3) || v.Properties["n"][0].Value != int64(2) {
+			t.Errorf("a: score %#v meta %#v n %#v", p.Value, p.Meta, v.Properties["n"][0].Value)
+		}
+		if _, ok := v.Properties["_wholeFloats"]; ok {
+			t.Error("the marker reads as a property")
+		}
+	}
+	// A property cannot take the marker's name.
+	if _, err := e.s.Apply(ctx, addV(vertex("c", "x", "p3", "_wholeFloats", true))); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a property named _wholeFloats: %v", err)
+	}
+}

@@ -109,6 +109,10 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 	}
 	col := s.newCollector(a, q.Limit)
 	idSet := setOf(q.IDs)
+	refSet, anyKey, err := refSets(q.Refs)
+	if err != nil {
+		return nil, a.result(), err
+	}
 	var out []*graph.Vertex
 	keep := func(doc []byte) (bool, error) {
 		st, err := s.decode(doc)
@@ -132,6 +136,9 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 			// vertex of the graph.
 			return true, nil
 		}
+		if refSet != nil && !anyKey[v.ID] && !refSet[itemRef{key, v.ID}] {
+			return true, nil
+		}
 		took, err := col.take(key, v.ID, st.etag)
 		if err != nil {
 			return false, err
@@ -140,6 +147,12 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 			out = append(out, v)
 		}
 		return !col.full(), nil
+	}
+	if len(q.Refs) > 0 {
+		if err := s.vertexRefs(ctx, a, col, q, keep); err != nil {
+			return nil, a.result(), err
+		}
+		return out, a.result(), nil
 	}
 	keys, err := s.distinctKeys(q.PartitionKeys)
 	if err != nil {
@@ -182,6 +195,100 @@ func (s *Store) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 	return out, a.result(), nil
 }
 
+// refSets returns the (key, id) pairs of refs and the ids of those
+// without a partition key (nil, nil for none).
+func refSets(refs []graph.Ref) (map[itemRef]bool, map[string]bool, error) {
+	if len(refs) == 0 {
+		return nil, nil, nil
+	}
+	keyed, anyKey := map[itemRef]bool{}, map[string]bool{}
+	for _, r := range refs {
+		if r.PartitionKey == nil {
+			anyKey[r.ID] = true
+			continue
+		}
+		t, err := keyText(r.PartitionKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		keyed[itemRef{t, r.ID}] = true
+	}
+	return keyed, anyKey, nil
+}
+
+// vertexRefs reads the vertices of q.Refs: a point read of each keyed
+// one (up to maxPointReads; past that a query of each logical partition
+// for its ids), and one query over every partition for the ids without
+// a key.
+func (s *Store) vertexRefs(ctx context.Context, a *acct, col *collector, q graph.VertexQuery, keep func([]byte) (bool, error)) error {
+	type group struct {
+		pk  any
+		ids []string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	seen := map[itemRef]bool{}
+	var unkeyed []string
+	keyed := 0
+	for _, r := range q.Refs {
+		if r.PartitionKey == nil {
+			unkeyed = append(unkeyed, r.ID)
+			continue
+		}
+		t, err := keyText(r.PartitionKey)
+		if err != nil {
+			return err
+		}
+		if seen[itemRef{t, r.ID}] {
+			continue
+		}
+		seen[itemRef{t, r.ID}] = true
+		g := byKey[t]
+		if g == nil {
+			g = &group{pk: r.PartitionKey}
+			byKey[t] = g
+			groups = append(groups, g)
+		}
+		g.ids = append(g.ids, r.ID)
+		keyed++
+	}
+	for _, g := range groups {
+		if keyed <= maxPointReads {
+			for _, id := range g.ids {
+				if col.full() {
+					return nil
+				}
+				doc, found, err := s.readItem(a, g.pk, id)
+				if err != nil {
+					return err
+				}
+				if !found {
+					continue
+				}
+				if _, err := keep(doc); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		k, err := keyOf(g.pk)
+		if err != nil {
+			return err
+		}
+		sub := q
+		sub.IDs = g.ids
+		if err := s.queryVertices(ctx, a, col, sub, engine.QueryScope{Key: k, HasKey: true}, keep); err != nil {
+			return err
+		}
+	}
+	if len(unkeyed) > 0 {
+		sub := q
+		sub.IDs = unkeyed
+		return s.queryVertices(ctx, a, col, sub, engine.QueryScope{}, keep)
+	}
+	return nil
+}
+
 // distinctKeys checks partition key values and removes repeats.
 func (s *Store) distinctKeys(pks []any) ([]any, error) {
 	var out []any
@@ -217,14 +324,16 @@ func (s *Store) queryVertices(ctx context.Context, a *acct, col *collector, q gr
 // vertexSQL is the query of the vertices q selects, with ids as its ids
 // (a round of q.IDs).
 func (s *Store) vertexSQL(q graph.VertexQuery, ids []string) (string, map[string]any) {
+	// The ids first, the most selective (see edges).
 	b := newSQL()
-	conds := []string{isVertexSQL}
+	var conds []string
 	if c, ok := b.in("c.id", anys(ids)); ok {
 		conds = append(conds, c)
 	}
 	if c, ok := b.in("c.label", anys(q.Labels)); ok {
 		conds = append(conds, c)
 	}
+	conds = append(conds, isVertexSQL)
 	for _, h := range q.Has {
 		if c := s.vertexHas(b, h); c != "" {
 			conds = append(conds, c)
@@ -316,8 +425,13 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 				if col.full() {
 					return nil
 				}
+				// The most selective conditions first: the engine tries
+				// the index of each equality in the order given (among
+				// those of as many values) and stops reading a later one
+				// past the entries of the best so far, so that _isEdge
+				// (true of every edge) costs little after the ids.
 				b := newSQL()
-				conds := []string{isEdgeSQL}
+				var conds []string
 				if endField != "" {
 					c, ok := b.in(endField, anys(endIDs))
 					if !ok {
@@ -330,6 +444,7 @@ func (s *Store) edges(ctx context.Context, a *acct, q graph.EdgeQuery) ([]*graph
 						conds = append(conds, c)
 					}
 				}
+				conds = append(conds, isEdgeSQL)
 				if c, ok := b.in("c.label", anys(q.Labels)); ok {
 					conds = append(conds, c)
 				}

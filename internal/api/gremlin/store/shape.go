@@ -16,17 +16,21 @@ import (
 
 // The stored shape of vertices and edges; see doc.go.
 const (
-	fID           = "id"
-	fLabel        = "label"
-	fValue        = "_value"
-	fMeta         = "_meta"
-	fIsEdge       = "_isEdge"
-	fVertexID     = "_vertexId"
-	fVertexLabel  = "_vertexLabel"
-	fSink         = "_sink"
-	fSinkLabel    = "_sinkLabel"
-	fSinkPart     = "_sinkPartition"
-	fEtag         = "_etag"
+	fID          = "id"
+	fLabel       = "label"
+	fValue       = "_value"
+	fMeta        = "_meta"
+	fIsEdge      = "_isEdge"
+	fVertexID    = "_vertexId"
+	fVertexLabel = "_vertexLabel"
+	fSink        = "_sink"
+	fSinkLabel   = "_sinkLabel"
+	fSinkPart    = "_sinkPartition"
+	fEtag        = "_etag"
+	// fWholeFloats marks a document holding a whole float (2.0): the
+	// engine's query path re-encodes numbers by value, which writes 2.0 as
+	// 2, so a query row so marked is read again by key, as written.
+	fWholeFloats  = "_wholeFloats"
 	maxValueDepth = 16
 )
 
@@ -35,6 +39,22 @@ const (
 var systemNames = map[string]bool{
 	"_rid": true, "_self": true, fEtag: true, "_attachments": true, "_ts": true, "_lsn": true,
 	fIsEdge: true, fVertexID: true, fVertexLabel: true, fSink: true, fSinkLabel: true, fSinkPart: true,
+	fWholeFloats: true,
+}
+
+// wholeFloatsMarker is the text encodeVertex and encodeEdge end a document
+// with when it holds a whole float.
+var wholeFloatsMarker = []byte(`,"` + fWholeFloats + `":true}`)
+
+// isWholeFloat reports whether v is a float without a fraction, which
+// appendScalar writes as 2.0.
+func isWholeFloat(v any) bool {
+	switch v.(type) {
+	case float32, float64:
+		f, _ := toFloat(v)
+		return f == math.Trunc(f) && math.Abs(f) < 1e21
+	}
+	return false
 }
 
 // reserved reports whether a top-level name belongs to the shape rather
@@ -217,6 +237,7 @@ func (s *Store) encodeVertex(v *graph.Vertex) ([]byte, any, error) {
 	if b, err = appendScalar(b, pk); err != nil {
 		return nil, nil, err
 	}
+	whole := false
 	for _, key := range orderedKeys(v.Keys, v.Properties) {
 		if key == s.pk {
 			if ps := v.Properties[key]; len(ps) == 1 {
@@ -249,6 +270,7 @@ func (s *Store) encodeVertex(v *graph.Vertex) ([]byte, any, error) {
 			b = append(b, `{"id":`...)
 			b = appendJSONString(b, p.ID)
 			b = append(b, `,"_value":`...)
+			whole = whole || isWholeFloat(p.Value)
 			if b, err = appendScalar(b, p.Value); err != nil {
 				return nil, nil, fmt.Errorf("vertex property %q: %w", key, err)
 			}
@@ -263,6 +285,7 @@ func (s *Store) encodeVertex(v *graph.Vertex) ([]byte, any, error) {
 					}
 					b = appendJSONString(b, mk)
 					b = append(b, ':')
+					whole = whole || isWholeFloat(p.Meta[mk])
 					if b, err = appendScalar(b, p.Meta[mk]); err != nil {
 						return nil, nil, fmt.Errorf("meta-property %q of %q: %w", mk, key, err)
 					}
@@ -272,6 +295,9 @@ func (s *Store) encodeVertex(v *graph.Vertex) ([]byte, any, error) {
 			b = append(b, '}')
 		}
 		b = append(b, ']')
+	}
+	if whole {
+		return append(b, wholeFloatsMarker...), pk, nil
 	}
 	return append(b, '}'), pk, nil
 }
@@ -324,6 +350,7 @@ func (s *Store) encodeEdge(e *graph.Edge) ([]byte, any, error) {
 	if b, err = appendScalar(b, pk); err != nil {
 		return nil, nil, err
 	}
+	whole := false
 	for _, key := range orderedKeys(e.Keys, e.Properties) {
 		if key == s.pk {
 			return nil, nil, fmt.Errorf("%w: an edge property cannot be named %q: the edge stores its source vertex's partition key there", ErrInvalid, key)
@@ -334,9 +361,13 @@ func (s *Store) encodeEdge(e *graph.Edge) ([]byte, any, error) {
 		b = append(b, ',')
 		b = appendJSONString(b, key)
 		b = append(b, ':')
+		whole = whole || isWholeFloat(e.Properties[key])
 		if b, err = appendScalar(b, e.Properties[key]); err != nil {
 			return nil, nil, fmt.Errorf("edge property %q: %w", key, err)
 		}
+	}
+	if whole {
+		return append(b, wholeFloatsMarker...), pk, nil
 	}
 	return append(b, '}'), pk, nil
 }

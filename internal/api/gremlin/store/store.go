@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -244,6 +245,14 @@ func (s *Store) runQuery(ctx context.Context, a *acct, sql string, params map[st
 		a.op.Size += page.BytesRead
 		a.usedIndex(page.Index.Utilized)
 		for _, row := range page.Rows {
+			if bytes.Contains(row, wholeFloatsMarker[1:len(wholeFloatsMarker)-1]) {
+				if row, err = s.asWritten(a, row); err != nil {
+					return err
+				}
+				if row == nil {
+					continue
+				}
+			}
 			more, err := each(row)
 			if err != nil || !more {
 				return err
@@ -282,6 +291,35 @@ func (s *Store) readItem(a *acct, pk any, id string) (doc []byte, found bool, er
 	}
 	a.op.Size += len(r.Doc)
 	return r.Doc, true, nil
+}
+
+// asWritten returns the stored text of the item a query row shows: the
+// row of a document with a whole float (fWholeFloats) has it re-encoded
+// without its fraction, a point read has it as written. It returns nil
+// when the item is gone since the query read it.
+func (s *Store) asWritten(a *acct, row []byte) ([]byte, error) {
+	st, err := s.decode(row)
+	if err != nil {
+		return nil, err
+	}
+	var id string
+	var pk any
+	switch {
+	case st.vertex != nil:
+		id, pk = st.vertex.ID, st.vertex.PartitionKey
+	case st.edge != nil:
+		id, pk = st.edge.ID, st.edge.Out.PartitionKey
+	default:
+		return row, nil
+	}
+	if pk == nil {
+		return row, nil
+	}
+	doc, found, err := s.readItem(a, pk, id)
+	if err != nil || !found {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // remember records the etag of an item read or written.
