@@ -18,6 +18,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/accept"
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/gateway"
 )
 
 // Defaults of Config.
@@ -45,6 +46,9 @@ const (
 // Config configures a Mongo API server. Zero values take the defaults.
 type Config struct {
 	Engine *engine.Engine
+	// Gateway runs the writes on the partitions' leaders and prepares the
+	// reads (internal/gateway); nil: a single node's, over Engine.
+	Gateway *gateway.Gateway
 	// MaxConnections is how many connections are served at once; one more
 	// is closed at once.
 	MaxConnections int
@@ -110,6 +114,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	eng     *engine.Engine
+	gw      *gateway.Gateway
 	cursors *cursorSet
 	txns    *sessionTable
 	connID  atomic.Int32
@@ -182,9 +187,12 @@ func New(cfg Config) *Server {
 	if cfg.sleep == nil {
 		cfg.sleep = time.Sleep
 	}
-	s := &Server{cfg: cfg, eng: cfg.Engine,
+	s := &Server{cfg: cfg, eng: cfg.Engine, gw: cfg.Gateway,
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]*slot{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
+	if s.gw == nil {
+		s.gw = gateway.New(cfg.Engine, nil)
+	}
 	if cfg.AccountName == "" {
 		cfg.AccountName = DefaultAccountName
 		s.cfg.AccountName = cfg.AccountName

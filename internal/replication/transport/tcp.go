@@ -686,7 +686,7 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("transport: cannot reach %s: %w", addr, err)
+		return nil, fmt.Errorf("transport: cannot reach %s: %w (%w)", addr, err, ErrNotDelivered)
 	}
 	c := tls.Client(raw, t.clientTLS)
 	defer c.Close()
@@ -697,13 +697,13 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	_ = c.SetDeadline(deadline)
 	ch := make([]byte, len(magic)+8+nonceLen)
 	if err := c.Handshake(); err != nil {
-		return nil, tlsError(addr, err)
+		return nil, fmt.Errorf("%w (%w)", tlsError(addr, err), ErrNotDelivered)
 	}
 	if _, err := io.ReadFull(c, ch); err != nil {
-		return nil, tlsError(addr, err)
+		return nil, fmt.Errorf("%w (%w)", tlsError(addr, err), ErrNotDelivered)
 	}
 	if string(ch[:len(magic)]) != magic {
-		return nil, fmt.Errorf("transport: %s is not a parsec cluster address", addr)
+		return nil, fmt.Errorf("transport: %s is not a parsec cluster address (%w)", addr, ErrNotDelivered)
 	}
 	peerID := ch[len(magic) : len(magic)+8]
 	nonceA := ch[len(magic)+8:]
@@ -712,11 +712,11 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	me := u64(t.cfg.NodeID)
 	hello := append(append(append([]byte(nil), me...), nonceB...), t.mac([]byte("call"), nonceA, nonceB, peerID, me)...)
 	if _, err := c.Write(hello); err != nil {
-		return nil, fmt.Errorf("transport: %s: handshake: %v", addr, err)
+		return nil, fmt.Errorf("transport: %s: handshake: %v (%w)", addr, err, ErrNotDelivered)
 	}
 	welcome := make([]byte, macLen)
 	if _, err := io.ReadFull(c, welcome); err != nil || !hmac.Equal(welcome, t.mac([]byte("welcome"), nonceA, nonceB, peerID, me)) {
-		return nil, fmt.Errorf("transport: %s refused the handshake: %w", addr, ErrKeyMismatch)
+		return nil, fmt.Errorf("transport: %s refused the handshake: %w (%w)", addr, ErrKeyMismatch, ErrNotDelivered)
 	}
 	if err := t.writeCall(c, "request", nonceA, nonceB, req); err != nil {
 		return nil, fmt.Errorf("transport: %s: %v", addr, err)
@@ -733,6 +733,12 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	}
 	return resp[1:], nil
 }
+
+// ErrNotDelivered is wrapped by the error of a call whose request was
+// never sent (the node could not be reached, or the handshake failed): the
+// node's handler did not run, so the call may be sent elsewhere. A call
+// that fails without it may have run on the node.
+var ErrNotDelivered = errors.New("the request was not delivered")
 
 // ErrKeyMismatch is the error of a call to a node that does not hold the
 // caller's cluster key.
