@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -53,8 +55,12 @@ const (
 	// while it travels).
 	maxHops = 3
 	// maxSends bounds the sends of one command by one gateway: a leader
-	// that cannot be reached is skipped, and a refusal names the next.
-	maxSends = 8
+	// that cannot be reached is skipped, a refusal names the next, and a
+	// send of unknown outcome is sent again (its id makes that safe).
+	maxSends = 24
+	// unknownPause is the pause before a command of unknown outcome is
+	// sent again.
+	unknownPause = 50 * time.Millisecond
 	// LeaderWait bounds how long a command waits for a leader to appear
 	// (an election) before it fails.
 	LeaderWait = 5 * time.Second
@@ -68,6 +74,10 @@ type Gateway struct {
 	cl  Cluster // nil on a single node
 	// leaderWait is LeaderWait but in tests.
 	leaderWait time.Duration
+	// idPrefix and ids make the ids of the commands this node receives
+	// (newID).
+	idPrefix string
+	ids      atomic.Uint64
 
 	// Counters for /metrics.
 	forwarded          atomic.Int64 // commands sent to another node
@@ -81,6 +91,7 @@ type Gateway struct {
 func New(e *engine.Engine, cl Cluster) *Gateway {
 	g := &Gateway{eng: e, cl: cl, leaderWait: LeaderWait}
 	if cl != nil {
+		g.idPrefix = fmt.Sprintf("%x.%x.", cl.ID(), rand.Uint64())
 		cl.Handle(CallCommand, g.serve)
 	}
 	return g
@@ -119,6 +130,9 @@ func (g *Gateway) write(ctx context.Context, c *engine.Container, cmd *engine.Co
 	if g.cl == nil || len(cmd.Ops) == 0 {
 		return c.Execute(cmd, rangeID)
 	}
+	if cmd.ID == "" {
+		cmd.ID = g.newID()
+	}
 	p := c.PartitionFor(cmd.Ops[0].EPK)
 	if rangeID != "" {
 		named, err := c.PartitionByID(rangeID)
@@ -137,7 +151,9 @@ func (g *Gateway) write(ctx context.Context, c *engine.Container, cmd *engine.Co
 	} else {
 		target = self
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.leaderWait)
+	// A leader is waited for up to leaderWait; a command of unknown
+	// outcome is sent again for up to twice that in all.
+	ctx, cancel := context.WithTimeout(ctx, 3*g.leaderWait)
 	defer cancel()
 	var skip uint64
 	var last error
@@ -149,7 +165,9 @@ func (g *Gateway) write(ctx context.Context, c *engine.Container, cmd *engine.Co
 			case len(p.Replicas()) > 0 && g.cl.Hosted(p) != nil:
 				return nil, engine.Session{}, fmt.Errorf("%w: no node holding partition key range %s could be reached: %w", engine.ErrUnavailable, p.Range().ID, last)
 			default:
-				l, err := g.cl.Leader(ctx, group, skip)
+				lctx, lcancel := context.WithTimeout(ctx, g.leaderWait)
+				l, err := g.cl.Leader(lctx, group, skip)
+				lcancel()
 				if err != nil {
 					return nil, engine.Session{}, fmt.Errorf("%w: partition key range %s has no leader: %w", engine.ErrUnavailable, p.Range().ID, errors.Join(err, last))
 				}
@@ -159,7 +177,13 @@ func (g *Gateway) write(ctx context.Context, c *engine.Container, cmd *engine.Co
 		if target == self {
 			res, s, err := c.Execute(cmd, rangeID)
 			var nl *replication.NotLeaderError
-			if !errors.Is(err, engine.ErrNotLeader) || !errors.As(err, &nl) || hops >= maxHops {
+			switch {
+			case errors.Is(err, engine.ErrOutcomeUnknown) && ctx.Err() == nil:
+				// Its id makes it safe to send again: see unknown below.
+				last, target = err, 0
+				pause(ctx, unknownPause)
+				continue
+			case !errors.Is(err, engine.ErrNotLeader) || !errors.As(err, &nl) || hops >= maxHops:
 				return res, s, err
 			}
 			last, target = err, nl.Leader
@@ -180,12 +204,18 @@ func (g *Gateway) write(ctx context.Context, c *engine.Container, cmd *engine.Co
 		case errors.Is(err, transport.ErrNotDelivered):
 			// Never received: wait for another leader and send it there.
 			last, skip, target = err, target, 0
-			if ctx.Err() == nil {
-				select {
-				case <-ctx.Done():
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
+			pause(ctx, 20*time.Millisecond)
+		case errors.Is(err, engine.ErrOutcomeUnknown) && ctx.Err() == nil:
+			// The command may have committed, or may yet: its leader died
+			// or lost the leadership with it in flight, or the answer was
+			// lost. It is sent again, with its id, to the leader there is
+			// now (the same one, if it still leads), whose partition
+			// answers a command it applied from its outcome table and
+			// applies one it did not; once that retry commits, in the
+			// leader's term, the first attempt can no longer commit
+			// (engine/outcome.go). So the client gets the real outcome.
+			last, target = err, 0
+			pause(ctx, unknownPause)
 		case errors.Is(err, engine.ErrNotLeader) && errors.As(err, &nl):
 			last, target = err, nl.Leader
 			if target == skip || target == 0 {
@@ -196,6 +226,21 @@ func (g *Gateway) write(ctx context.Context, c *engine.Container, cmd *engine.Co
 		}
 	}
 	return nil, engine.Session{}, fmt.Errorf("%w: the write could not reach its partition's leader: %w", engine.ErrUnavailable, last)
+}
+
+// newID returns an id for a command this node received: unique in the
+// cluster (the node's id and a random number drawn at start, then a
+// count).
+func (g *Gateway) newID() string {
+	return g.idPrefix + strconv.FormatUint(g.ids.Add(1), 36)
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
 
 // send sends cmd to node id and returns its answer.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/parsecdb/parsec/internal/binfmt"
 	"github.com/parsecdb/parsec/internal/engine"
@@ -18,8 +17,8 @@ import (
 // client's request answers as if the command had run there.
 //
 //	request = version:1 hops:uvarint db:str coll:str rid:str range:str command:bytes
-//	reply   = version:1 error session:(range:str lsn:uvarint) count:uvarint result*
-//	result  = error created:1 doc:bytes etag:str charge:8 (IEEE 754, big-endian)
+//	reply   = version:1 error session:(range:str lsn:uvarint) results
+//	results = engine.AppendResults's encoding
 //	error   = kind:uvarint (0: none) [msg:str leader:uvarint group:uvarint throttle:bytes]
 const wireVersion = 1
 
@@ -143,20 +142,7 @@ func encodeReply(r reply) []byte {
 	b = appendError(b, r.err)
 	b = binfmt.AppendString(b, r.session.RangeID)
 	b = binary.AppendUvarint(b, r.session.LSN)
-	b = binary.AppendUvarint(b, uint64(len(r.res)))
-	for i := range r.res {
-		x := &r.res[i]
-		b = appendError(b, x.Err)
-		if x.Created {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
-		b = binfmt.AppendString(b, string(x.Doc))
-		b = binfmt.AppendString(b, x.Etag)
-		b = binary.BigEndian.AppendUint64(b, math.Float64bits(x.Charge))
-	}
-	return b
+	return engine.AppendResults(b, r.res)
 }
 
 func decodeReply(b []byte) (reply, error) {
@@ -167,21 +153,7 @@ func decodeReply(b []byte) (reply, error) {
 	var r reply
 	r.err = readError(&d)
 	r.session = engine.Session{RangeID: string(d.Bytes()), LSN: d.Uvarint()}
-	n := d.Uvarint()
-	if n > maxResults {
-		return reply{}, fmt.Errorf("%w: %d results", errBadWire, n)
-	}
-	for i := uint64(0); i < n && d.Err() == nil; i++ {
-		var x engine.OpResult
-		x.Err = readError(&d)
-		x.Created = d.Byte() == 1
-		if doc := d.Bytes(); len(doc) > 0 {
-			x.Doc = doc
-		}
-		x.Etag = string(d.Bytes())
-		x.Charge = math.Float64frombits(binary.BigEndian.Uint64(append(d.Take(8), make([]byte, 8)...)))
-		r.res = append(r.res, x)
-	}
+	r.res = engine.ReadResults(&d, maxResults)
 	if err := d.Err(); err != nil {
 		return reply{}, err
 	}
