@@ -137,19 +137,3 @@ func (m *catalogBatch) into(b *storage.Batch) error {
 func (e *Engine) commitCatalog(m *catalogBatch, what string) error {
 	return e.proposeCatalog(m, what)
 }
-
-// logCommands hands the commands of group that the partition's log entry
-// idx applied to the command log. A command that failed as a whole wrote
-// nothing, and may have failed for a reason of this node (a read error):
-// it is not in the log. Failed operations inside an applied command are.
-func (p *Partition) logCommands(group []*request, idx uint64) {
-	l := p.c.e.opts.commandLog
-	if l == nil {
-		return
-	}
-	for _, r := range group {
-		if r.err == nil {
-			l(LogEntry{Container: p.c.rid, Range: p.info.ID, Index: idx, Data: EncodeCommand(nil, r.cmd)})
-		}
-	}
-}

@@ -50,6 +50,10 @@ func TestReplicaCatchesUpBySnapshot(t *testing.T) {
 		c := mustContainer(t, e, 2000)
 		h, err := host.New(host.Config{NodeID: id, Store: raftlog.Open(st), Transport: net.Join(id), Logf: func(string, ...any) {},
 			SnapshotEntries: 1 << 62, TruncateEntries: 16, SnapshotChunkBytes: 512,
+			// A snapshot the leader sent while node 3 was cut off was
+			// lost: the leader sends another once its stream has been
+			// idle this long.
+			SnapshotTimeout: time.Second,
 			FetchSnapshot: func(_ context.Context, from, sid, seq uint64) ([]byte, error) {
 				return hostOf(from).ServeSnapshot(sid, seq)
 			},
@@ -136,6 +140,10 @@ func TestReplicaCatchesUpBySnapshot(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for err := converged(); err != nil; err = converged() {
 		if time.Now().After(deadline) {
+			for i, n := range nodes {
+				st, serr := n.h.Status(parts[0].GroupID())
+				t.Logf("node %d: host stats %+v; raft status of range %s's group %+v (%v)", i+1, n.h.Stats(), parts[0].ID(), st, serr)
+			}
 			t.Fatal(err)
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -170,6 +170,13 @@ type replState struct {
 	// results of each proposal of this replica in flight; apply fills the
 	// slots of the entries it finds there, and records no other results.
 	waiting map[uint64]*[]entryResult
+	// logs holds, by token, the commands of this replica's proposals in
+	// flight that go to the command log (Options.commandLog) once
+	// applied, and toLog what the entries applied but not yet published
+	// hand it: they are handed in Publish, before a split's children can
+	// take writes, so that the command log has the order of the store.
+	logs  map[uint64][]*Command
+	toLog []LogEntry
 }
 
 type entryResult struct {
@@ -243,7 +250,7 @@ func (p *Partition) commitGroup(group []*request) {
 			p.proposeCommands(group)
 			return
 		}
-		res, idx, err := p.replicate(data)
+		res, idx, err := p.replicate(data, evaluated(group))
 		stale := err == nil && len(res) == 1 && errors.Is(res[0].err, errStaleEvaluation)
 		switch {
 		case err != nil:
@@ -268,7 +275,6 @@ func (p *Partition) commitGroup(group []*request) {
 			}
 			return
 		}
-		p.logCommands(group, idx)
 		p.c.maybeSplitForStorage(p)
 		return
 	}
@@ -338,7 +344,7 @@ func (p *Partition) proposeCommands(group []*request) {
 	for _, r := range group {
 		data = appendBytes(data, EncodeCommand(nil, r.cmd))
 	}
-	res, idx, err := p.replicate(data)
+	res, idx, err := p.replicate(data, commands(group))
 	if err == nil && len(res) != len(group) {
 		err = internalError("entry %d was applied without the results of its %d commands", idx, len(group))
 	}
@@ -351,7 +357,29 @@ func (p *Partition) proposeCommands(group []*request) {
 	for i, r := range group {
 		r.res, r.next, r.children, r.err = res[i].res, res[i].next, res[i].children, res[i].err
 	}
-	p.logCommands(group, idx)
+}
+
+// commands returns the commands of group; evaluated those that did not fail
+// as a whole in evaluation, which are the ones an evaluated entry applies.
+// A command that failed as a whole wrote nothing, and may have failed for
+// a reason of this node (a read error): it does not go to the command log.
+// Failed operations inside an applied command do.
+func commands(group []*request) []*Command {
+	cmds := make([]*Command, len(group))
+	for i, r := range group {
+		cmds[i] = r.cmd
+	}
+	return cmds
+}
+
+func evaluated(group []*request) []*Command {
+	var cmds []*Command
+	for _, r := range group {
+		if r.err == nil {
+			cmds = append(cmds, r.cmd)
+		}
+	}
+	return cmds
 }
 
 // discardApplied forgets what ApplyEntries applied into a batch that was
@@ -361,12 +389,13 @@ func (p *Partition) discardApplied() {
 	p.repl.mu.Lock()
 	defer p.repl.mu.Unlock()
 	p.repl.applied = p.repl.published
-	p.repl.pending, p.repl.split = nil, nil
+	p.repl.pending, p.repl.split, p.repl.toLog = nil, nil, nil
 }
 
 // replicate proposes the entry data, whose first 8 bytes are its token,
-// and returns the results this replica's apply recorded for it.
-func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
+// and returns the results this replica's apply recorded for it. cmds are
+// the entry's commands, which its apply hands to the command log.
+func (p *Partition) replicate(data []byte, cmds []*Command) ([]entryResult, uint64, error) {
 	token := binary.BigEndian.Uint64(data)
 	slot := new([]entryResult)
 	p.repl.mu.Lock()
@@ -374,6 +403,12 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 		p.repl.waiting = map[uint64]*[]entryResult{}
 	}
 	p.repl.waiting[token] = slot
+	if p.c.e.opts.commandLog != nil {
+		if p.repl.logs == nil {
+			p.repl.logs = map[uint64][]*Command{}
+		}
+		p.repl.logs[token] = cmds
+	}
 	p.repl.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
 	defer cancel()
@@ -385,6 +420,7 @@ func (p *Partition) replicate(data []byte) ([]entryResult, uint64, error) {
 	}
 	p.repl.mu.Lock()
 	delete(p.repl.waiting, token)
+	delete(p.repl.logs, token)
 	res := *slot
 	p.repl.mu.Unlock()
 	if err != nil {
@@ -520,7 +556,8 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 		if len(en.Data) < 8 {
 			return corrupt("partition key range %s: entry %d has no token", p.info.ID, en.Index)
 		}
-		slot := p.repl.waiting[binary.BigEndian.Uint64(en.Data)]
+		token := binary.BigEndian.Uint64(en.Data)
+		slot, logs := p.repl.waiting[token], p.repl.logs[token]
 		r := binfmt.NewReader(en.Data[8:], errBadCommand)
 		n := r.Count(1)
 		if n == 0 {
@@ -531,11 +568,17 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 			if slot != nil {
 				*slot = []entryResult{{err: err}}
 			}
+			if err == nil {
+				for _, cmd := range logs {
+					p.toLog(en.Index, EncodeCommand(nil, cmd))
+				}
+			}
 			continue
 		}
 		out := make([]entryResult, 0, n)
 		for range n {
-			cmd, err := DecodeCommand(r.Bytes())
+			enc := r.Bytes()
+			cmd, err := DecodeCommand(enc)
 			if err != nil {
 				return err
 			}
@@ -551,6 +594,9 @@ func (p *Partition) ApplyEntries(b *storage.Batch, entries []ReplicaEntry) error
 			er := entryResult{res: res.res, next: res.next, err: cerr}
 			if res.split != nil {
 				p.repl.split, er.children = res.split, res.split.children
+			}
+			if cerr == nil && logs != nil {
+				p.toLog(en.Index, enc)
 			}
 			out = append(out, er)
 		}
@@ -692,6 +738,13 @@ func (p *Partition) StartAt(b *storage.Batch, index uint64) error {
 // is nil for raft's own entries).
 type ReplicaEntry = replication.Entry
 
+// toLog records that the command enc of this replica's proposal was
+// applied by entry index, for Publish to hand to the command log. The
+// caller holds p.repl.mu.
+func (p *Partition) toLog(index uint64, enc []byte) {
+	p.repl.toLog = append(p.repl.toLog, LogEntry{Container: p.c.rid, Range: p.info.ID, Index: index, Data: enc})
+}
+
 // Publish makes the state ApplyEntries reached the partition's, once the
 // batch it wrote into has committed: sessions, counts and the state later
 // entries start from.
@@ -709,6 +762,12 @@ func (p *Partition) Publish() {
 	p.items.Store(sm.st.Items)
 	p.bytes.Store(sm.st.Bytes)
 	p.commits.Add(1)
+	if log := p.c.e.opts.commandLog; log != nil {
+		for _, en := range p.repl.toLog {
+			log(en)
+		}
+	}
+	p.repl.toLog = nil
 	if sr := p.repl.split; sr != nil {
 		p.repl.split = nil
 		c := p.c

@@ -693,7 +693,7 @@ func TestEvaluatedEntryOnChangedStateRejected(t *testing.T) {
 		entries = append(entries, data)
 	}
 	for i, data := range entries {
-		res, _, err := p.replicate(data)
+		res, _, err := p.replicate(data, nil)
 		if err != nil || len(res) != 1 {
 			t.Fatalf("entry %d: %v, %+v", i, err, res)
 		}
