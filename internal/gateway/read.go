@@ -20,6 +20,20 @@ const (
 	Eventual
 )
 
+// levelNames are the levels' names, as Cosmos DB spells them.
+var levelNames = []string{"Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual"}
+
+// ParseLevel reads a level by its name (Strong, BoundedStaleness, Session,
+// ConsistentPrefix, Eventual).
+func ParseLevel(name string) (Level, bool) {
+	for i, n := range levelNames {
+		if n == name {
+			return Level(i), true
+		}
+	}
+	return 0, false
+}
+
 // ReadOptions say how fresh a read must be.
 type ReadOptions struct {
 	Level Level

@@ -521,7 +521,7 @@ func Start(o Options) (*Server, error) {
 		}
 		// Clients authenticate with SCRAM-SHA-256 and the keys; with a
 		// key of one's own they must (see mongo.Config).
-		s.mongo = mongo.New(mongo.Config{Engine: eng, Gateway: gw, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
+		s.mongo = mongo.New(mongo.Config{Engine: eng, Gateway: gw, Consistency: consistency.Level, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
 			RequireAuth: !sameKey(key, auth.EmulatorKey), AuthIdleTimeout: o.MongoAuthIdleTimeout,
 			MaxCursors: o.MongoMaxCursors, MaxCursorBytes: o.MongoMaxCursorBytes, MaxSessions: o.MongoMaxSessions})
 		s.mongoLn = mln

@@ -18,8 +18,11 @@ import (
 
 // coll is a collection: an engine container and its shard key.
 type coll struct {
-	eng      *engine.Engine
-	gw       *gateway.Gateway // runs the writes where the partition's leader is
+	eng *engine.Engine
+	gw  *gateway.Gateway // runs the writes where the partition's leader is
+	// onWrite, when set, is told the session of each write (the client's
+	// causal session's token: consistency.go).
+	onWrite  func(rid string, s engine.Session)
 	db, name string
 	c        *engine.Container
 	// shard is the shard key's dotted path; empty for an unsharded
@@ -67,7 +70,11 @@ func collOf(s *Server, db, name string, c *engine.Container) *coll {
 // execute runs a command through the gateway: on the partition's leader,
 // whichever node that is.
 func (c *coll) execute(cmd *engine.Command) ([]engine.OpResult, engine.Session, error) {
-	return c.gw.Write(context.Background(), c.c, cmd, "")
+	res, s, err := c.gw.Write(context.Background(), c.c, cmd, "")
+	if err == nil && c.onWrite != nil {
+		c.onWrite(c.c.Info().Rid, s)
+	}
+	return res, s, err
 }
 
 // pathToField turns a partition key path (/a/b) into a dotted field path.

@@ -49,6 +49,11 @@ type Config struct {
 	// Gateway runs the writes on the partitions' leaders and prepares the
 	// reads (internal/gateway); nil: a single node's, over Engine.
 	Gateway *gateway.Gateway
+	// Consistency is the account's consistency level (Strong,
+	// BoundedStaleness, Session, ConsistentPrefix, Eventual; empty:
+	// Session): the level of reads whose readConcern is local, available
+	// or absent (consistency.go).
+	Consistency string
 	// MaxConnections is how many connections are served at once; one more
 	// is closed at once.
 	MaxConnections int
@@ -115,6 +120,9 @@ type Server struct {
 	cfg     Config
 	eng     *engine.Engine
 	gw      *gateway.Gateway
+	level   gateway.Level // Config.Consistency
+	tokens  sessionTokens // the causal sessions' tokens (consistency.go)
+	opTimes opTimes       // operationTime of the replies
 	cursors *cursorSet
 	txns    *sessionTable
 	connID  atomic.Int32
@@ -192,6 +200,12 @@ func New(cfg Config) *Server {
 	s.started = cfg.Now()
 	if s.gw == nil {
 		s.gw = gateway.New(cfg.Engine, nil)
+	}
+	s.level = gateway.Session
+	if l, ok := gateway.ParseLevel(cfg.Consistency); ok {
+		s.level = l
+	} else if cfg.Consistency != "" && s.initErr == nil {
+		s.initErr = fmt.Errorf("unknown consistency level %q", cfg.Consistency)
 	}
 	if cfg.AccountName == "" {
 		cfg.AccountName = DefaultAccountName

@@ -434,6 +434,10 @@ func (r *request) bindTxn(col *coll, err error) (*coll, error) {
 		return col, err
 	}
 	col.limit = r.limit
+	col.onWrite = r.recordWrite
+	if err := r.prepareRead(col); err != nil {
+		return nil, err
+	}
 	if r.sess == nil || r.sess.tx == nil {
 		return col, nil
 	}
@@ -724,7 +728,7 @@ func (tx *transaction) ops(col *coll, skip map[string]bool) ([]engine.Op, []txnO
 }
 
 // commit writes the transaction in one atomic engine command.
-func (tx *transaction) commit(s *Server) error {
+func (tx *transaction) commit(s *Server, onWrite func(rid string, sess engine.Session)) error {
 	eng := s.eng
 	if tx.c == nil {
 		return nil // wrote nothing
@@ -734,6 +738,7 @@ func (tx *transaction) commit(s *Server) error {
 		return writeConflict("collection %s.%s was dropped or recreated during the transaction", tx.db, tx.name)
 	}
 	col := collOf(s, tx.db, tx.name, c)
+	col.onWrite = onWrite
 	skip := map[string]bool{}
 	for {
 		ops, what, err := tx.ops(col, skip)
@@ -788,7 +793,7 @@ func cmdCommitTransaction(r *request) (bson.D, error) {
 		return nil, nil
 	}
 	tx := s.tx
-	if err := tx.commit(r.s); err != nil {
+	if err := tx.commit(r.s, r.recordWrite); err != nil {
 		s.abort(fmt.Sprintf("its commit failed: %v", toCmdError(err).Msg))
 		return nil, err
 	}
