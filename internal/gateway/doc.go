@@ -18,8 +18,18 @@
 // A refusal (engine.ErrNotLeader: nothing was proposed) is followed to
 // the leader it names, a leader that cannot be reached
 // (transport.ErrNotDelivered: the call never arrived) is waited out for
-// the next one, both within LeaderWait and maxHops; a call that arrived
-// and went unanswered has an unknown outcome (engine.ErrOutcomeUnknown).
+// the next one, both within LeaderWait and maxHops.
+//
+// No write in doubt. In a cluster every command gets an id (newID) before
+// it runs anywhere, and the partition that applies it records its results
+// under the id in its replicated outcome table (engine/outcome.go). A
+// command whose outcome is unknown (engine.ErrOutcomeUnknown: its leader
+// died or lost the leadership with it in flight, or a call arrived and
+// went unanswered) is sent again, with its id, to the leader there is
+// now: the partition answers it from the table if the first attempt
+// committed, and applies it otherwise, after which the first attempt can
+// never commit. So a client whose node stays up gets every write's real
+// answer, and a retried create never meets its own first attempt.
 //
 // Reads. PrepareRead makes this node's replicas fit for a read at a
 // consistency level (strong, bounded staleness, session, consistent
