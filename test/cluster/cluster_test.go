@@ -41,7 +41,7 @@ type node struct {
 	cmd           *exec.Cmd
 	exited        chan error
 	out           *testbin.Output
-	https         bool // it serves HTTPS (--tls)
+	https         bool   // it serves HTTPS (--tls)
 	mongo         string // its --mongo-listen HOST:PORT, if it serves MongoDB
 }
 
