@@ -712,7 +712,7 @@ func (n *Node) Send(ctx context.Context, id uint64, op string, payload []byte) (
 	if !ok || m.ClusterAddress == "" {
 		return nil, fmt.Errorf("node %d is not a known member: %w", id, transport.ErrNotDelivered)
 	}
-	return n.tcp.Call(ctx, m.ClusterAddress, mustJSON(callRequest{Op: op, Account: n.accountCheck(), Payload: payload}))
+	return n.tcp.CallReused(ctx, m.ClusterAddress, mustJSON(callRequest{Op: op, Account: n.accountCheck(), Payload: payload}))
 }
 
 type joinReply struct {
