@@ -27,6 +27,8 @@ type fakeNet struct {
 	dropOnce map[uint64]bool // the next reply of this node is lost
 	handlers map[uint64]func([]byte) ([]byte, error)
 	sends    []uint64 // the nodes sent to, in order
+	notOpen  int      // read indexes that fail as if the group were not open yet
+	readIdx  int      // read indexes asked
 }
 
 type fakeNode struct {
@@ -52,10 +54,19 @@ func (f *fakeNode) Leader(ctx context.Context, group, not uint64) (uint64, error
 		}
 	}
 }
-func (f *fakeNode) Hosted(*engine.Partition) error                    { return nil }
-func (f *fakeNode) ReadIndex(context.Context, uint64) (uint64, error) { return 0, nil }
-func (f *fakeNode) Lag(uint64) (replication.LagInfo, error)           { return replication.LagInfo{}, nil }
-func (f *fakeNode) SyncCatalog(context.Context) error                 { return nil }
+func (f *fakeNode) Hosted(*engine.Partition) error { return nil }
+func (f *fakeNode) ReadIndex(context.Context, uint64) (uint64, error) {
+	f.n.mu.Lock()
+	defer f.n.mu.Unlock()
+	f.n.readIdx++
+	if f.n.notOpen > 0 {
+		f.n.notOpen--
+		return 0, fmt.Errorf("group: %w", replication.ErrGroupNotFound)
+	}
+	return 0, nil
+}
+func (f *fakeNode) Lag(uint64) (replication.LagInfo, error) { return replication.LagInfo{}, nil }
+func (f *fakeNode) SyncCatalog(context.Context) error       { return nil }
 func (f *fakeNode) Handle(op string, h func(payload []byte) ([]byte, error)) {
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
@@ -227,5 +238,31 @@ func TestWriteFollowsRefusal(t *testing.T) {
 	defer n.mu.Unlock()
 	if len(n.sends) != 2 || n.sends[0] != 2 || n.sends[1] != 3 {
 		t.Fatalf("sends %v; want [2 3]", n.sends)
+	}
+}
+
+// TestStrongReadWaitsForGroup checks that a strong read on a node that has
+// not reopened a group yet (it has just restarted) waits for it rather
+// than failing, and that a session read past its wait fails with
+// SessionNotAvailableError.
+func TestStrongReadWaitsForGroup(t *testing.T) {
+	n, gws, c := newNet(t)
+	n.mu.Lock()
+	n.notOpen = 3
+	n.mu.Unlock()
+	if err := gws[1].PrepareRead(context.Background(), c.Partitions()[:1], ReadOptions{Level: Strong}); err != nil {
+		t.Fatal(err)
+	}
+	n.mu.Lock()
+	if n.readIdx != 4 {
+		t.Errorf("%d read indexes; want 4", n.readIdx)
+	}
+	n.mu.Unlock()
+	p := c.Partitions()[0]
+	err := gws[1].PrepareRead(context.Background(), []*engine.Partition{p}, ReadOptions{Level: Session, SessionWait: 20 * time.Millisecond,
+		Session: map[string]uint64{p.Range().ID: p.LSN() + 5}})
+	var sna *SessionNotAvailableError
+	if !errors.As(err, &sna) || sna.Want != p.LSN()+5 {
+		t.Fatalf("a session ahead of the replica: %v", err)
 	}
 }

@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/replication"
 )
 
 // Level is a read's consistency level.
@@ -111,7 +113,7 @@ func (g *Gateway) PrepareRead(ctx context.Context, parts []*engine.Partition, op
 				}
 				viaLeader = true
 			}
-			if _, err := g.cl.ReadIndex(ctx, p.GroupID()); err != nil {
+			if err := g.readIndex(ctx, p.GroupID()); err != nil {
 				return fmt.Errorf("%w: a strong read of partition key range %s could not be served: %w", engine.ErrUnavailable, p.Range().ID, err)
 			}
 		}
@@ -159,3 +161,20 @@ func (g *Gateway) SyncCatalog(ctx context.Context) error {
 }
 
 var errSingleNode = fmt.Errorf("a single node's catalog is always current")
+
+// readIndex is the cluster's ReadIndex, waiting (up to ctx) while this
+// node's replica of the group is not open yet: a node that has just
+// restarted serves before it has reopened every group.
+func (g *Gateway) readIndex(ctx context.Context, group uint64) error {
+	for {
+		_, err := g.cl.ReadIndex(ctx, group)
+		if !errors.Is(err, replication.ErrGroupNotFound) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
