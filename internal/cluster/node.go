@@ -103,6 +103,8 @@ type Node struct {
 	members map[uint64]Member
 	pending []Member // applied, not yet published
 	placed  int      // containers placed, to take the members in turn
+	// handlers answer the typed calls (Handle), by op.
+	handlers map[string]func([]byte) ([]byte, error)
 
 	joinMu sync.Mutex // one membership change at a time
 }
@@ -684,6 +686,33 @@ type callRequest struct {
 	// Stream and Seq are a snapshot chunk's: chunk Seq of stream Stream.
 	Stream uint64 `json:"stream,omitempty"`
 	Seq    uint64 `json:"seq,omitempty"`
+	// Payload is a typed call's (Handle), which its handler decodes.
+	Payload []byte `json:"payload,omitempty"`
+}
+
+// Handle sets the handler of the typed call op, which another node makes
+// with Send: the gateway's forwarded commands ("command"). The call is
+// authenticated as every cluster call is (the cluster key, the account
+// key's proof); the handler gets the payload and answers bytes, or an
+// error the caller gets as a transport.CallError.
+func (n *Node) Handle(op string, h func(payload []byte) ([]byte, error)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.handlers == nil {
+		n.handlers = map[string]func([]byte) ([]byte, error){}
+	}
+	n.handlers[op] = h
+}
+
+// Send makes the typed call op to node id with payload and returns its
+// answer. An error that wraps transport.ErrNotDelivered says the node's
+// handler never ran.
+func (n *Node) Send(ctx context.Context, id uint64, op string, payload []byte) ([]byte, error) {
+	m, ok := n.Member(id)
+	if !ok || m.ClusterAddress == "" {
+		return nil, fmt.Errorf("node %d is not a known member: %w", id, transport.ErrNotDelivered)
+	}
+	return n.tcp.CallReused(ctx, m.ClusterAddress, mustJSON(callRequest{Op: op, Account: n.accountCheck(), Payload: payload}))
 }
 
 type joinReply struct {
@@ -806,7 +835,13 @@ func (n *Node) answer(data []byte) ([]byte, error) {
 		return mustJSON(reply), nil
 	case "join":
 	default:
-		return nil, fmt.Errorf("unknown call %q", req.Op)
+		n.mu.Lock()
+		h := n.handlers[req.Op]
+		n.mu.Unlock()
+		if h == nil {
+			return nil, fmt.Errorf("unknown call %q", req.Op)
+		}
+		return h(req.Payload)
 	}
 	m := req.Member
 	if m.ID == 0 || m.ClusterAddress == "" {

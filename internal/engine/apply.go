@@ -96,6 +96,12 @@ type Command struct {
 	// Reindex, when set, makes this command a chunk of an index build (and
 	// it carries no operations); see index_build.go.
 	Reindex *ReindexCommand
+	// ID, when set, names the command (the gateway of the node that
+	// received it chooses it, at most MaxCommandIDBytes): the partition
+	// records the outcome of the command in its outcome table when it
+	// applies it, and a command of the same id applied later gets that
+	// outcome instead of being applied again (outcome.go).
+	ID string
 }
 
 // OpResult is the outcome of one operation. The engine speaks no protocol:
@@ -137,6 +143,9 @@ type applied struct {
 	res   []OpResult   // an item command's outcomes
 	next  []byte       // a reindex command: where its chunk stopped; nil at the end
 	split *splitResult // a split command
+	// recorded: res is the outcome table's record of the command, which
+	// was applied before; nothing was written (outcome.go).
+	recorded bool
 }
 
 // splitResult is what a split made: the container record with the new
@@ -180,11 +189,27 @@ func applyEntry(rd stateReader, b *storage.Batch, ac *applyCtx, rangeID string, 
 		next.ix, out.next, err = applyReindex(rd, b, ac.rid, rangeID, sm.ix, cmd.Reindex)
 		broken = err != nil && !errors.Is(err, errIndexSuperseded)
 	default:
+		if cmd.ID != "" {
+			// A command applied before: its recorded outcome, and nothing
+			// written (outcome.go).
+			res, ok, rerr := recordedOutcome(rd, ac.rid, rangeID, cmd.ID)
+			if rerr != nil {
+				return applied{}, rerr, false
+			}
+			if ok {
+				return applied{res: res, recorded: true}, nil, false
+			}
+		}
 		ac.index = sm.ix
 		var seq uint64
 		if seq, err = next.st.takeSeqs(rangeID, len(cmd.Ops)); err == nil {
 			out.res, err = apply(ac, t, cmd, seq, next.st.LSN, &next.st)
 			broken = err != nil && t.flushing
+		}
+		if err == nil && cmd.ID != "" {
+			if err = recordOutcome(rd, b, ac.rid, rangeID, &next.st, cmd, out.res); err != nil {
+				broken = true
+			}
 		}
 	}
 	if err != nil {
@@ -202,6 +227,8 @@ type partState struct {
 	Bytes int64
 	// Seqs is how many sequence numbers the partition has handed out.
 	Seqs uint64
+	// Outcomes is how many records its outcome table holds (outcome.go).
+	Outcomes uint64
 }
 
 // Sequence numbers name the versions the partition writes: an item it
@@ -236,7 +263,12 @@ func (s partState) encode() []byte {
 	b := binary.AppendUvarint(nil, s.LSN)
 	b = binary.AppendVarint(b, s.Items)
 	b = binary.AppendVarint(b, s.Bytes)
-	return binary.AppendUvarint(b, s.Seqs)
+	b = binary.AppendUvarint(b, s.Seqs)
+	if s.Outcomes > 0 {
+		// Records of partitions without an outcome table end before it.
+		b = binary.AppendUvarint(b, s.Outcomes)
+	}
+	return b
 }
 
 // decodePartState decodes the state record of partition key range rangeID;
@@ -259,6 +291,11 @@ func decodePartState(rangeID string, v []byte) (partState, error) {
 	if rest = rest[n:]; len(rest) > 0 {
 		if s.Seqs, n = binary.Uvarint(rest); n <= 0 {
 			return s, corrupt("the state record of partition key range %s (%x) has no valid sequence count", rangeID, v)
+		}
+		if rest = rest[n:]; len(rest) > 0 {
+			if s.Outcomes, n = binary.Uvarint(rest); n <= 0 || n != len(rest) {
+				return s, corrupt("the state record of partition key range %s (%x) has no valid outcome count", rangeID, v)
+			}
 		}
 	}
 	return s, nil

@@ -16,15 +16,17 @@ import (
 // storage keys: a later version decodes every earlier one.
 //
 //	command   = version:1 kind:1 body
-//	version   = 0x01 | 0x02 | 0x03 | 0x04 (0x02 adds the items flag bits 1
-//	            and 2, 0x03 bits 3 and 4, 0x04 bit 5; an earlier command
-//	            decodes as before)
+//	version   = 0x01 | 0x02 | 0x03 | 0x04 | 0x05 (0x02 adds the items flag
+//	            bits 1 and 2, 0x03 bits 3 and 4, 0x04 bit 5, 0x05 bit 6; an
+//	            earlier command decodes as before, and a command that needs
+//	            no later bit is written with the earliest version that has
+//	            its bits, 0x04 at least)
 //	kind      = 0x01 items | 0x02 split | 0x03 reindex
 //	items     = flags:1 (bit 0: atomic, bit 1: ifVersion follows,
 //	            bit 2: ifSeq follows, bit 3: keep versions, bit 4: expiry,
-//	            bit 5: stop on error)
+//	            bit 5: stop on error, bit 6: id follows)
 //	            ts:varint logicalLimit:varint partitionLimit:varint
-//	            [ifVersion:uvarint] [ifSeq:uvarint] count:uvarint op*
+//	            [ifVersion:uvarint] [ifSeq:uvarint] [id:str] count:uvarint op*
 //	op        = kind:1 id:str key epk:str body:bytes ifMatch:str
 //	            condition:str patchCount:uvarint patch*
 //	key       = count:uvarint component*
@@ -42,7 +44,10 @@ import (
 // (compiled when applied), and for a split the boundaries and the child
 // range ids. The sequence numbers of new resource ids and etags are the
 // partition's own (partState.takeSeqs).
-const commandVersion = 4
+const commandVersion = 5
+
+// MaxCommandIDBytes bounds a command's id (Command.ID).
+const MaxCommandIDBytes = 64
 
 // catalogVersion is the version byte of catalog entries (log.go).
 const catalogVersion = 1
@@ -87,7 +92,11 @@ type ReindexCommand struct {
 
 // EncodeCommand appends the encoding of c to dst.
 func EncodeCommand(dst []byte, c *Command) []byte {
-	dst = append(dst, commandVersion)
+	if c.ID == "" || c.Split != nil || c.Reindex != nil {
+		dst = append(dst, commandVersion-1) // the same bytes as before ids
+	} else {
+		dst = append(dst, commandVersion)
+	}
 	switch {
 	case c.Split != nil:
 		s := c.Split
@@ -127,6 +136,9 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	if c.StopOnError {
 		flags |= 32
 	}
+	if c.ID != "" {
+		flags |= 64
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, c.Ts)
 	dst = binary.AppendVarint(dst, c.Limits.LogicalBytes)
@@ -136,6 +148,9 @@ func EncodeCommand(dst []byte, c *Command) []byte {
 	}
 	if c.IfSeq != nil {
 		dst = binary.AppendUvarint(dst, *c.IfSeq)
+	}
+	if c.ID != "" {
+		dst = binfmt.AppendString(dst, c.ID)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(c.Ops)))
 	for i := range c.Ops {
@@ -210,8 +225,10 @@ func DecodeCommand(b []byte) (*Command, error) {
 		c.Reindex = &ReindexCommand{Gen: uint32(gen), Policy: d.bytes(), From: d.bytes(), To: d.bytes()}
 	case commandItems:
 		flags := d.Byte()
-		known := byte(63)
+		known := byte(127)
 		switch version {
+		case 4:
+			known = 63
 		case 1:
 			known = 1
 		case 2:
@@ -236,6 +253,11 @@ func DecodeCommand(b []byte) (*Command, error) {
 		if flags&4 != 0 {
 			v := d.Uvarint()
 			c.IfSeq = &v
+		}
+		if flags&64 != 0 {
+			if c.ID = d.str(); c.ID == "" || len(c.ID) > MaxCommandIDBytes {
+				d.Fail("command id of %d bytes", len(c.ID))
+			}
 		}
 		n := d.Count(2)
 		c.Ops = make([]Op, n)

@@ -18,8 +18,9 @@ import (
 // lagging replica of the range installs instead of replaying a log it no
 // longer has. It holds every key the range owns:
 //
-//   - its records (P): the partition state (LSN, sequence numbers, counts)
-//     and its index record (generation and policy);
+//   - its records (P): the partition state (LSN, sequence numbers, counts),
+//     its index record (generation and policy) and its outcome table
+//     (outcome.go);
 //   - its logical-partition records (L) and items (D): the range's EPK span
 //     of each;
 //   - the index entries (I) of its items, in every generation the container
@@ -55,6 +56,8 @@ func rangeSections(rid [storage.RidLen]byte, r RangeInfo) ([]section, error) {
 	one := func(k []byte) section { return section{lo: k, hi: append(bytes.Clone(k), 0)} }
 	var out []section
 	out = append(out, one(storage.PartitionKey(rid, r.ID)), one(storage.PartitionIndexKey(rid, r.ID)))
+	oLo, oHi, tLo, tHi := storage.PartitionOutcomeSpans(rid, r.ID)
+	out = append(out, section{lo: oLo, hi: oHi}, section{lo: tLo, hi: tHi})
 	lo, hi := storage.LogicalSpan(rid, min, max)
 	out = append(out, section{lo: lo, hi: hi})
 	lo, hi = storage.ItemSpan(rid, min, max)

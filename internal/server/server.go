@@ -19,6 +19,7 @@ import (
 	"github.com/parsecdb/parsec/internal/cluster"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/explorer"
+	"github.com/parsecdb/parsec/internal/gateway"
 	"github.com/parsecdb/parsec/internal/storage"
 )
 
@@ -484,7 +485,15 @@ func Start(o Options) (*Server, error) {
 		readOnly, _ = auth.DecodeKey(o.ReadOnlyKey)
 	}
 	consistency, _ := o.consistency() // checked by Validate
-	api := cosmos.NewServer(cosmos.Config{Engine: eng, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic,
+	// One gateway serves every API of the node: writes run on their
+	// partition's leader, reads are made fit for their consistency.
+	var gw *gateway.Gateway
+	if node != nil {
+		gw = gateway.New(eng, node)
+	} else {
+		gw = gateway.New(eng, nil)
+	}
+	api := cosmos.NewServer(cosmos.Config{Engine: eng, Gateway: gw, PrimaryKey: primary, ReadOnlyKey: readOnly, Advertise: o.Advertise, MetricsPublic: o.MetricsPublic,
 		Ready: store.Ready, Consistency: consistency, Cluster: node})
 	s := &Server{opts: o, store: store, engine: eng, node: node, done: make(chan error, 1)}
 	emulatorKey := sameKey(key, auth.EmulatorKey)
@@ -512,7 +521,7 @@ func Start(o Options) (*Server, error) {
 		}
 		// Clients authenticate with SCRAM-SHA-256 and the keys; with a
 		// key of one's own they must (see mongo.Config).
-		s.mongo = mongo.New(mongo.Config{Engine: eng, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
+		s.mongo = mongo.New(mongo.Config{Engine: eng, Gateway: gw, Consistency: consistency.Level, PrimaryKey: key, ReadOnlyKey: o.ReadOnlyKey,
 			RequireAuth: !sameKey(key, auth.EmulatorKey), AuthIdleTimeout: o.MongoAuthIdleTimeout,
 			MaxCursors: o.MongoMaxCursors, MaxCursorBytes: o.MongoMaxCursorBytes, MaxSessions: o.MongoMaxSessions})
 		s.mongoLn = mln

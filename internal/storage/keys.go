@@ -1,6 +1,9 @@
 package storage
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // Key prefixes. One byte each; see the package comment for the layout.
 const (
@@ -262,6 +265,30 @@ func PartitionIndexKey(rid [RidLen]byte, rangeID string) []byte {
 // like PartitionIndexKey, it differs from every other partition record.
 func PartitionAppliedKey(rid [RidLen]byte, rangeID string) []byte {
 	return append(PartitionKey(rid, rangeID), 0, 'a')
+}
+
+// PartitionOutcomeKey is the key of the outcome a physical partition
+// recorded for the command named id (engine/outcome.go), and
+// PartitionOutcomeAgeKey that of its entry in the table's age index, by
+// the command's timestamp:
+//
+//	P | rid | rangeID | 0x00 'o' | id
+//	P | rid | rangeID | 0x00 't' | ts (8, big-endian) | id
+func PartitionOutcomeKey(rid [RidLen]byte, rangeID, id string) []byte {
+	return append(append(PartitionKey(rid, rangeID), 0, 'o'), id...)
+}
+
+// PartitionOutcomeAgeKey: see PartitionOutcomeKey.
+func PartitionOutcomeAgeKey(rid [RidLen]byte, rangeID string, ts int64, id string) []byte {
+	k := binary.BigEndian.AppendUint64(append(PartitionKey(rid, rangeID), 0, 't'), uint64(ts))
+	return append(k, id...)
+}
+
+// PartitionOutcomeSpans bound the outcome table of a partition: its
+// records and its age index.
+func PartitionOutcomeSpans(rid [RidLen]byte, rangeID string) (recLo, recHi, ageLo, ageHi []byte) {
+	p := PartitionKey(rid, rangeID)
+	return append(bytes.Clone(p), 0, 'o'), append(bytes.Clone(p), 0, 'o'+1), append(bytes.Clone(p), 0, 't'), append(bytes.Clone(p), 0, 't'+1)
 }
 
 // ContainerPartitionsSpan bounds every partition record of a container.

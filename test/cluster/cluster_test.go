@@ -41,7 +41,8 @@ type node struct {
 	cmd           *exec.Cmd
 	exited        chan error
 	out           *testbin.Output
-	https         bool // it serves HTTPS (--tls)
+	https         bool   // it serves HTTPS (--tls)
+	mongo         string // its --mongo-listen HOST:PORT, if it serves MongoDB
 }
 
 func (n *node) url() string {
@@ -69,7 +70,11 @@ var servingRe = regexp.MustCompile(`serving the Cosmos DB NoSQL API on https?://
 // error and output if it exits first.
 func (n *node) start(t testing.TB, extra ...string) error {
 	t.Helper()
-	return n.run(t, append([]string{"--node-id", fmt.Sprint(n.id), "--cluster-listen", n.clust}, extra...)...)
+	args := []string{"--node-id", fmt.Sprint(n.id), "--cluster-listen", n.clust}
+	if n.mongo != "" {
+		args = append(args, "--mongo-listen", n.mongo)
+	}
+	return n.run(t, append(args, extra...)...)
 }
 
 // run runs parsec serve on n's directory and client address with args.

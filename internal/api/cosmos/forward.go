@@ -20,23 +20,21 @@ import (
 	"github.com/parsecdb/parsec/internal/replication/host"
 )
 
-// Gateway forwarding. In a cluster every node takes every request. A
-// write reaches the engine, which proposes it to the raft group of its
-// partition (or to the meta group, for the catalog); on a node that does
-// not lead that group the proposal is refused before it is made, with a
-// host.NotLeaderError naming the leader, and the request is sent on, as
-// the client sent it (its signature is valid on every node, which share
-// the account key), to the leader's client endpoint, whose answer is the
-// client's. A refused proposal was not made, so sending it on can never
-// write twice. A proposal whose leader lost the leadership with the entry
-// in flight is settled by the engine first (engine/replicated.go): if the
-// entry committed, the write succeeded here; if it can no longer commit,
-// the engine's error is such a refusal, naming the new leader, and the
-// request is sent on the same way. Only a write whose outcome stays unknown
-// (host.ErrAmbiguous: it could not be settled) is not sent on. A request
-// is sent on at most maxHops times (leadership can move while it travels);
-// then, or when no leader appears within leaderWait, the client gets 503,
-// which the SDKs retry.
+// Request forwarding, for what the gateway (internal/gateway) does not
+// carry yet. Item writes go through the gateway, which sends the encoded
+// command to the partition's leader over the cluster transport; what is
+// left here is sent on as the client sent it (its signature is valid on
+// every node, which share the account key) to another node's client
+// endpoint, whose answer is the client's: catalog changes (a proposal to
+// the meta group refused on a follower, with a host.NotLeaderError naming
+// the leader), writes with triggers and stored procedures (scripts run in
+// the leader's engine, refused likewise), and requests for a partition this
+// node holds no replica of (cluster.NotHostedError). A refused proposal
+// was not made, so sending it on can never write twice; a request whose
+// outcome is unknown (host.ErrAmbiguous) is not sent on. A request is sent
+// on at most maxHops times (leadership can move while it travels); then,
+// or when no leader appears within leaderWait, the client gets 503, which
+// the SDKs retry.
 const (
 	hdrHops    = "X-Parsec-Hops"
 	maxHops    = 3

@@ -166,13 +166,16 @@ func (s *Server) keyed(req *request, c *engine.Container, kind engine.OpKind, id
 }
 
 func (s *Server) executeOne(req *request, c *engine.Container, op engine.Op) error {
-	if err := s.routeWrite(c, op.EPK); err != nil {
+	if hasTriggers(req.r) {
+		// Triggers run in the engine of the partition's leader, which the
+		// request is sent on to (forward.go).
+		if err := s.routeWrite(c, op.EPK); err != nil {
+			return err
+		}
+		_, err := s.executeWithTriggers(req, c, op)
 		return err
 	}
-	if ok, err := s.executeWithTriggers(req, c, op); ok {
-		return err
-	}
-	res, session, err := c.Execute(&engine.Command{Ops: []engine.Op{op}}, req.r.Header.Get(hdrRangeID))
+	res, session, err := s.gw.Write(req.r.Context(), c, &engine.Command{Ops: []engine.Op{op}}, req.r.Header.Get(hdrRangeID))
 	req.itemSession(session)
 	if err != nil {
 		return err
@@ -405,10 +408,7 @@ func (s *Server) batch(req *request, c *engine.Container) error {
 	}
 	res := make([]engine.OpResult, len(in))
 	if len(cmd.Ops) > 0 {
-		if err := s.routeWrite(c, cmd.Ops[0].EPK); err != nil {
-			return err
-		}
-		done, session, err := c.Execute(cmd, r.Header.Get(hdrRangeID))
+		done, session, err := s.gw.Write(req.r.Context(), c, cmd, r.Header.Get(hdrRangeID))
 		req.itemSession(session)
 		if err != nil {
 			return err

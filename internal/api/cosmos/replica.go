@@ -1,7 +1,6 @@
 package cosmos
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,31 +9,16 @@ import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/gateway"
 )
 
-// Reads in a cluster. A node serves a read from its own replicas of the
-// container's partitions, made fit for the request's consistency level
-// first (awaitReplicas):
-//
-//   - Strong: a ReadIndex of each partition's raft group (the leader
-//     confirms its leadership with a round of heartbeats; a follower asks
-//     it), awaited on this node, so the read sees every write acknowledged
-//     before it began.
-//   - Bounded staleness: each partition's replica here serves the read as
-//     it stands if its lag (host.LagInfo: the committed entries it has not
-//     applied, and how long ago it last held all its leader had committed)
-//     is within the account's bounds (boundedLocal, bounded.go, says why
-//     that keeps the read within K operations and T time); a partition
-//     whose replica is not takes Strong's path. /metrics counts the reads
-//     served either way.
-//   - Session: the session token names each partition's LSN the client
-//     has seen; this node waits, up to sessionWait, until its replica has
-//     applied it, and otherwise answers 404 with substatus 1002
-//     (ReadSessionNotAvailable), which the SDKs retry. A client reads its
-//     own writes through any node.
-//   - Consistent prefix and eventual: any replica as it stands.
+// Reads in a cluster are made fit for the request's consistency level by
+// the gateway (gateway.Gateway.PrepareRead): this file maps the request's
+// level, bounds and session token onto it, and its errors onto the
+// service's (a session not reached is 404 with substatus 1002,
+// ReadSessionNotAvailable, which the SDKs retry).
 const (
-	sessionWait = 2 * time.Second
+	sessionWait = gateway.DefaultSessionWait
 	// subReadSessionNotAvailable is the substatus of a 404 whose session
 	// this replica has not reached.
 	subReadSessionNotAvailable = 1002
@@ -51,74 +35,31 @@ func (s *Server) readLevel(r *http.Request) string {
 	return s.cfg.Consistency.Level
 }
 
+// readOptions are the gateway's read options of the request.
+func (s *Server) readOptions(r *http.Request) gateway.ReadOptions {
+	level := s.readLevel(r)
+	o := gateway.ReadOptions{Level: gateway.Level(levelRank(level)), SessionWait: sessionWait}
+	switch o.Level {
+	case gateway.BoundedStaleness:
+		o.MaxOps, o.MaxAge = s.stalenessBounds()
+	case gateway.Session:
+		o.Session = parseSessionToken(r.Header.Get(hSessionToken))
+	}
+	return o
+}
+
 // awaitReplicas makes this node's replicas of parts fit to serve a read at
-// the request's consistency level; nothing to do on a single node. A point
-// read names its item's partition; queries and feeds, all of the
-// container's.
+// the request's consistency level (the gateway's PrepareRead); nothing to
+// do on a single node. A point read names its item's partition; queries
+// and feeds, all of the container's.
 func (s *Server) awaitReplicas(req *request, parts []*engine.Partition) error {
-	n := s.cfg.Cluster
-	if n == nil {
-		return nil
+	err := s.gw.PrepareRead(req.r.Context(), parts, s.readOptions(req.r))
+	var sna *gateway.SessionNotAvailableError
+	if errors.As(err, &sna) {
+		return &apiError{status: http.StatusNotFound, sub: subReadSessionNotAvailable, code: "NotFound",
+			msg: fmt.Sprintf("The read session is not available for the input session token: %v.", sna)}
 	}
-	for _, p := range parts {
-		// A partition placed on other nodes (this one joined after its
-		// container was created, or the replication factor is below the
-		// members): one of them serves the read.
-		if err := n.Hosted(p); err != nil {
-			return err
-		}
-	}
-	level := s.readLevel(req.r)
-	switch level {
-	case "Strong", "BoundedStaleness":
-		// Bounded staleness: partitions whose replica here is within the
-		// bounds are read as they stand (bounded.go); the others, as
-		// strong.
-		bounded := level == "BoundedStaleness"
-		var maxOps int64
-		var maxAge time.Duration
-		if bounded {
-			maxOps, maxAge = s.stalenessBounds()
-		}
-		ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
-		defer cancel()
-		viaLeader := false
-		for _, p := range parts {
-			if bounded {
-				if l, err := n.Lag(p.GroupID()); err == nil && boundedLocal(l, time.Now(), maxOps, maxAge) {
-					continue
-				}
-				viaLeader = true
-			}
-			if _, err := n.ReadIndex(ctx, p.GroupID()); err != nil {
-				return fmt.Errorf("%w: a strong read of partition key range %s could not be served: %w", engine.ErrUnavailable, p.Range().ID, err)
-			}
-		}
-		switch {
-		case !bounded:
-		case viaLeader:
-			s.boundedReadsLeader.Add(1)
-		default:
-			s.boundedReadsLocal.Add(1)
-		}
-	case "Session":
-		want := parseSessionToken(req.r.Header.Get(hSessionToken))
-		if len(want) == 0 {
-			return nil
-		}
-		deadline := time.Now().Add(sessionWait)
-		for _, p := range parts {
-			lsn, ok := want[p.Range().ID]
-			for ok && p.LSN() < lsn {
-				if time.Now().After(deadline) || req.r.Context().Err() != nil {
-					return &apiError{status: http.StatusNotFound, sub: subReadSessionNotAvailable, code: "NotFound",
-						msg: fmt.Sprintf("The read session is not available for the input session token: partition key range %s of this replica has applied LSN %d, the session needs %d.", p.Range().ID, p.LSN(), lsn)}
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // parseSessionToken reads a session token's LSN per partition key range:
@@ -165,9 +106,7 @@ func (s *Server) catalogBehind(req *request, op operation, err error) bool {
 	if n == nil || !errors.Is(err, engine.ErrNotFound) || !s.catalogMiss(op) {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(req.r.Context(), leaderWait)
-	defer cancel()
-	if n.SyncCatalog(ctx) != nil {
+	if s.gw.SyncCatalog(req.r.Context()) != nil {
 		return false
 	}
 	return !s.catalogMiss(op)
@@ -186,4 +125,18 @@ func (s *Server) catalogMiss(op operation) bool {
 		_, err := s.engine.Container(op.db, op.coll)
 		return err != nil
 	}
+}
+
+// stalenessBounds returns the account's bounds of bounded staleness, or
+// the defaults when its level is another (a request may ask for bounded
+// staleness under a Strong account).
+func (s *Server) stalenessBounds() (int64, time.Duration) {
+	k, t := s.cfg.Consistency.MaxStalenessPrefix, s.cfg.Consistency.MaxStalenessInterval
+	if k <= 0 {
+		k = DefaultMaxStalenessPrefix
+	}
+	if t <= 0 {
+		t = DefaultMaxStalenessInterval
+	}
+	return k, t
 }

@@ -211,6 +211,11 @@ func triggerNames(r *http.Request, name string) []string {
 
 // executeWithTriggers runs a write with the triggers its headers name; ok
 // is false when they name none.
+// hasTriggers reports whether the request names pre- or post-triggers.
+func hasTriggers(r *http.Request) bool {
+	return len(triggerNames(r, hdrPreTriggers)) > 0 || len(triggerNames(r, hdrPostTriggers)) > 0
+}
+
 func (s *Server) executeWithTriggers(req *request, c *engine.Container, op engine.Op) (ok bool, err error) {
 	pre, post := triggerNames(req.r, hdrPreTriggers), triggerNames(req.r, hdrPostTriggers)
 	if len(pre) == 0 && len(post) == 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/parsecdb/parsec/internal/auth"
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/gateway"
 )
 
 // Config configures a Server.
@@ -48,6 +49,9 @@ type Config struct {
 	// Cluster is the node's cluster; nil for a single node. A request a
 	// follower cannot serve is sent on to the leader (forward.go).
 	Cluster *cluster.Node
+	// Gateway runs the writes and prepares the reads (every API of the
+	// node shares one); nil: one of the server's own, over Cluster.
+	Gateway *gateway.Gateway
 }
 
 // Server is an http.Handler serving the Cosmos NoSQL REST API.
@@ -59,10 +63,8 @@ type Server struct {
 	metrics  metricsCache
 	// advising is set while a partition-key analysis runs (advise.go).
 	advising atomic.Bool
-	// boundedReadsLocal and boundedReadsLeader count the bounded-staleness reads
-	// of a cluster node served by its replicas as they stood, and those
-	// for which some partition asked its leader (replica.go).
-	boundedReadsLocal, boundedReadsLeader atomic.Uint64
+	// gw runs the writes and prepares the reads (internal/gateway).
+	gw *gateway.Gateway
 	// forwarder sends requests on to other nodes (forward.go); nil
 	// without a cluster.
 	forwarder *forwarder
@@ -83,8 +85,14 @@ func NewServer(cfg Config) *Server {
 		panic("cosmos: invalid Config.Consistency: " + err.Error())
 	}
 	s := &Server{cfg: cfg, engine: cfg.Engine, verifier: auth.NewVerifier(cfg.PrimaryKey, cfg.ReadOnlyKey)}
+	s.gw = cfg.Gateway
 	if cfg.Cluster != nil {
 		s.forwarder = newForwarder(cfg.Cluster.ClientCertificate)
+		if s.gw == nil {
+			s.gw = gateway.New(cfg.Engine, cfg.Cluster)
+		}
+	} else if s.gw == nil {
+		s.gw = gateway.New(cfg.Engine, nil)
 	}
 	return s
 }

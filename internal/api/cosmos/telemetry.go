@@ -329,8 +329,8 @@ func (s *Server) buildMetrics() *metricsSnapshot {
 			{"parsec_raft_snapshots_installed_total", "Snapshots this node's replicas installed (a replica behind its leader's truncated log catches up by one).", st.Restores},
 			{"parsec_raft_snapshot_bytes_sent_total", "Bytes of partition snapshots this node streamed to other replicas.", st.SnapshotBytesSent},
 			{"parsec_raft_snapshot_bytes_received_total", "Bytes of partition snapshots this node's replicas received.", st.SnapshotBytesReceived},
-			{"parsec_bounded_reads_local_total", "Bounded-staleness reads this node served from its replicas as they stood (their lag within the bounds).", s.boundedReadsLocal.Load()},
-			{"parsec_bounded_reads_leader_total", "Bounded-staleness reads for which this node asked a partition's leader (a ReadIndex), a replica's lag being unknown or past the bounds.", s.boundedReadsLeader.Load()},
+			{"parsec_bounded_reads_local_total", "Bounded-staleness reads this node served from its replicas as they stood (their lag within the bounds).", uint64(s.gw.Stats().BoundedReadsLocal)},
+			{"parsec_bounded_reads_leader_total", "Bounded-staleness reads for which this node asked a partition's leader (a ReadIndex), a replica's lag being unknown or past the bounds.", uint64(s.gw.Stats().BoundedReadsLeader)},
 		} {
 			tail += fmt.Sprintf("# HELP %s %s\n# TYPE %s counter\n%s %d\n", m.name, m.help, m.name, m.name, m.v)
 		}

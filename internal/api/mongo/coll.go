@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -11,12 +12,17 @@ import (
 
 	"github.com/parsecdb/parsec/internal/engine"
 	"github.com/parsecdb/parsec/internal/epk"
+	"github.com/parsecdb/parsec/internal/gateway"
 	"github.com/parsecdb/parsec/internal/mongo/mql"
 )
 
 // coll is a collection: an engine container and its shard key.
 type coll struct {
-	eng      *engine.Engine
+	eng *engine.Engine
+	gw  *gateway.Gateway // runs the writes where the partition's leader is
+	// onWrite, when set, is told the session of each write (the client's
+	// causal session's token: consistency.go).
+	onWrite  func(rid string, s engine.Session)
 	db, name string
 	c        *engine.Container
 	// shard is the shard key's dotted path; empty for an unsharded
@@ -46,11 +52,11 @@ func (s *Server) openColl(db, name string) (*coll, error) {
 		}
 		return nil, toCmdError(err)
 	}
-	return collOf(s.eng, db, name, c), nil
+	return collOf(s, db, name, c), nil
 }
 
-func collOf(eng *engine.Engine, db, name string, c *engine.Container) *coll {
-	col := &coll{eng: eng, db: db, name: name, c: c}
+func collOf(s *Server, db, name string, c *engine.Container) *coll {
+	col := &coll{eng: s.eng, gw: s.gw, db: db, name: name, c: c}
 	if info := c.Info(); !info.Fixed && len(info.PartitionKey.Paths) > 0 {
 		col.shard = pathToField(info.PartitionKey.Paths[0])
 		var field string
@@ -59,6 +65,16 @@ func collOf(eng *engine.Engine, db, name string, c *engine.Container) *coll {
 		}
 	}
 	return col
+}
+
+// execute runs a command through the gateway: on the partition's leader,
+// whichever node that is.
+func (c *coll) execute(cmd *engine.Command) ([]engine.OpResult, engine.Session, error) {
+	res, s, err := c.gw.Write(context.Background(), c.c, cmd, "")
+	if err == nil && c.onWrite != nil {
+		c.onWrite(c.c.Info().Rid, s)
+	}
+	return res, s, err
 }
 
 // pathToField turns a partition key path (/a/b) into a dotted field path.
@@ -585,7 +601,7 @@ func (s *scanner) add(raw []byte) error {
 
 // write runs one item operation and returns its result's error.
 func (c *coll) exec(op engine.Op) (engine.OpResult, error) {
-	res, _, err := c.c.Execute(&engine.Command{Ops: []engine.Op{op}}, "")
+	res, _, err := c.execute(&engine.Command{Ops: []engine.Op{op}})
 	if err != nil {
 		return engine.OpResult{}, err
 	}

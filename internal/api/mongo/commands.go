@@ -177,6 +177,11 @@ func (r *request) run() bson.D {
 	if err != nil {
 		return errorReply(toCmdError(err))
 	}
+	if r.lsid() != "" {
+		// A causally consistent session's next read carries it back as
+		// afterClusterTime (consistency.go).
+		out = append(out, bson.E{Key: "operationTime", Value: r.s.opTimes.next(r.s.cfg.Now())})
+	}
 	return append(out, bson.E{Key: "ok", Value: 1.0})
 }
 

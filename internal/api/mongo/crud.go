@@ -223,7 +223,7 @@ func (ins *inserter) insertBatch(docs []pendingDoc) {
 		for j, p := range docs {
 			ops[j] = p.op
 		}
-		res, _, err := ins.col.c.Execute(&engine.Command{Ops: ops, Atomic: true}, "")
+		res, _, err := ins.col.execute(&engine.Command{Ops: ops, Atomic: true})
 		ok := err == nil
 		for _, r := range res {
 			if r.Err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/parsecdb/parsec/internal/accept"
 	"github.com/parsecdb/parsec/internal/engine"
+	"github.com/parsecdb/parsec/internal/gateway"
 )
 
 // Defaults of Config.
@@ -45,6 +46,14 @@ const (
 // Config configures a Mongo API server. Zero values take the defaults.
 type Config struct {
 	Engine *engine.Engine
+	// Gateway runs the writes on the partitions' leaders and prepares the
+	// reads (internal/gateway); nil: a single node's, over Engine.
+	Gateway *gateway.Gateway
+	// Consistency is the account's consistency level (Strong,
+	// BoundedStaleness, Session, ConsistentPrefix, Eventual; empty:
+	// Session): the level of reads whose readConcern is local, available
+	// or absent (consistency.go).
+	Consistency string
 	// MaxConnections is how many connections are served at once; one more
 	// is closed at once.
 	MaxConnections int
@@ -110,6 +119,10 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	eng     *engine.Engine
+	gw      *gateway.Gateway
+	level   gateway.Level // Config.Consistency
+	tokens  sessionTokens // the causal sessions' tokens (consistency.go)
+	opTimes opTimes       // operationTime of the replies
 	cursors *cursorSet
 	txns    *sessionTable
 	connID  atomic.Int32
@@ -182,9 +195,18 @@ func New(cfg Config) *Server {
 	if cfg.sleep == nil {
 		cfg.sleep = time.Sleep
 	}
-	s := &Server{cfg: cfg, eng: cfg.Engine,
+	s := &Server{cfg: cfg, eng: cfg.Engine, gw: cfg.Gateway,
 		lns: map[net.Listener]bool{}, conns: map[net.Conn]*slot{}, stop: make(chan struct{})}
 	s.started = cfg.Now()
+	if s.gw == nil {
+		s.gw = gateway.New(cfg.Engine, nil)
+	}
+	s.level = gateway.Session
+	if l, ok := gateway.ParseLevel(cfg.Consistency); ok {
+		s.level = l
+	} else if cfg.Consistency != "" && s.initErr == nil {
+		s.initErr = fmt.Errorf("unknown consistency level %q", cfg.Consistency)
+	}
 	if cfg.AccountName == "" {
 		cfg.AccountName = DefaultAccountName
 		s.cfg.AccountName = cfg.AccountName

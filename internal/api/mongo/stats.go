@@ -176,7 +176,7 @@ func cmdDBStats(r *request) (bson.D, error) {
 			n, b := c.Usage()
 			items += n
 			size += b
-			indexes += int32(len(collOf(r.s.eng, r.db, ci.ID, c).indexes()) + 1)
+			indexes += int32(len(collOf(r.s, r.db, ci.ID, c).indexes()) + 1)
 		}
 	}
 	out := bson.D{{Key: "db", Value: r.db}, {Key: "collections", Value: int64(len(cs))}, {Key: "views", Value: int64(0)},

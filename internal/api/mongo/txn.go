@@ -434,6 +434,10 @@ func (r *request) bindTxn(col *coll, err error) (*coll, error) {
 		return col, err
 	}
 	col.limit = r.limit
+	col.onWrite = r.recordWrite
+	if err := r.prepareRead(col); err != nil {
+		return nil, err
+	}
 	if r.sess == nil || r.sess.tx == nil {
 		return col, nil
 	}
@@ -724,7 +728,8 @@ func (tx *transaction) ops(col *coll, skip map[string]bool) ([]engine.Op, []txnO
 }
 
 // commit writes the transaction in one atomic engine command.
-func (tx *transaction) commit(eng *engine.Engine) error {
+func (tx *transaction) commit(s *Server, onWrite func(rid string, sess engine.Session)) error {
+	eng := s.eng
 	if tx.c == nil {
 		return nil // wrote nothing
 	}
@@ -732,7 +737,8 @@ func (tx *transaction) commit(eng *engine.Engine) error {
 	if err != nil || c != tx.c {
 		return writeConflict("collection %s.%s was dropped or recreated during the transaction", tx.db, tx.name)
 	}
-	col := collOf(eng, tx.db, tx.name, c)
+	col := collOf(s, tx.db, tx.name, c)
+	col.onWrite = onWrite
 	skip := map[string]bool{}
 	for {
 		ops, what, err := tx.ops(col, skip)
@@ -745,7 +751,7 @@ func (tx *transaction) commit(eng *engine.Engine) error {
 		if len(ops) > maxTxnOps {
 			return newErr(257, "TransactionTooLarge", "the transaction writes %d items; one transaction writes at most %d", len(ops), maxTxnOps)
 		}
-		res, _, err := c.Execute(&engine.Command{Ops: ops, Atomic: true}, "")
+		res, _, err := col.execute(&engine.Command{Ops: ops, Atomic: true})
 		if err != nil {
 			ce := toCmdError(err)
 			if ce.Code == codeThrottled {
@@ -787,7 +793,7 @@ func cmdCommitTransaction(r *request) (bson.D, error) {
 		return nil, nil
 	}
 	tx := s.tx
-	if err := tx.commit(r.s.eng); err != nil {
+	if err := tx.commit(r.s, r.recordWrite); err != nil {
 		s.abort(fmt.Sprintf("its commit failed: %v", toCmdError(err).Msg))
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func (col *coll) guardChanges(old, upd bson.D, docID string) ([]engine.Op, []str
 func (col *coll) execGuarded(op engine.Op, guards []engine.Op, names []string, d bson.D) error {
 	for {
 		ops := append([]engine.Op{op}, guards...)
-		res, _, err := col.c.Execute(&engine.Command{Ops: ops, Atomic: len(ops) > 1}, "")
+		res, _, err := col.execute(&engine.Command{Ops: ops, Atomic: len(ops) > 1})
 		if err != nil {
 			return err
 		}

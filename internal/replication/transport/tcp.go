@@ -130,6 +130,8 @@ type TCP struct {
 	mu    sync.Mutex
 	peers map[uint64]*peer
 	conns map[net.Conn]struct{}
+	// idleCalls are the connections kept for calls, by address (CallReused).
+	idleCalls map[string][]*callConn
 	// accepted counts the accepted connections open; shaking lists those
 	// still in their handshake, oldest first.
 	accepted int
@@ -281,6 +283,12 @@ func (t *TCP) Close() error {
 	for c := range t.conns {
 		_ = c.Close()
 	}
+	for _, l := range t.idleCalls {
+		for _, cc := range l {
+			_ = cc.c.Close()
+		}
+	}
+	t.idleCalls = nil
 	t.mu.Unlock()
 	t.wg.Wait()
 	return err
@@ -683,13 +691,105 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	if len(req) > MaxCallBytes {
 		return nil, fmt.Errorf("transport: call of %d bytes exceeds the limit of %d", len(req), MaxCallBytes)
 	}
+	cc, err := t.dialCall(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	defer cc.c.Close()
+	return t.roundTrip(ctx, cc, addr, req)
+}
+
+// CallReused is Call over a connection kept from an earlier call to addr
+// when there is one idle (at most maxIdleCalls per address, each idle at
+// most callReuseIdle), which saves the TLS and cluster handshakes. A call
+// that fails on a kept connection (the peer closed it, or restarted) does
+// not wrap ErrNotDelivered: the request may have reached the peer.
+func (t *TCP) CallReused(ctx context.Context, addr string, req []byte) ([]byte, error) {
+	if len(req) > MaxCallBytes {
+		return nil, fmt.Errorf("transport: call of %d bytes exceeds the limit of %d", len(req), MaxCallBytes)
+	}
+	cc := t.takeIdleCall(addr)
+	if cc == nil {
+		var err error
+		if cc, err = t.dialCall(ctx, addr); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := t.roundTrip(ctx, cc, addr, req)
+	var ce *CallError
+	if err != nil && !errors.As(err, &ce) {
+		cc.c.Close()
+		return nil, err
+	}
+	t.putIdleCall(addr, cc)
+	return resp, err
+}
+
+// callConn is a connection for calls, past its handshakes.
+type callConn struct {
+	c              *tls.Conn
+	r              *bufio.Reader
+	nonceA, nonceB []byte
+	idle           time.Time // when it was put back
+}
+
+const (
+	// maxIdleCalls bounds the connections kept idle per address.
+	maxIdleCalls = 16
+	// callReuseIdle is how long a caller keeps an idle connection; the
+	// acceptor waits callIdle, longer, for its next request.
+	callReuseIdle = 20 * time.Second
+	callIdle      = 60 * time.Second
+)
+
+func (t *TCP) takeIdleCall(addr string) *callConn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for l := t.idleCalls[addr]; len(l) > 0; l = t.idleCalls[addr] {
+		cc := l[len(l)-1]
+		t.idleCalls[addr] = l[:len(l)-1]
+		if time.Since(cc.idle) < callReuseIdle {
+			return cc
+		}
+		cc.c.Close()
+	}
+	return nil
+}
+
+func (t *TCP) putIdleCall(addr string, cc *callConn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.closed:
+		cc.c.Close()
+		return
+	default:
+	}
+	if t.idleCalls == nil {
+		t.idleCalls = map[string][]*callConn{}
+	}
+	if len(t.idleCalls[addr]) >= maxIdleCalls {
+		cc.c.Close()
+		return
+	}
+	cc.idle = time.Now()
+	t.idleCalls[addr] = append(t.idleCalls[addr], cc)
+}
+
+// dialCall connects to addr for calls and completes both handshakes.
+func (t *TCP) dialCall(ctx context.Context, addr string) (*callConn, error) {
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("transport: cannot reach %s: %w", addr, err)
+		return nil, fmt.Errorf("transport: cannot reach %s: %w (%w)", addr, err, ErrNotDelivered)
 	}
 	c := tls.Client(raw, t.clientTLS)
-	defer c.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			c.Close()
+		}
+	}()
 	deadline := time.Now().Add(t.cfg.HandshakeTimeout)
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d
@@ -697,13 +797,14 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	_ = c.SetDeadline(deadline)
 	ch := make([]byte, len(magic)+8+nonceLen)
 	if err := c.Handshake(); err != nil {
-		return nil, tlsError(addr, err)
+		return nil, fmt.Errorf("%w (%w)", tlsError(addr, err), ErrNotDelivered)
 	}
-	if _, err := io.ReadFull(c, ch); err != nil {
-		return nil, tlsError(addr, err)
+	r := bufio.NewReader(c)
+	if _, err := io.ReadFull(r, ch); err != nil {
+		return nil, fmt.Errorf("%w (%w)", tlsError(addr, err), ErrNotDelivered)
 	}
 	if string(ch[:len(magic)]) != magic {
-		return nil, fmt.Errorf("transport: %s is not a parsec cluster address", addr)
+		return nil, fmt.Errorf("transport: %s is not a parsec cluster address (%w)", addr, ErrNotDelivered)
 	}
 	peerID := ch[len(magic) : len(magic)+8]
 	nonceA := ch[len(magic)+8:]
@@ -712,16 +813,27 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	me := u64(t.cfg.NodeID)
 	hello := append(append(append([]byte(nil), me...), nonceB...), t.mac([]byte("call"), nonceA, nonceB, peerID, me)...)
 	if _, err := c.Write(hello); err != nil {
-		return nil, fmt.Errorf("transport: %s: handshake: %v", addr, err)
+		return nil, fmt.Errorf("transport: %s: handshake: %v (%w)", addr, err, ErrNotDelivered)
 	}
 	welcome := make([]byte, macLen)
-	if _, err := io.ReadFull(c, welcome); err != nil || !hmac.Equal(welcome, t.mac([]byte("welcome"), nonceA, nonceB, peerID, me)) {
-		return nil, fmt.Errorf("transport: %s refused the handshake: %w", addr, ErrKeyMismatch)
+	if _, err := io.ReadFull(r, welcome); err != nil || !hmac.Equal(welcome, t.mac([]byte("welcome"), nonceA, nonceB, peerID, me)) {
+		return nil, fmt.Errorf("transport: %s refused the handshake: %w (%w)", addr, ErrKeyMismatch, ErrNotDelivered)
 	}
-	if err := t.writeCall(c, "request", nonceA, nonceB, req); err != nil {
+	ok = true
+	return &callConn{c: c, r: r, nonceA: nonceA, nonceB: nonceB}, nil
+}
+
+// roundTrip sends a request over cc and reads its response.
+func (t *TCP) roundTrip(ctx context.Context, cc *callConn, addr string, req []byte) ([]byte, error) {
+	deadline := time.Now().Add(callTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d
+	}
+	_ = cc.c.SetDeadline(deadline)
+	if err := t.writeCall(cc.c, "request", cc.nonceA, cc.nonceB, req); err != nil {
 		return nil, fmt.Errorf("transport: %s: %v", addr, err)
 	}
-	resp, err := t.readCall(bufio.NewReader(c), "response", nonceA, nonceB)
+	resp, err := t.readCall(cc.r, "response", cc.nonceA, cc.nonceB)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %s: %v", addr, err)
 	}
@@ -733,6 +845,12 @@ func (t *TCP) Call(ctx context.Context, addr string, req []byte) ([]byte, error)
 	}
 	return resp[1:], nil
 }
+
+// ErrNotDelivered is wrapped by the error of a call whose request was
+// never sent (the node could not be reached, or the handshake failed): the
+// node's handler did not run, so the call may be sent elsewhere. A call
+// that fails without it may have run on the node.
+var ErrNotDelivered = errors.New("the request was not delivered")
 
 // ErrKeyMismatch is the error of a call to a node that does not hold the
 // caller's cluster key.
@@ -756,30 +874,41 @@ type CallError struct{ Msg string }
 
 func (e *CallError) Error() string { return e.Msg }
 
-// answer serves a call on the acceptor's side.
+// answer serves the calls of a connection on the acceptor's side: the
+// first, and more as long as the caller keeps it (CallReused), each within
+// callIdle of the last.
 func (t *TCP) answer(c net.Conn, r *bufio.Reader, nonceA, nonceB []byte) error {
-	_ = c.SetDeadline(time.Now().Add(callTimeout))
-	req, err := t.readCall(r, "request", nonceA, nonceB)
-	if err != nil {
-		return err
-	}
-	resp := []byte{0}
-	h := t.calls.Load()
-	switch out, err := (func() ([]byte, error) {
-		if h == nil {
-			return nil, errors.New("this node takes no calls")
+	for first := true; ; first = false {
+		if first {
+			_ = c.SetDeadline(time.Now().Add(callTimeout))
+		} else {
+			_ = c.SetDeadline(time.Now().Add(callIdle))
 		}
-		return (*h)(req)
-	})(); {
-	case err != nil:
-		resp = append([]byte{1}, err.Error()...)
-	default:
-		resp = append(resp, out...)
+		req, err := t.readCall(r, "request", nonceA, nonceB)
+		if err != nil {
+			if first {
+				return err
+			}
+			return nil // the caller closed it, or left it idle
+		}
+		_ = c.SetDeadline(time.Now().Add(callTimeout))
+		resp := []byte{0}
+		h := t.calls.Load()
+		switch out, err := (func() ([]byte, error) {
+			if h == nil {
+				return nil, errors.New("this node takes no calls")
+			}
+			return (*h)(req)
+		})(); {
+		case err != nil:
+			resp = append([]byte{1}, err.Error()...)
+		default:
+			resp = append(resp, out...)
+		}
+		if err := t.writeCall(c, "response", nonceA, nonceB, resp); err != nil {
+			return nil // the caller went away
+		}
 	}
-	if err := t.writeCall(c, "response", nonceA, nonceB, resp); err != nil {
-		return nil // the caller went away
-	}
-	return nil
 }
 
 func (t *TCP) writeCall(c net.Conn, label string, nonceA, nonceB, payload []byte) error {

@@ -644,3 +644,45 @@ func TestTCPCall(t *testing.T) {
 		t.Fatal("an oversized call was sent")
 	}
 }
+
+// TestTCPCallReused checks that calls over a kept connection get their
+// answers and errors, that the connection is kept for the next call, and
+// that a caller whose kept connection the peer closed (it stopped) gets an
+// error that does not claim the request was not delivered, and a fresh
+// connection to a peer that is down gets one that does.
+func TestTCPCallReused(t *testing.T) {
+	a, _ := newTCP(t, 1, key, &logs{}, nil)
+	b, _ := newTCP(t, 2, key, &logs{}, nil)
+	ctx := context.Background()
+	a.SetCallHandler(func(req []byte) ([]byte, error) {
+		if string(req) == "fail" {
+			return nil, errors.New("refused")
+		}
+		return append([]byte("echo:"), req...), nil
+	})
+	addr := a.Addr().String()
+	for i := range 3 {
+		got, err := b.CallReused(ctx, addr, []byte(fmt.Sprint("ping", i)))
+		if err != nil || string(got) != fmt.Sprint("echo:ping", i) {
+			t.Fatalf("call %d: %q, %v", i, got, err)
+		}
+		b.mu.Lock()
+		idle := len(b.idleCalls[addr])
+		b.mu.Unlock()
+		if idle != 1 {
+			t.Fatalf("after call %d: %d idle connections, want 1", i, idle)
+		}
+	}
+	var ce *CallError
+	if _, err := b.CallReused(ctx, addr, []byte("fail")); !errors.As(err, &ce) {
+		t.Fatalf("a handler's error: %v", err)
+	}
+	a.Close()
+	_, err := b.CallReused(ctx, addr, []byte("ping"))
+	if err == nil || errors.Is(err, ErrNotDelivered) {
+		t.Fatalf("a call on a connection the stopped peer closed: %v; want an error of unknown delivery", err)
+	}
+	if _, err := b.CallReused(ctx, addr, []byte("ping")); !errors.Is(err, ErrNotDelivered) {
+		t.Fatalf("a call to a stopped peer: %v; want ErrNotDelivered", err)
+	}
+}

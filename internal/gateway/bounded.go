@@ -1,17 +1,17 @@
-package cosmos
+package gateway
 
 import (
 	"time"
 
 	"github.com/parsecdb/parsec/internal/engine"
-	"github.com/parsecdb/parsec/internal/replication/host"
+	"github.com/parsecdb/parsec/internal/replication"
 )
 
 // Bounded-staleness reads served by a replica without asking its leader.
 //
 // Cosmos DB's guarantee: a read lags behind the writes by at most K
 // operations (--max-staleness-prefix) and at most T time
-// (--max-staleness-interval). A replica knows (host.LagInfo):
+// (--max-staleness-interval). A replica knows (replication.LagInfo):
 //
 //   - Commit and Applied: entries the leader told it were committed and
 //     that reads here do not see yet. An entry carries up to
@@ -73,7 +73,7 @@ const (
 // boundedLocal reports whether a replica whose lag is l may serve, at now,
 // a read that may lag by at most maxOps operations and maxAge, without
 // asking its leader (see above).
-func boundedLocal(l host.LagInfo, now time.Time, maxOps int64, maxAge time.Duration) bool {
+func boundedLocal(l replication.LagInfo, now time.Time, maxOps int64, maxAge time.Duration) bool {
 	if maxOps < 0 || maxAge <= 0 {
 		return false
 	}
@@ -91,18 +91,4 @@ func boundedLocal(l host.LagInfo, now time.Time, maxOps int64, maxAge time.Durat
 		return false
 	}
 	return now.Sub(l.Synced) <= min(maxSilence, maxAge/silenceShare)
-}
-
-// stalenessBounds returns the account's bounds of bounded staleness, or
-// the defaults when its level is another (a request may ask for bounded
-// staleness under a Strong account).
-func (s *Server) stalenessBounds() (int64, time.Duration) {
-	k, t := s.cfg.Consistency.MaxStalenessPrefix, s.cfg.Consistency.MaxStalenessInterval
-	if k <= 0 {
-		k = DefaultMaxStalenessPrefix
-	}
-	if t <= 0 {
-		t = DefaultMaxStalenessInterval
-	}
-	return k, t
 }
