@@ -3,9 +3,11 @@ package gio
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -81,20 +83,11 @@ func encodeBinaryResponse(r *Response) ([]byte, error) {
 	return w.b, nil
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // stringMap writes a Map's value part ({length}{key}{value}...) with
 // String keys in sorted order.
 func (w *binWriter) stringMap(m map[string]any) error {
 	w.i32(int32(len(m)))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		w.head(gbString)
 		w.str(k)
 		if err := w.value(m[k]); err != nil {
@@ -430,7 +423,7 @@ func (w *binWriter) vertexProperty(p *graph.VertexProperty) error {
 	}
 	w.head(gbList)
 	w.i32(int32(len(p.Meta)))
-	for _, k := range sortedKeys(p.Meta) {
+	for _, k := range slices.Sorted(maps.Keys(p.Meta)) {
 		w.head(gbProperty)
 		w.str(k)
 		if err := w.value(p.Meta[k]); err != nil {

@@ -3,8 +3,10 @@ package gio
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"time"
 
@@ -137,7 +139,7 @@ func encodeJSONResponse(r *Response, typed bool) ([]byte, error) {
 // stringMap writes a map with string keys (sorted): a g:Map when typed, an
 // object otherwise.
 func (w *jsonWriter) stringMap(m map[string]any) error {
-	keys := sortedKeys(m)
+	keys := slices.Sorted(maps.Keys(m))
 	if w.typed {
 		w.raw(`{"@type":"g:Map","@value":[`)
 		for i, k := range keys {
@@ -487,7 +489,7 @@ func (w *jsonWriter) vertexProperty(p *graph.VertexProperty, standalone bool) er
 	}
 	if len(p.Meta) > 0 {
 		w.raw(`,"properties":{`)
-		for i, k := range sortedKeys(p.Meta) {
+		for i, k := range slices.Sorted(maps.Keys(p.Meta)) {
 			w.comma(i)
 			w.key(k)
 			if err := w.value(p.Meta[k]); err != nil {

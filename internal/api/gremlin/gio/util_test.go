@@ -2,9 +2,10 @@ package gio_test
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
 	"reflect"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
@@ -130,7 +131,7 @@ func dump(v any) string {
 		return s + "}"
 	case map[string]any:
 		s := "{"
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			s += k + ":" + dump(x[k]) + " "
 		}
 		return s + "}"
@@ -138,13 +139,4 @@ func dump(v any) string {
 		return "nil"
 	}
 	return fmt.Sprintf("%T(%v)", v, v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
 )
@@ -223,3 +224,33 @@ func (e *PartialWriteError) Error() string {
 }
 
 func (e *PartialWriteError) Unwrap() error { return e.Err }
+
+// Clone returns a deep copy of v: its own property lists and meta maps,
+// each property pointing at the copy. Values themselves are shared.
+func (v *Vertex) Clone() *Vertex {
+	c := &Vertex{ID: v.ID, Label: v.Label, PartitionKey: v.PartitionKey,
+		Properties: make(map[string][]*VertexProperty, len(v.Properties)),
+		Keys:       append([]string(nil), v.Keys...)}
+	for k, ps := range v.Properties {
+		cp := make([]*VertexProperty, len(ps))
+		for i, p := range ps {
+			q := *p
+			q.Vertex = c
+			if p.Meta != nil {
+				q.Meta = maps.Clone(p.Meta)
+			}
+			cp[i] = &q
+		}
+		c.Properties[k] = cp
+	}
+	return c
+}
+
+// Clone returns a copy of e with its own property map and key list.
+func (e *Edge) Clone() *Edge {
+	c := *e
+	c.Properties = make(map[string]any, len(e.Properties))
+	maps.Copy(c.Properties, e.Properties)
+	c.Keys = append([]string(nil), e.Keys...)
+	return &c
+}

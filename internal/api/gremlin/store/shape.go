@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -276,7 +278,7 @@ func (s *Store) encodeVertex(v *graph.Vertex) ([]byte, any, error) {
 			}
 			if len(p.Meta) > 0 {
 				b = append(b, `,"_meta":{`...)
-				for j, mk := range sortedKeys(p.Meta) {
+				for j, mk := range slices.Sorted(maps.Keys(p.Meta)) {
 					if mk == "" {
 						return nil, nil, fmt.Errorf("%w: a meta-property key cannot be empty", ErrInvalid)
 					}
@@ -393,15 +395,6 @@ func orderedKeys[V any](keys []string, props map[string]V) []string {
 	return append(out, rest...)
 }
 
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sortStrings(out)
-	return out
-}
-
 // sameKey reports whether two partition key values are the same key.
 func sameKey(a, b any) (bool, error) {
 	x, err := keyText(a)
@@ -484,7 +477,7 @@ func convert(v any, depth int) any {
 			return nil
 		}
 		m := &graph.Map{}
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			m.Entries = append(m.Entries, graph.Entry{Key: k, Value: convert(x[k], depth+1)})
 		}
 		return m

@@ -3,6 +3,7 @@ package traversal
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -274,7 +275,7 @@ func (p *mathParser) unary() (mathExpr, error) {
 			p.pos++
 			return func(e map[string]float64) float64 { return f(x(e)) }, nil
 		}
-		if !containsString(p.vars, name) {
+		if !slices.Contains(p.vars, name) {
 			p.vars = append(p.vars, name)
 		}
 		return func(e map[string]float64) float64 { return e[name] }, nil

@@ -2,6 +2,7 @@ package traversal
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
 	"github.com/parsecdb/parsec/internal/api/gremlin/lang"
@@ -141,7 +142,7 @@ func intersect(a, b []string) []string {
 	}
 	out := []string{}
 	for _, x := range a {
-		if containsString(b, x) {
+		if slices.Contains(b, x) {
 			out = append(out, x)
 		}
 	}

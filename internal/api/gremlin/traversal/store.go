@@ -2,6 +2,9 @@ package traversal
 
 import (
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/parsecdb/parsec/internal/api/gremlin/graph"
@@ -250,71 +253,31 @@ func propertyValues(el any, key string) []any {
 	return nil
 }
 
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
+// cloneVertex copies v for the run, completing Keys where a store's form
+// lacks them, in a stable order.
 func cloneVertex(v *graph.Vertex) *graph.Vertex {
-	c := &graph.Vertex{ID: v.ID, Label: v.Label, PartitionKey: v.PartitionKey,
-		Properties: make(map[string][]*graph.VertexProperty, len(v.Properties)),
-		Keys:       append([]string(nil), v.Keys...)}
-	for k, ps := range v.Properties {
-		cp := make([]*graph.VertexProperty, len(ps))
-		for i, p := range ps {
-			q := *p
-			q.Vertex = c
-			if p.Meta != nil {
-				q.Meta = make(map[string]any, len(p.Meta))
-				for mk, mv := range p.Meta {
-					q.Meta[mk] = mv
-				}
-			}
-			cp[i] = &q
-		}
-		c.Properties[k] = cp
-	}
-	// Keys may be missing in a store's form: derive them, in a stable order.
-	if len(c.Keys) < len(c.Properties) {
-		c.Keys = sortedKeys(c.Properties, c.Keys)
-	}
+	c := v.Clone()
+	c.Keys = completeKeys(c.Keys, maps.Keys(c.Properties))
 	return c
 }
 
-func sortedKeys(m map[string][]*graph.VertexProperty, have []string) []string {
-	out := append([]string(nil), have...)
+// cloneEdge is cloneVertex for an edge.
+func cloneEdge(e *graph.Edge) *graph.Edge {
+	c := e.Clone()
+	c.Keys = completeKeys(c.Keys, maps.Keys(c.Properties))
+	return c
+}
+
+// completeKeys appends to have the keys it lacks, sorted.
+func completeKeys(have []string, keys iter.Seq[string]) []string {
 	var rest []string
-	for k := range m {
-		if !containsString(have, k) {
+	for k := range keys {
+		if !slices.Contains(have, k) {
 			rest = append(rest, k)
 		}
 	}
-	sortStrings(rest)
-	return append(out, rest...)
-}
-
-func cloneEdge(e *graph.Edge) *graph.Edge {
-	c := *e
-	c.Properties = make(map[string]any, len(e.Properties))
-	for k, v := range e.Properties {
-		c.Properties[k] = v
-	}
-	c.Keys = append([]string(nil), e.Keys...)
-	if len(c.Keys) < len(c.Properties) {
-		var rest []string
-		for k := range c.Properties {
-			if !containsString(c.Keys, k) {
-				rest = append(rest, k)
-			}
-		}
-		sortStrings(rest)
-		c.Keys = append(c.Keys, rest...)
-	}
-	return &c
+	slices.Sort(rest)
+	return append(have, rest...)
 }
 
 // elementSize approximates the bytes of an element held by the run.

@@ -136,7 +136,7 @@ func (g *Graph) Vertices(ctx context.Context, q graph.VertexQuery) ([]*graph.Ver
 			if !ok || !vertexMatches(v, labels, q.Has) {
 				continue
 			}
-			out = append(out, cloneVertex(v))
+			out = append(out, v.Clone())
 			op.Size += vertexSize(v)
 			if q.Limit > 0 && len(out) >= q.Limit {
 				break
@@ -164,7 +164,7 @@ func (g *Graph) vertexRefs(q graph.VertexQuery) ([]*graph.Vertex, int) {
 			return false
 		}
 		seen[v] = true
-		out = append(out, cloneVertex(v))
+		out = append(out, v.Clone())
 		return q.Limit > 0 && len(out) >= q.Limit
 	}
 	touched := map[string]bool{}
@@ -303,7 +303,7 @@ func (g *Graph) Edges(ctx context.Context, q graph.EdgeQuery) ([]*graph.Edge, gr
 			return true
 		}
 		seen[k] = true
-		out = append(out, cloneEdge(e))
+		out = append(out, e.Clone())
 		op.Size += edgeSize(e)
 		return q.Limit == 0 || len(out) < q.Limit
 	}
@@ -466,13 +466,13 @@ func (g *Graph) applyGroup(pk any, ms []graph.Mutation) error {
 			if _, ok := p.vertices[m.Vertex.ID]; ok {
 				return fmt.Errorf("cannot add vertex %q: %w", m.Vertex.ID, ErrConflict)
 			}
-			p.vertices[m.Vertex.ID] = cloneVertex(m.Vertex)
+			p.vertices[m.Vertex.ID] = m.Vertex.Clone()
 			p.vorder = append(p.vorder, m.Vertex.ID)
 		case graph.UpdateVertex, graph.DropVertexProperty:
 			if _, ok := p.vertices[m.Vertex.ID]; !ok {
 				return fmt.Errorf("cannot update vertex %q: %w", m.Vertex.ID, ErrNotFound)
 			}
-			p.vertices[m.Vertex.ID] = cloneVertex(m.Vertex)
+			p.vertices[m.Vertex.ID] = m.Vertex.Clone()
 		case graph.DropVertex:
 			if _, ok := p.vertices[m.Vertex.ID]; !ok {
 				continue // already gone: drop is idempotent
@@ -493,13 +493,13 @@ func (g *Graph) applyGroup(pk any, ms []graph.Mutation) error {
 			if _, ok := p.vertices[m.Edge.Out.ID]; !ok {
 				return fmt.Errorf("cannot add edge %q: source vertex %q: %w", m.Edge.ID, m.Edge.Out.ID, ErrNotFound)
 			}
-			p.edges[m.Edge.ID] = cloneEdge(m.Edge)
+			p.edges[m.Edge.ID] = m.Edge.Clone()
 			p.eorder = append(p.eorder, m.Edge.ID)
 		case graph.UpdateEdge, graph.DropEdgeProperty:
 			if _, ok := p.edges[m.Edge.ID]; !ok {
 				return fmt.Errorf("cannot update edge %q: %w", m.Edge.ID, ErrNotFound)
 			}
-			p.edges[m.Edge.ID] = cloneEdge(m.Edge)
+			p.edges[m.Edge.ID] = m.Edge.Clone()
 		case graph.DropEdge:
 			if _, ok := p.edges[m.Edge.ID]; ok {
 				delete(p.edges, m.Edge.ID)
@@ -560,38 +560,6 @@ func (g *Graph) AllVertices() []*graph.Vertex {
 func (g *Graph) AllEdges() []*graph.Edge {
 	es, _, _ := g.Edges(context.Background(), graph.EdgeQuery{})
 	return es
-}
-
-func cloneVertex(v *graph.Vertex) *graph.Vertex {
-	c := &graph.Vertex{ID: v.ID, Label: v.Label, PartitionKey: v.PartitionKey,
-		Properties: make(map[string][]*graph.VertexProperty, len(v.Properties)),
-		Keys:       append([]string(nil), v.Keys...)}
-	for k, ps := range v.Properties {
-		cp := make([]*graph.VertexProperty, len(ps))
-		for i, p := range ps {
-			q := *p
-			q.Vertex = c
-			if p.Meta != nil {
-				q.Meta = make(map[string]any, len(p.Meta))
-				for mk, mv := range p.Meta {
-					q.Meta[mk] = mv
-				}
-			}
-			cp[i] = &q
-		}
-		c.Properties[k] = cp
-	}
-	return c
-}
-
-func cloneEdge(e *graph.Edge) *graph.Edge {
-	c := *e
-	c.Properties = make(map[string]any, len(e.Properties))
-	for k, v := range e.Properties {
-		c.Properties[k] = v
-	}
-	c.Keys = append([]string(nil), e.Keys...)
-	return &c
 }
 
 func vertexSize(v *graph.Vertex) int {
